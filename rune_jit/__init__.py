@@ -1,0 +1,14 @@
+"""rune_jit: differentiable, vectorizable loops staged into a typed IR and compiled with LLVM."""
+
+from . import numpy, tree
+from .api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vjp, vmap
+from .check import check_grads
+from .errors import ConcretizationError, GradCheckError, IterateError
+from .ops.control import cond, stop_gradient
+
+__all__ = [
+    "check_grads", "cond", "ConcretizationError", "grad", "GradCheckError", "hessian",
+    "IterateError", "jacfwd", "jacrev", "jvp", "make_ir", "numpy", "stop_gradient", "tree",
+    "value_and_grad", "vjp", "vmap",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,72 @@
+"""Symbolic zeros and undefined primals: what the differentiation passes pass around."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .ir import Type
+from .trace import type_of_value
+
+
+class Zero:
+    """A tangent or cotangent known to be zero: costs nothing until instantiated."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type: Type):
+        self.type = type
+
+    def __repr__(self) -> str:
+        return f"Zero({self.type})"
+
+
+class UndefinedPrimal:
+    """A linear input of an equation being transposed: its value is not known."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type: Type):
+        self.type = type
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal({self.type})"
+
+
+def is_zero(x: Any) -> bool:
+    return isinstance(x, Zero)
+
+
+def is_undefined(x: Any) -> bool:
+    return isinstance(x, UndefinedPrimal)
+
+
+def zeros(type: Type):
+    """Zeros of `type`, staged as a broadcast of a scalar when tracing."""
+    from .ops.shape import full
+
+    return full(type.shape, np.zeros((), type.dtype))
+
+
+def instantiate(x: Any):
+    return zeros(x.type) if isinstance(x, Zero) else x
+
+
+def add_tangents(a: Any, b: Any) -> Any:
+    if isinstance(a, Zero):
+        return b
+    if isinstance(b, Zero):
+        return a
+    from .ops.elementwise import add
+
+    return add(a, b)
+
+
+def zero_like(x: Any) -> Zero:
+    return Zero(type_of_value(x))
+
+
+def tangent_type(t: Type) -> Type | None:
+    """Only float values have tangents; ints and bools have none (always Zero)."""
+    return t if t.dtype.kind == "f" else None

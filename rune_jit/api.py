@@ -1,0 +1,470 @@
+"""The transformations users call: grad, vjp, jvp, vmap, jacobians, make_ir.
+
+Each one traces the function into a closed region (captured outer values
+become leading inputs, never differentiated or mapped), transforms the
+region, and evaluates the result: with NumPy when called on arrays, staged
+into the enclosing trace when called on traced values.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+from . import tree
+from .ad_util import Zero, instantiate, zeros
+from .dtypes import check_supported, python_scalar_dtype
+from .interpret import eval_region
+from .ir import Region, Type
+from .passes.jvp import jvp_eval, jvp_region
+from .passes.partial_eval import partial_eval_region
+from .passes.simplify import simplify
+from .passes.transpose import transpose_region
+from .passes.vmap import batch_eval, materialize
+from .trace import Tracer, trace_closed, type_of_value
+
+PY_SCALARS = (bool, int, float)
+
+
+# ------------------------------------------------------------- arguments and tracing
+
+
+def check_leaf(x: Any, where: str) -> Any:
+    """An accepted leaf: a Tracer, an array of a supported dtype, or a Python number."""
+    if isinstance(x, Tracer):
+        return x
+    if isinstance(x, PY_SCALARS):
+        python_scalar_dtype(x)  # raises for an int beyond int64
+        return x
+    if isinstance(x, (np.ndarray, np.generic)):
+        check_supported(x.dtype, where)
+        return np.asarray(x)
+    raise TypeError(f"{where} is a {type(x).__name__}, not an array or a number")
+
+
+def flatten_args(args: Any, root: str) -> tuple[list, tree.TreeDef, list[str]]:
+    pairs, treedef = tree.flatten_with_path(args)
+    paths = [root + p for p, _ in pairs]
+    return [check_leaf(x, p) for p, (_, x) in zip(paths, pairs)], treedef, paths
+
+
+def leaf_type(x: Any) -> tuple[Type, bool]:
+    if isinstance(x, PY_SCALARS):
+        return Type(python_scalar_dtype(x), ()), True
+    if isinstance(x, Tracer):
+        return x.type, x.weak
+    return type_of_value(x), False
+
+
+def as_value(x: Any) -> Any:
+    return np.asarray(x, python_scalar_dtype(x)) if isinstance(x, PY_SCALARS) else x
+
+
+class Traced(NamedTuple):
+    region: Region  # closed: (captures..., leaves...) -> output leaves
+    captures: list
+    out_tree: tree.TreeDef
+
+
+def trace_fn(f: Callable, leaves: Sequence[Any], in_tree: tree.TreeDef,
+             types: Sequence[Type] | None = None, root: str = "output") -> Traced:
+    """Trace `f(*args)` where `args` is `in_tree` filled with leaves of `types`."""
+    typed = [leaf_type(x) for x in leaves]
+    types = list(types) if types is not None else [t for t, _ in typed]
+    out_box: list[tree.TreeDef] = []
+
+    def flat(*xs):
+        out_leaves, out_tree, _ = flatten_args(f(*tree.unflatten(in_tree, xs)), root)
+        out_box.append(out_tree)
+        return [as_value(o) for o in out_leaves]
+
+    region, caps = trace_closed(flat, types, [w for _, w in typed])
+    return Traced(region, caps, out_box[0])
+
+
+def finish(x: Any) -> Any:
+    """Results are writable NumPy arrays (broadcasts and transposes can be views)."""
+    if isinstance(x, np.ndarray) and not x.flags.writeable:
+        return x.copy()
+    return x
+
+
+def finish_tree(t: Any) -> Any:
+    return tree.tree_map(finish, t)
+
+
+# ------------------------------------------------------------- jvp
+
+
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """(f(*primals), the derivative of f at primals along tangents)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples or lists")
+    leaves, in_tree, paths = flatten_args(tuple(primals), "primals")
+    t_leaves, t_tree, t_paths = flatten_args(tuple(tangents), "tangents")
+    if t_tree != in_tree:
+        raise TypeError(f"jvp: tangents have structure {t_tree} but primals have {in_tree}")
+    tr = trace_fn(f, leaves, in_tree)
+    ts = [Zero(c.type) for c in tr.captures]
+    for x, t, path in zip(leaves, t_leaves, t_paths):
+        ts.append(_tangent_for(x, t, path))
+    outs, touts = jvp_eval(tr.region, tr.captures + [as_value(x) for x in leaves], ts)
+    return (finish_tree(tree.unflatten(tr.out_tree, outs)),
+            finish_tree(tree.unflatten(tr.out_tree, [instantiate(t) for t in touts])))
+
+
+def _tangent_for(x: Any, t: Any, path: str) -> Any:
+    xt, _ = leaf_type(x)
+    if xt.dtype.kind != "f":
+        return Zero(xt)
+    tt = type_of_value(as_value(t)) if isinstance(t, PY_SCALARS) else type_of_value(t)
+    if tt.shape != xt.shape:
+        raise ValueError(f"jvp: {path} has shape {tt.shape} but its primal has {xt.shape}")
+    if isinstance(t, PY_SCALARS):
+        return np.asarray(t, xt.dtype)
+    if tt.dtype != xt.dtype:
+        raise TypeError(f"jvp: {path} has dtype {tt.dtype} but its primal has {xt.dtype}")
+    return t
+
+
+# ------------------------------------------------------------- reverse mode
+
+
+class Linearized(NamedTuple):
+    known: Region  # (captures, primals) -> (outputs, residuals)
+    transposed: Region  # (residuals, cts of nonzero outputs) -> cts of nonzero inputs
+    out_nonzero: list[bool]
+    in_nonzero: list[bool]  # per primal leaf
+    num_res: int
+
+
+def linearize(region: Region, num_caps: int) -> Linearized:
+    """jvp, then partial evaluation with tangents unknown, then transposition."""
+    diff = [False] * num_caps + [p.type.dtype.kind == "f" for p in region.params[num_caps:]]
+    jreg, out_nz = jvp_region(region, diff)
+    n_p, n_t, n_out = len(region.params), sum(diff), len(region.outputs)
+    split = partial_eval_region(jreg, [False] * n_p + [True] * n_t,
+                                [False] * n_out + [True] * sum(out_nz))
+    assert not any(split.out_unknowns[:n_out]), "a primal output came out unknown"
+    transposed, t_nz = transpose_region(split.unknown, [False] * split.num_res + [True] * n_t,
+                                        instantiate_out=False)
+    it = iter(t_nz)
+    in_nz = [next(it) if d else False for d in diff[num_caps:]]
+    return Linearized(simplify(split.known), simplify(transposed), out_nz, in_nz, split.num_res)
+
+
+def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+    """(f(*primals), pullback) or, with has_aux, (out, pullback, aux)."""
+    leaves, in_tree, _ = flatten_args(primals, "primals")
+    tr = trace_fn(_pair_with_aux(f, has_aux), leaves, in_tree)
+    main_tree, aux_tree = tr.out_tree.children
+    n_main = main_tree.num_leaves
+    lin = linearize(tr.region, len(tr.captures))
+    n_out = len(tr.region.outputs)
+    outs_res = eval_region(lin.known, tr.captures + [as_value(x) for x in leaves])
+    outs, res = outs_res[:n_out], outs_res[n_out:]
+    out_types = tr.region.out_types
+    in_types = [leaf_type(x)[0] for x in leaves]
+
+    def pullback(ct: Any) -> tuple:
+        ct_leaves = _cotangents(ct, main_tree, out_types[:n_main])
+        ct_leaves += [zeros(t) for t in out_types[n_main:]]  # aux is not differentiated
+        cts = iter(eval_region(lin.transposed, list(res) + [
+            c for c, nz in zip(ct_leaves, lin.out_nonzero) if nz]))
+        grads = [next(cts) if nz else zeros(t) for nz, t in zip(lin.in_nonzero, in_types)]
+        return finish_tree(tree.unflatten(in_tree, grads))
+
+    out = finish_tree(tree.unflatten(main_tree, outs[:n_main]))
+    if has_aux:
+        return out, pullback, finish_tree(tree.unflatten(aux_tree, outs[n_main:]))
+    return out, pullback
+
+
+def _pair_with_aux(f: Callable, has_aux: bool) -> Callable:
+    """f as a function returning (output, aux); aux is None without has_aux."""
+    def fn(*args):
+        result = f(*args)
+        if not has_aux:
+            return result, None
+        if not isinstance(result, tuple) or len(result) != 2:
+            raise TypeError("has_aux=True: the function must return a pair (output, aux)")
+        return result
+
+    return fn
+
+
+def _cotangents(ct: Any, out_tree: tree.TreeDef, out_types: list[Type]) -> list:
+    pairs, ct_tree = tree.flatten_with_path(ct)
+    if ct_tree != out_tree:
+        raise TypeError(f"pullback: cotangent has structure {ct_tree}, output has {out_tree}")
+    return [_ct_leaf(x, t, p) for (p, x), t in zip(pairs, out_types)]
+
+
+def _ct_leaf(x: Any, t: Type, path: str) -> Any:
+    x = check_leaf(x, f"cotangent{path}")
+    if isinstance(x, PY_SCALARS):
+        x = np.asarray(x, t.dtype)
+    xt = type_of_value(x)
+    if xt.shape != t.shape or (t.dtype.kind == "f" and xt.dtype != t.dtype):
+        raise TypeError(f"pullback: cotangent{path} is {xt} but the output is {t}")
+    return x
+
+
+def _argnums(argnums: int | Sequence[int], nargs: int, who: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for a in nums:
+        if not isinstance(a, int) or not -nargs <= a < nargs:
+            raise ValueError(f"{who}: argnums {argnums} is out of range for {nargs} arguments")
+    return tuple(a % nargs for a in nums)
+
+
+def _diff_args(args: tuple, nums: tuple[int, ...], who: str) -> list:
+    for i in nums:
+        pairs, _ = tree.flatten_with_path(args[i])
+        for path, x in pairs:
+            dt = leaf_type(check_leaf(x, f"argument {i}{path}"))[0].dtype
+            if dt.kind != "f":
+                raise TypeError(f"{who} requires float inputs, but argument {i}{path} has "
+                                f"dtype {dt}; differentiate with respect to float arguments "
+                                "only (use argnums to choose them)")
+    return [args[i] for i in nums]
+
+
+def _with_args(f: Callable, args: tuple, nums: tuple[int, ...], kwargs: dict) -> Callable:
+    def fn(*diff):
+        full = list(args)
+        for i, d in zip(nums, diff):
+            full[i] = d
+        return f(*full, **kwargs)
+
+    return fn
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """(f(*args), the gradient of f's scalar float output with respect to args[argnums])."""
+
+    @wraps(f)
+    def vg(*args, **kwargs):
+        nums = _argnums(argnums, len(args), "grad")
+        diff = _diff_args(args, nums, "grad")
+        result = vjp(_with_args(f, args, nums, kwargs), *diff, has_aux=has_aux)
+        out, pullback = result[0], result[1]
+        ot = leaf_type(out)[0] if not isinstance(out, (tuple, list, dict)) else None
+        if ot is None or ot.shape != () or ot.dtype.kind != "f":
+            shown = f"shape {ot.shape} and dtype {ot.dtype}" if ot else type(out).__name__
+            raise TypeError(f"grad requires a scalar float output, got {shown}; "
+                            "use vjp or jacrev for other outputs")
+        g = pullback(np.ones((), ot.dtype))
+        g = g[0] if isinstance(argnums, int) else g
+        return ((out, result[2]), g) if has_aux else (out, g)
+
+    return vg
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The gradient of f's scalar float output with respect to args[argnums]."""
+    vg = value_and_grad(f, argnums, has_aux)
+
+    @wraps(f)
+    def g(*args, **kwargs):
+        (value, grads) = vg(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return g
+
+
+# ------------------------------------------------------------- vmap
+
+
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
+    """Map f over an axis of its inputs, as JAX's vmap does."""
+
+    @wraps(f)
+    def vf(*args):
+        leaves, in_tree, paths = flatten_args(args, "args")
+        prefix = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+        if isinstance(prefix, tuple) and len(prefix) != len(args):
+            raise ValueError(f"vmap: in_axes has {len(prefix)} entries for {len(args)} "
+                             "positional arguments")
+        axes = tree.broadcast_prefix(prefix, in_tree, "vmap in_axes")
+        axes = [_check_axis(a, x, p) for a, x, p in zip(axes, leaves, paths)]
+        size = _axis_size(leaves, axes, paths)
+        moved = [_moveaxis(as_value(x), a, 0) if a is not None else x
+                 for x, a in zip(leaves, axes)]
+        types = [_unmapped_type(x, a) for x, a in zip(leaves, axes)]
+        tr = trace_fn(f, leaves, in_tree, types)
+        dims = [None] * len(tr.captures) + [0 if a is not None else None for a in axes]
+        outs, odims = batch_eval(tr.region, size, tr.captures + [as_value(m) for m in moved],
+                                 dims)
+        return finish_tree(tree.unflatten(tr.out_tree, _place_outputs(
+            outs, odims, out_axes, tr.out_tree, size)))
+
+    return vf
+
+
+def _check_axis(axis: Any, x: Any, path: str) -> int | None:
+    if axis is None:
+        return None
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TypeError(f"vmap: in_axes for {path} must be an int or None, got {axis!r}")
+    ndim = leaf_type(x)[0].ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"vmap: in_axes {axis} is out of range for {path} of "
+                         f"{ndim} dimensions (shape {leaf_type(x)[0].shape})")
+    return axis % ndim
+
+
+def _axis_size(leaves: list, axes: list, paths: list[str]) -> int:
+    sizes = {p: leaf_type(x)[0].shape[a] for x, a, p in zip(leaves, axes, paths)
+             if a is not None}
+    if not sizes:
+        raise ValueError("vmap: no argument is mapped (every in_axes is None)")
+    if len(set(sizes.values())) > 1:
+        shown = ", ".join(f"{p} has size {n}" for p, n in sizes.items())
+        raise ValueError(f"vmap: mapped axes have different sizes: {shown}")
+    return next(iter(sizes.values()))
+
+
+def _unmapped_type(x: Any, axis: int | None) -> Type:
+    t = leaf_type(x)[0]
+    if axis is None:
+        return t
+    return t.with_shape(t.shape[:axis] + t.shape[axis + 1:])
+
+
+def _moveaxis(x: Any, src: int, dst: int) -> Any:
+    from .ops.shape import moveaxis
+
+    return moveaxis(x, src, dst)
+
+
+def _place_outputs(outs, odims, out_axes, out_tree, size) -> list:
+    placed = []
+    pairs, _ = tree.flatten_with_path(tree.unflatten(out_tree, outs))
+    oaxes = tree.broadcast_prefix(out_axes, out_tree, "vmap out_axes")
+    for (path, o), d, oa in zip(pairs, odims, oaxes):
+        if oa is None:
+            if d is not None:
+                raise ValueError(f"vmap: output{path} is mapped but its out_axes is None")
+            placed.append(o)
+            continue
+        o = materialize(o, d, size)
+        nd = type_of_value(o).ndim
+        if not -nd <= oa < nd:
+            raise ValueError(f"vmap: out_axes {oa} is out of range for output{path} "
+                             f"of {nd} dimensions")
+        placed.append(_moveaxis(o, 0, oa % nd))
+    return placed
+
+
+# ------------------------------------------------------------- jacobians
+
+
+def _split_flat(vec: Any, types: list[Type]) -> list:
+    """A flat vector cut into pieces shaped and typed like `types`."""
+    from .numpy import astype, reshape
+
+    out, offset = [], 0
+    for t in types:
+        out.append(astype(reshape(vec[offset:offset + t.size], t.shape), t.dtype))
+        offset += t.size
+    return out
+
+
+def _join_flat(leaves: list) -> Any:
+    from .numpy import concatenate, reshape
+
+    return concatenate([reshape(x, (-1,)) for x in leaves])
+
+
+def _join_rows(parts: list[tuple[Any, int]], n: int) -> Any:
+    from .numpy import concatenate, reshape
+
+    return concatenate([reshape(c, (rows, n)) for c, rows in parts], axis=0)
+
+
+def _blocks(jac: Any, o_types: list[Type], o_tree, in_types: list[Type], in_tree,
+            argnums) -> Any:
+    """Cut the [outputs, inputs] matrix of flattened leaves into out.shape + in.shape blocks."""
+    from .numpy import astype, reshape
+
+    per_out, row = [], 0
+    for ot in o_types:
+        col, blocks = 0, []
+        for t in in_types:
+            piece = jac[row:row + ot.size, col:col + t.size]
+            blocks.append(finish(astype(reshape(piece, ot.shape + t.shape), ot.dtype)))
+            col += t.size
+        args_tree = tree.unflatten(in_tree, blocks)
+        per_out.append(args_tree[0] if isinstance(argnums, int) else args_tree)
+        row += ot.size
+    return tree.unflatten(o_tree, per_out)
+
+
+def _jacobian_setup(f, args, argnums, who):
+    nums = _argnums(argnums, len(args), who)
+    diff = tuple(_diff_args(args, nums, who))
+    leaves, in_tree, _ = flatten_args(diff, "args")
+    return diff, in_tree, [leaf_type(x)[0] for x in leaves], _with_args(f, args, nums, {})
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """The Jacobian by forward mode: one jvp per input element, vectorized."""
+
+    @wraps(f)
+    def jf(*args):
+        diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacfwd")
+        n = sum(t.size for t in in_types)
+
+        def push(vec):
+            return jvp(g, diff, tree.unflatten(in_tree, _split_flat(vec, in_types)))[1]
+
+        cols, o_tree = tree.flatten(vmap(push, out_axes=-1)(np.eye(n)))
+        o_types = [leaf_type(c)[0].with_shape(leaf_type(c)[0].shape[:-1]) for c in cols]
+        jac = _join_rows([(c, t.size) for c, t in zip(cols, o_types)], n)
+        return _blocks(jac, o_types, o_tree, in_types, in_tree, argnums)
+
+    return jf
+
+
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """The Jacobian by reverse mode: one pullback per output element, vectorized."""
+
+    @wraps(f)
+    def jr(*args):
+        diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacrev")
+        out, pullback = vjp(g, *diff)
+        o_leaves, o_tree = tree.flatten(out)
+        o_types = [leaf_type(o)[0] for o in o_leaves]
+
+        def pull(vec):
+            return _join_flat(tree.flatten(pullback(tree.unflatten(
+                o_tree, _split_flat(vec, o_types))))[0])
+
+        m = sum(t.size for t in o_types)
+        return _blocks(vmap(pull)(np.eye(m)), o_types, o_tree, in_types, in_tree, argnums)
+
+    return jr
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """The matrix of second derivatives: jacfwd of jacrev."""
+    return jacfwd(jacrev(f, argnums), argnums)
+
+
+# ------------------------------------------------------------- make_ir
+
+
+def make_ir(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[..., Region]:
+    """A function that traces f on given arguments and returns its typed IR."""
+    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    def make(*args):
+        dyn = tuple(i for i in range(len(args)) if i not in statics)
+        leaves, in_tree, _ = flatten_args(tuple(args[i] for i in dyn), "args")
+        g = _with_args(f, args, dyn, {})
+        return trace_fn(lambda *xs: g(*xs), leaves, in_tree).region
+
+    return make

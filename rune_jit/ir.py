@@ -1,0 +1,322 @@
+"""The typed IR: values, equations, regions; captures, printing and verification.
+
+Grammar (what `print(region)` shows):
+
+    region ::= { lambda param* . eqn* in ( atom* ) }
+    eqn    ::= var* = prim[param=value ...] atom*      (nested regions follow, indented)
+    atom   ::= var | literal
+
+Every value has a dtype and a static shape. A region is a typed function; its
+body may use values of the enclosing regions (captures). Structured equations
+(loops, cond, remat, root) hold regions among their static params.
+
+Passes and rules never see captures: `Eqn.closed` presents an equation whose
+regions capture values as one that takes those values as leading inputs, with
+each region taking them as leading params (JAX's "consts"). Storing regions
+open keeps the IR as written (a step that reads `w` shows `w`); presenting them
+closed gives every loop rule one form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+import numpy as np
+
+from .dtypes import short_name
+from .errors import IRError
+
+if TYPE_CHECKING:
+    from .primitive import Primitive
+
+
+@dataclass(frozen=True)
+class Type:
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __str__(self) -> str:
+        return f"{short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def with_shape(self, shape: Sequence[int]) -> "Type":
+        return Type(self.dtype, tuple(shape))
+
+    def with_dtype(self, dtype: np.dtype) -> "Type":
+        return Type(np.dtype(dtype), self.shape)
+
+
+def type_of(value: np.ndarray) -> Type:
+    return Type(value.dtype, tuple(value.shape))
+
+
+class Var:
+    """A value defined once: a region's param or an equation's output."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type: Type):
+        self.type = type
+
+    def __repr__(self) -> str:
+        return f"Var({self.type})"
+
+
+class Literal:
+    """A constant operand: a NumPy array (0-d for scalars)."""
+
+    __slots__ = ("value", "type")
+
+    def __init__(self, value: np.ndarray):
+        self.value = value
+        self.type = type_of(value)
+
+    def __repr__(self) -> str:
+        return f"Literal({self.value!r})"
+
+
+Atom = Var | Literal
+
+
+@dataclass(frozen=True, eq=False)
+class Region:
+    params: tuple[Var, ...]
+    eqns: tuple["Eqn", ...]
+    outputs: tuple[Atom, ...]
+
+    @property
+    def in_types(self) -> list[Type]:
+        return [p.type for p in self.params]
+
+    @property
+    def out_types(self) -> list[Type]:
+        return [o.type for o in self.outputs]
+
+    @cached_property
+    def captures(self) -> tuple[Var, ...]:
+        """Values the body uses but does not define, in order of first use."""
+        defined = set(self.params)
+        free: dict[Var, None] = {}
+
+        def use(atom):
+            if isinstance(atom, Var) and atom not in defined:
+                free.setdefault(atom, None)
+
+        for eqn in self.eqns:
+            for a in eqn.inputs:
+                use(a)
+            for r in eqn.regions:
+                for c in r.captures:
+                    use(c)
+            defined.update(eqn.outputs)
+        for o in self.outputs:
+            use(o)
+        return tuple(free)
+
+    def closed(self, captures: Sequence[Var] | None = None) -> "Region":
+        """This region with `captures` (default: its own) as leading params."""
+        captures = self.captures if captures is None else captures
+        if not captures:
+            return self
+        return Region(tuple(captures) + self.params, self.eqns, self.outputs)
+
+    def __str__(self) -> str:
+        return Printer().region(self, 0)
+
+
+@dataclass(frozen=True, eq=False)
+class Eqn:
+    prim: "Primitive"
+    inputs: tuple[Atom, ...]
+    outputs: tuple[Var, ...]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def regions(self) -> tuple[Region, ...]:
+        return tuple(r for _, r in region_params(self.params))
+
+    @cached_property
+    def captures(self) -> tuple[Var, ...]:
+        seen: dict[Var, None] = {}
+        for r in self.regions:
+            for c in r.captures:
+                seen.setdefault(c, None)
+        return tuple(seen)
+
+    @cached_property
+    def closed(self) -> tuple[tuple[Atom, ...], dict[str, Any]]:
+        """(captures + inputs, params with every region closed over the captures)."""
+        if not self.regions:
+            return self.inputs, self.params
+        caps = self.captures
+        params = map_regions(self.params, lambda r: r.closed(caps))
+        params["num_captures"] = len(caps)
+        return caps + self.inputs, params
+
+    def __str__(self) -> str:
+        return Printer().eqn(self, 0)
+
+
+def region_params(params: dict[str, Any]) -> Iterator[tuple[str, Region]]:
+    """The regions among `params`: values that are regions or tuples of regions."""
+    for key, value in params.items():
+        if isinstance(value, Region):
+            yield key, value
+        elif isinstance(value, tuple) and value and all(isinstance(v, Region) for v in value):
+            for v in value:
+                yield key, v
+
+
+def map_regions(params: dict[str, Any], f) -> dict[str, Any]:
+    def one(value):
+        if isinstance(value, Region):
+            return f(value)
+        if isinstance(value, tuple) and value and all(isinstance(v, Region) for v in value):
+            return tuple(f(v) for v in value)
+        return value
+
+    return {k: one(v) for k, v in params.items()}
+
+
+# ---------------------------------------------------------------- printing
+
+
+class Printer:
+    """Names values a, b, ..., z, ba, ... in order of appearance, stable across runs."""
+
+    def __init__(self):
+        self.names: dict[Var, str] = {}
+
+    def name(self, var: Var) -> str:
+        if var not in self.names:
+            n, s = len(self.names), ""
+            while True:
+                s = chr(ord("a") + n % 26) + s
+                n //= 26
+                if n == 0:
+                    break
+            self.names[var] = s
+        return self.names[var]
+
+    def atom(self, a: Atom) -> str:
+        if isinstance(a, Var):
+            return self.name(a)
+        if a.value.ndim == 0:
+            return f"{a.value.item()!r}:{short_name(a.type.dtype)}"
+        return f"const{a.type}"
+
+    def binder(self, v: Var) -> str:
+        return f"{self.name(v)}:{v.type}"
+
+    def region(self, r: Region, indent: int) -> str:
+        pad = " " * indent
+        params = " ".join(self.binder(p) for p in r.params)
+        lines = [f"{{ lambda {params} ."]
+        lines += [self.eqn(e, indent + 2) for e in r.eqns]
+        outs = ", ".join(self.atom(o) for o in r.outputs)
+        lines.append(f"{pad}  in ({outs}) }}")
+        return "\n".join(lines)
+
+    def eqn(self, e: Eqn, indent: int) -> str:
+        pad = " " * indent
+        outs = " ".join(self.binder(v) for v in e.outputs)
+        statics = {k: v for k, v in e.params.items() if not _is_region_value(v)}
+        pstr = " ".join(f"{k}={_show(v)}" for k, v in sorted(statics.items()))
+        head = f"{e.prim.name}[{pstr}]" if pstr else e.prim.name
+        args = " ".join(self.atom(a) for a in e.inputs)
+        line = f"{pad}{outs} = {head} {args}".rstrip()
+        for key, r in region_params(e.params):
+            line += f"\n{pad}    {key} = " + self.region(r, indent + 4)
+        return line
+
+
+def _is_region_value(v) -> bool:
+    return isinstance(v, Region) or (
+        isinstance(v, tuple) and bool(v) and all(isinstance(x, Region) for x in v)
+    )
+
+
+def _show(v) -> str:
+    if isinstance(v, np.dtype):
+        return short_name(v)
+    if isinstance(v, tuple):
+        return "(" + ",".join(_show(x) for x in v) + ")"
+    return repr(v) if not isinstance(v, str) else v
+
+
+def count_eqns(region: Region) -> int:
+    """Equations in `region` and every region nested in it."""
+    return sum(1 + sum(count_eqns(r) for r in e.regions) for e in region.eqns)
+
+
+# ---------------------------------------------------------------- verification
+
+
+def verify(region: Region) -> Region:
+    """Check types, single assignment and the scoping of captures; return `region`."""
+    _Verifier().region(region, frozenset(), ())
+    return region
+
+
+class _Verifier:
+    def __init__(self):
+        self.defined_anywhere: set[Var] = set()
+        self.printer = Printer()
+
+    def define(self, var: Var, where: str):
+        if var in self.defined_anywhere:
+            raise IRError(f"{self.printer.name(var)} is assigned twice ({where})")
+        self.defined_anywhere.add(var)
+
+    def region(self, r: Region, outer: frozenset, stack: tuple):
+        local: set[Var] = set()
+        for p in r.params:
+            self.define(p, "region param")
+            local.add(p)
+        for i, e in enumerate(r.eqns):
+            self.eqn(r, i, e, outer | local, stack)
+            local.update(e.outputs)
+        for o in r.outputs:
+            self.check_scope(o, outer | local, "region output", r, len(r.eqns))
+
+    def check_scope(self, atom: Atom, scope, what: str, r: Region, i: int):
+        if isinstance(atom, Var) and atom not in scope:
+            raise IRError(f"{what} {self.printer.name(atom)} is not in scope\n{self.context(r, i)}")
+
+    def eqn(self, r: Region, i: int, e: Eqn, scope: frozenset, stack: tuple):
+        for a in e.inputs:
+            self.check_scope(a, scope, f"input of {e.prim.name}", r, i)
+        for reg in e.regions:
+            self.region(reg, scope, stack + (e,))
+        ins, params = e.closed
+        try:
+            expected = e.prim.shape(*[a.type for a in ins], **params)
+        except Exception as err:  # the shape rule's own message says what is wrong
+            raise IRError(
+                f"{e.prim.name} rejects its operands: {err}\n{self.context(r, i)}") from err
+        got = [v.type for v in e.outputs]
+        if list(expected) != got:
+            exp = ", ".join(map(str, expected))
+            raise IRError(
+                f"{e.prim.name} outputs ({', '.join(map(str, got))}) but its shape rule gives "
+                f"({exp})\n{self.context(r, i)}"
+            )
+        for v in e.outputs:
+            self.define(v, f"output of {e.prim.name}")
+
+    def context(self, r: Region, i: int) -> str:
+        lo, hi = max(0, i - 2), min(len(r.eqns), i + 3)
+        lines = []
+        for j in range(lo, hi):
+            mark = ">> " if j == i else "   "
+            lines.append(mark + self.printer.eqn(r.eqns[j], 0).split("\n")[0])
+        return "\n".join(lines)

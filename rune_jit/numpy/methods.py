@@ -1,0 +1,152 @@
+"""Operators, methods and NumPy's dispatch protocols on traced values."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..trace import Tracer
+from . import indexing, math, products, reductions, shapes
+from ._core import PY_SCALARS
+
+
+def _weak_result(out: Any, *operands: Any) -> Any:
+    """Python-scalar arithmetic stays weak: an all-weak operation gives a weak result."""
+    if isinstance(out, Tracer) and all(
+        isinstance(o, PY_SCALARS) or (isinstance(o, Tracer) and o.weak) for o in operands
+    ):
+        out.weak = True
+    return out
+
+
+def _binary(fn: Callable) -> tuple[Callable, Callable]:
+    def op(self, other):
+        return _weak_result(fn(self, other), self, other)
+
+    def rop(self, other):
+        return _weak_result(fn(other, self), other, self)
+
+    return op, rop
+
+
+def _bitwise(name: str, logical: Callable) -> tuple[Callable, Callable]:
+    def check(*xs):
+        for x in xs:
+            kind = x.dtype.kind if hasattr(x, "dtype") else ("b" if isinstance(x, bool) else "i")
+            if kind != "b":
+                raise TypeError(f"rune_jit: {name} is supported on bools only (logical "
+                                f"{name}); bitwise operations on integers are not")
+
+    def op(self, other):
+        check(self, other)
+        return logical(self, other)
+
+    def rop(self, other):
+        check(self, other)
+        return logical(other, self)
+
+    return op, rop
+
+
+OPERATORS = {
+    "add": math.add, "sub": math.subtract, "mul": math.multiply, "truediv": math.divide,
+    "floordiv": math.floor_divide, "mod": math.remainder, "pow": math.power,
+    "matmul": products.matmul,
+}
+
+
+def _invert(self):
+    if self.dtype.kind != "b":
+        raise TypeError("rune_jit: ~ is supported on bools only (logical not)")
+    return math.logical_not(self)
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d traced value")
+    return (self[i] for i in range(self.shape[0]))
+
+
+METHODS = {
+    "__neg__": lambda self: _weak_result(math.negative(self), self),
+    "__pos__": lambda self: self,
+    "__abs__": lambda self: _weak_result(math.abs(self), self),
+    "__invert__": _invert,
+    "__lt__": math.less, "__le__": math.less_equal, "__gt__": math.greater,
+    "__ge__": math.greater_equal, "__eq__": math.equal, "__ne__": math.not_equal,
+    "__getitem__": indexing.getitem,
+    "__iter__": _iter,
+    "sum": reductions.sum, "prod": reductions.prod, "max": reductions.max,
+    "min": reductions.min, "mean": reductions.mean, "all": reductions.all,
+    "any": reductions.any, "argmax": reductions.argmax, "argmin": reductions.argmin,
+    "astype": shapes.astype, "ravel": shapes.ravel, "flatten": shapes.ravel,
+    "squeeze": shapes.squeeze, "dot": products.dot, "clip": math.clip,
+    "reshape": lambda self, *shape: shapes.reshape(
+        self, shape[0] if len(shape) == 1 else shape),
+    "transpose": lambda self, *axes: shapes.transpose(
+        self, (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes) or None),
+    "T": property(lambda self: shapes.transpose(self)),
+}
+
+
+# ------------------------------------------------------------- NumPy dispatch
+
+UFUNCS: dict[str, Callable] = {
+    name: getattr(math, name) for name in (
+        "add subtract multiply divide power negative positive absolute sign sqrt square exp "
+        "expm1 log log1p sin cos tan tanh sinh cosh arctan arctan2 maximum minimum "
+        "floor_divide remainder less less_equal greater greater_equal equal not_equal "
+        "logical_and logical_or logical_xor logical_not isnan isfinite").split()
+}
+UFUNCS["matmul"] = products.matmul
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    rule = UFUNCS.get(ufunc.__name__)
+    if method != "__call__" or rule is None or kwargs:
+        extra = f" with {sorted(kwargs)}" if kwargs else ""
+        call = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        raise TypeError(f"rune_jit: {call}{extra} has no rule for traced values")
+    return rule(*inputs)
+
+
+def _function_table() -> dict[Callable, Callable]:
+    from .. import numpy as rnp
+
+    table = {}
+    for name in rnp.__all__:
+        for module in (np, np.linalg):
+            f = getattr(module, name, None)
+            if callable(f) and not isinstance(f, (type, np.ufunc)):
+                table[f] = getattr(rnp, name)
+    table[np.linalg.solve] = rnp.linalg.solve
+    return table
+
+
+_FUNCTIONS: dict[Callable, Callable] = {}
+
+
+def _array_function(self, func, types, args, kwargs):
+    if not _FUNCTIONS:
+        _FUNCTIONS.update(_function_table())
+    rule = _FUNCTIONS.get(func)
+    if rule is None:
+        raise TypeError(f"rune_jit: numpy.{func.__name__} has no rule for traced values")
+    return rule(*args, **kwargs)
+
+
+def install() -> None:
+    for name, fn in OPERATORS.items():
+        op, rop = _binary(fn)
+        setattr(Tracer, f"__{name}__", op)
+        setattr(Tracer, f"__r{name}__", rop)
+    for name, logical in (("and", math.logical_and), ("or", math.logical_or),
+                          ("xor", math.logical_xor)):
+        op, rop = _bitwise(name, logical)
+        setattr(Tracer, f"__{name}__", op)
+        setattr(Tracer, f"__r{name}__", rop)
+    for name, fn in METHODS.items():
+        setattr(Tracer, name, fn)
+    Tracer.__array_ufunc__ = _array_ufunc
+    Tracer.__array_function__ = _array_function

@@ -1,0 +1,80 @@
+"""Products and solves: dot, matmul, outer, linalg.solve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops import linalg as la
+from ..ops.shape import reshape
+from ._core import (as_array_value, broadcast_shapes, broadcast_to_shape, float_operands,
+                    promote, shape_of)
+from .math import multiply
+
+
+def _operands(a: Any, b: Any, where: str) -> list:
+    return [as_array_value(x) for x in promote(a, b, where=where)]
+
+
+def dot(a: Any, b: Any) -> Any:
+    a, b = _operands(a, b, "rune_jit.numpy.dot")
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        return multiply(a, b)
+    cb = max(len(sb) - 2, 0)
+    if sa[-1] != sb[cb]:
+        raise ValueError(f"rune_jit.numpy.dot: shapes {sa} and {sb} not aligned: "
+                         f"{sa[-1]} (dim {len(sa) - 1}) != {sb[cb]} (dim {cb})")
+    return la.dot_general(a, b, ((len(sa) - 1,), (cb,)))
+
+
+def matmul(a: Any, b: Any) -> Any:
+    where = "rune_jit.numpy.matmul"
+    a, b = _operands(a, b, where)
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        raise ValueError(f"{where}: operands must have at least one dimension, "
+                         f"got shapes {sa} and {sb}")
+    a2 = reshape(a, (1,) + sa) if len(sa) == 1 else a
+    b2 = reshape(b, sb + (1,)) if len(sb) == 1 else b
+    sa2, sb2 = shape_of(a2), shape_of(b2)
+    if sa2[-1] != sb2[-2]:
+        raise ValueError(f"{where}: mismatch in core dimension: shapes {sa} and {sb} "
+                         f"({sa2[-1]} != {sb2[-2]})")
+    batch = broadcast_shapes(sa2[:-2], sb2[:-2], where=where)
+    a2 = broadcast_to_shape(a2, batch + sa2[-2:]) if sa2[:-2] != batch else a2
+    b2 = broadcast_to_shape(b2, batch + sb2[-2:]) if sb2[:-2] != batch else b2
+    out = la.batched_matmul(a2, b2)
+    shape = batch + ((sa2[-2],) if len(sa) > 1 else ()) + ((sb2[-1],) if len(sb) > 1 else ())
+    return reshape(out, shape)
+
+
+def outer(a: Any, b: Any) -> Any:
+    a, b = _operands(a, b, "rune_jit.numpy.outer")
+    ra = reshape(a, (_size(a), 1))
+    rb = reshape(b, (1, _size(b)))
+    return multiply(ra, rb)
+
+
+def _size(x: Any) -> int:
+    return int(np.prod(shape_of(x), dtype=np.int64))
+
+
+def solve(a: Any, b: Any) -> Any:
+    """x with a @ x = b; b is [M] or [..., M, K], as in NumPy 2."""
+    where = "rune_jit.numpy.linalg.solve"
+    a, b = [as_array_value(x) for x in float_operands(a, b, where=where)]
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) < 2 or sa[-1] != sa[-2]:
+        raise ValueError(f"{where}: a must be square in its last two axes, got shape {sa}")
+    vector = len(sb) == 1
+    b2 = reshape(b, sb + (1,)) if vector else b
+    sb2 = shape_of(b2)
+    if len(sb2) < 2 or sb2[-2] != sa[-1]:
+        raise ValueError(f"{where}: b of shape {sb} does not match a of shape {sa}")
+    batch = broadcast_shapes(sa[:-2], sb2[:-2], where=where)
+    a2 = broadcast_to_shape(a, batch + sa[-2:]) if sa[:-2] != batch else a
+    b2 = broadcast_to_shape(b2, batch + sb2[-2:]) if sb2[:-2] != batch else b2
+    x = la.solve(a2, b2)
+    return reshape(x, batch + (sa[-1],)) if vector else x

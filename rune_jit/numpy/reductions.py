@@ -1,0 +1,120 @@
+"""Reductions with NumPy's axis, keepdims and result dtypes."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ops import reduce as red
+from ..ops.shape import reshape
+from ._core import as_array_value, normalize_axes, normalize_axis, promote, shape_of, to_dtype
+from .math import _as_bool, divide
+
+INT64 = np.dtype(np.int64)
+
+
+def _keep(y: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
+    if not keepdims:
+        return y
+    return reshape(y, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+
+
+def _reduction(name: str, op: Callable, widen_ints: bool) -> Callable:
+    where = f"rune_jit.numpy.{name}"
+
+    def f(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        (a,) = promote(a, where=where)
+        a = as_array_value(a)
+        if dtype is not None:
+            a = to_dtype(a, np.dtype(dtype))
+        elif widen_ints and a.dtype.kind in "ib":
+            a = to_dtype(a, INT64)  # NumPy sums integers and bools in the platform int
+        shape = shape_of(a)
+        axes = normalize_axes(axis, len(shape), where)
+        return _keep(op(a, axes), shape, axes, keepdims)
+
+    f.__name__ = name
+    return f
+
+
+sum = _reduction("sum", red.reduce_sum, True)  # noqa: A001
+prod = _reduction("prod", red.reduce_prod, True)
+
+
+def _extremum(name: str, op: Callable) -> Callable:
+    where = f"rune_jit.numpy.{name}"
+
+    def f(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        (a,) = promote(a, where=where)
+        a = as_array_value(a)
+        shape = shape_of(a)
+        axes = normalize_axes(axis, len(shape), where)
+        if builtins.any(shape[i] == 0 for i in axes):
+            raise ValueError(f"{where}: zero-size array to reduction operation {name} "
+                             "which has no identity")
+        return _keep(op(a, axes), shape, axes, keepdims)
+
+    f.__name__ = name
+    return f
+
+
+max = _extremum("max", red.reduce_max)  # noqa: A001
+min = _extremum("min", red.reduce_min)  # noqa: A001
+amax, amin = max, min
+
+
+def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    b = _as_bool(a)
+    shape = shape_of(b)
+    axes = normalize_axes(axis, len(shape), "rune_jit.numpy.all")
+    if builtins.any(shape[i] == 0 for i in axes):
+        return _keep(np.ones(tuple(n for i, n in enumerate(shape) if i not in axes), bool),
+                     shape, axes, keepdims)
+    return _keep(red.reduce_min(b, axes), shape, axes, keepdims)
+
+
+def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    b = _as_bool(a)
+    shape = shape_of(b)
+    axes = normalize_axes(axis, len(shape), "rune_jit.numpy.any")
+    if builtins.any(shape[i] == 0 for i in axes):
+        return _keep(np.zeros(tuple(n for i, n in enumerate(shape) if i not in axes), bool),
+                     shape, axes, keepdims)
+    return _keep(red.reduce_max(b, axes), shape, axes, keepdims)
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    (a,) = promote(a, where="rune_jit.numpy.mean")
+    a = as_array_value(a)
+    if dtype is None and a.dtype.kind != "f":
+        dtype = np.float64
+    s = sum(a, axis, dtype=dtype, keepdims=keepdims)
+    shape = shape_of(a)
+    axes = normalize_axes(axis, len(shape), "rune_jit.numpy.mean")
+    count = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    return divide(s, count)
+
+
+def _arg(name: str, op: Callable) -> Callable:
+    where = f"rune_jit.numpy.{name}"
+
+    def f(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+        (a,) = promote(a, where=where)
+        a = as_array_value(a)
+        shape = shape_of(a)
+        if axis is None:
+            out = op(reshape(a, (int(np.prod(shape, dtype=np.int64)),)), 0)
+            return reshape(out, (1,) * len(shape)) if keepdims else out
+        ax = normalize_axis(axis, len(shape), where)
+        if shape[ax] == 0:
+            raise ValueError(f"{where}: attempt to get {name} of an empty sequence")
+        return _keep(op(a, ax), shape, (ax,), keepdims)
+
+    f.__name__ = name
+    return f
+
+
+argmax = _arg("argmax", red.argmax)
+argmin = _arg("argmin", red.argmin)

@@ -1,0 +1,93 @@
+"""Partial evaluation: split a region into what its known inputs determine and the rest.
+
+`partial_eval_region` records two regions at once. The *known* builder gets
+every equation whose inputs are all known; the *unknown* builder gets the
+others. A known value used on the unknown side becomes a residual: the
+unknown builder lifts it to a param of its own, and the known region returns
+it. Linearize is jvp followed by this split, with the tangents unknown.
+
+A primitive may hold a `partial_eval` rule, `rule(pe, unknowns, *args, **params)
+-> outputs`, that stages its own known and unknown parts (`with using(pe.known)`,
+`with using(pe.unknown)`); loops do, to keep residuals per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..ir import Literal, Region, Var
+from ..trace import Builder, Tracer, bind, current, using
+from . import at_eqn
+
+
+@dataclass
+class Split:
+    known: Region  # known inputs -> (known outputs, residuals)
+    unknown: Region  # (residuals, unknown inputs) -> unknown outputs
+    out_unknowns: list[bool]
+    num_res: int
+    res_inputs: list[int | None]  # residual j is known input i, or None if computed
+
+
+class PartialEval:
+    """The two builders of one split, and the residuals that pass between them."""
+
+    def __init__(self):
+        parent = current()
+        self.known = Builder(parent)
+        self.residuals: dict[Var, tuple[Tracer, Tracer]] = {}
+        self.unknown = Builder(parent, lift=self.lift, lift_from=self.known)
+
+    def lift(self, t: Tracer) -> Tracer:
+        if t.var not in self.residuals:
+            self.residuals[t.var] = (t, Tracer(Var(t.type), self.unknown))
+        return self.residuals[t.var][1]
+
+    def is_unknown(self, v: Any) -> bool:
+        return isinstance(v, Tracer) and v.builder is self.unknown
+
+    def default_rule(self, prim, unknowns, args, params) -> list:
+        with using(self.unknown if any(unknowns) else self.known):
+            return bind(prim, *args, **params)
+
+
+def partial_eval_region(
+    region: Region, unknowns: Sequence[bool], instantiate: bool | Sequence[bool] = False
+) -> Split:
+    pe = PartialEval()
+    n_out = len(region.outputs)
+    inst = [instantiate] * n_out if isinstance(instantiate, bool) else list(instantiate)
+    k_params = [pe.known.new_param(p.type) for p, u in zip(region.params, unknowns) if not u]
+    u_params = [pe.unknown.new_param(p.type) for p, u in zip(region.params, unknowns) if u]
+    ks, us = iter(k_params), iter(u_params)
+    env = {p: next(us) if u else next(ks) for p, u in zip(region.params, unknowns)}
+
+    def read(a):
+        return a.value if isinstance(a, Literal) else env[a]
+
+    for eqn in region.eqns:
+        ins, params = eqn.closed
+        args = [read(a) for a in ins]
+        unks = [pe.is_unknown(v) for v in args]
+        rule = eqn.prim.rules.get("partial_eval") if any(unks) else None
+        with at_eqn("partial evaluation", eqn):
+            outs = (rule(pe, unks, *args, **params) if rule
+                    else pe.default_rule(eqn.prim, unks, args, params))
+        env.update(zip(eqn.outputs, outs))
+
+    outs = [read(o) for o in region.outputs]
+    out_unknowns = [pe.is_unknown(v) or i for v, i in zip(outs, inst)]
+    with using(pe.known):
+        known_outs = [pe.known.atom(v) for v, u in zip(outs, out_unknowns) if not u]
+    with using(pe.unknown):
+        unknown_outs = [pe.unknown.atom(v) for v, u in zip(outs, out_unknowns) if u]
+    res = list(pe.residuals.values())
+    pe.known.active = pe.unknown.active = False
+    k_vars = [t.var for t in k_params]
+    known = Region(tuple(k_vars), tuple(pe.known.eqns),
+                   tuple(known_outs) + tuple(k.var for k, _ in res))
+    unknown = Region(tuple(u.var for _, u in res) + tuple(t.var for t in u_params),
+                     tuple(pe.unknown.eqns), tuple(unknown_outs))
+    res_inputs = [k_vars.index(k.var) if k.var in k_vars else None for k, _ in res]
+    return Split(known, unknown, out_unknowns, len(res), res_inputs)

@@ -1,0 +1,33 @@
+"""Simplification: dead-code elimination, and re-tracing (which CSEs and folds constants).
+
+The builder deduplicates identical equations and folds scalar constant ones as
+it records them, so re-tracing a region simplifies it; `dce` then drops what
+no output needs, inside nested regions too.
+"""
+
+from __future__ import annotations
+
+from ..interpret import eval_region
+from ..ir import Eqn, Region, Var, map_regions
+from ..trace import trace_flat
+
+
+def dce(region: Region) -> Region:
+    live: set[Var] = {o for o in region.outputs if isinstance(o, Var)}
+    kept: list[Eqn] = []
+    for eqn in reversed(region.eqns):
+        if not any(v in live for v in eqn.outputs) and "effect" not in eqn.prim.traits:
+            continue
+        if eqn.regions:
+            eqn = Eqn(eqn.prim, eqn.inputs, eqn.outputs, map_regions(eqn.params, dce))
+        live.update(a for a in eqn.inputs if isinstance(a, Var))
+        live.update(eqn.captures)
+        kept.append(eqn)
+    if len(kept) == len(region.eqns) and not any(e.regions for e in kept):
+        return region
+    return Region(region.params, tuple(reversed(kept)), region.outputs)
+
+
+def simplify(region: Region) -> Region:
+    """A closed region re-traced (CSE, constant folding) with dead code removed."""
+    return dce(trace_flat(lambda *args: eval_region(region, args), region.in_types))

@@ -1,0 +1,66 @@
+"""Vectorizing map: a region's batched form, with the lane axis always first.
+
+Every batched value carries its lanes on axis 0 (dim 0); an unbatched one has
+dim None. Rules receive and return dims of that form only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..ir import Literal, Region, Type
+from ..trace import bind, trace_flat, type_of_value
+from . import at_eqn
+
+
+def batch_eval(region: Region, size: int, vals: Sequence[Any], dims: Sequence[int | None]):
+    """Evaluate `region` (closed) on batched values; -> (outputs, their dims)."""
+    env = dict(zip(region.params, zip(vals, dims)))
+
+    def read(a):
+        return (a.value, None) if isinstance(a, Literal) else env[a]
+
+    for eqn in region.eqns:
+        ins, params = eqn.closed
+        args, ds = zip(*[read(a) for a in ins]) if ins else ((), ())
+        if all(d is None for d in ds):
+            outs, out_dims = bind(eqn.prim, *args, **params), [None] * len(eqn.outputs)
+        else:
+            with at_eqn("vmap", eqn):
+                outs, out_dims = eqn.prim.rule("batch")(size, list(args), list(ds), **params)
+        env.update(zip(eqn.outputs, zip(outs, out_dims)))
+    result = [read(o) for o in region.outputs]
+    return [v for v, _ in result], [d for _, d in result]
+
+
+def materialize(x: Any, dim: int | None, size: int) -> Any:
+    """`x` with its lanes on axis 0, broadcasting an unbatched value across them."""
+    if dim is not None:
+        return x
+    from ..ops.shape import broadcast_in_dim
+
+    t = type_of_value(x)
+    return broadcast_in_dim(x, (size,) + t.shape, tuple(range(1, 1 + t.ndim)))
+
+
+def batched_type(t: Type, size: int) -> Type:
+    return t.with_shape((size,) + t.shape)
+
+
+def batch_region(
+    region: Region, size: int, dims: Sequence[int | None], force_out: bool | Sequence[bool] = False
+) -> tuple[Region, list[int | None]]:
+    """The batched form of a closed region; outputs in `force_out` are made batched."""
+    n_out = len(region.outputs)
+    force = [force_out] * n_out if isinstance(force_out, bool) else list(force_out)
+    out_dims: list[int | None] = []
+    in_types = [batched_type(t, size) if d is not None else t
+                for t, d in zip(region.in_types, dims)]
+
+    def fn(*args):
+        outs, ods = batch_eval(region, size, args, dims)
+        outs = [materialize(o, d, size) if f else o for o, d, f in zip(outs, ods, force)]
+        out_dims.extend(0 if f else d for d, f in zip(ods, force))
+        return outs
+
+    return trace_flat(fn, in_types), out_dims

@@ -1,0 +1,78 @@
+"""Primitives: an operation's name, traits and its rules, one named slot per pass.
+
+Rules take arrays positionally and static params by keyword, and return lists:
+
+    shape(*types, **params) -> [Type]                          abstract evaluation
+    impl(*arrays, **params) -> [ndarray]                       NumPy meaning (the oracle)
+    jvp(primals, tangents, **params) -> ([out], [tangent])     tangents may be Zero
+    transpose(cts, *args, **params) -> [ct or None]            args may be UndefinedPrimal
+    batch(size, args, dims, **params) -> ([out], [dim])        dims are 0 or None
+    partial_eval(unknowns, *args, **params) -> [out]           optional; see passes/partial_eval
+    lower(...)                                                 the backend's slot
+
+A slot may hold `Absent(reason)` when the rule cannot exist (a comparison has no
+transpose because it is not linear); a walk over every primitive checks that
+each slot is filled or so marked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+SLOTS = ("shape", "impl", "jvp", "transpose", "batch", "lower")
+
+
+class Absent:
+    """Marks a rule that does not exist, with the reason."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Absent({self.reason!r})"
+
+
+NOT_LINEAR = Absent("not linear")
+
+
+class Primitive:
+    registry: dict[str, "Primitive"] = {}
+
+    def __init__(self, name: str, *, traits: frozenset[str] = frozenset()):
+        if name in Primitive.registry:
+            raise ValueError(f"primitive {name} is defined twice")
+        self.name = name
+        self.traits = frozenset(traits)
+        self.rules: dict[str, Any] = {}
+        Primitive.registry[name] = self
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def def_rule(self, slot: str, rule: Any = None) -> Callable:
+        """`prim.def_rule("jvp", f)`, or `@prim.def_rule("jvp")` as a decorator."""
+        if rule is not None:
+            self.rules[slot] = rule
+            return rule
+
+        def deco(f):
+            self.rules[slot] = f
+            return f
+
+        return deco
+
+    def rule(self, slot: str) -> Callable:
+        r = self.rules.get(slot)
+        if r is None or isinstance(r, Absent):
+            why = f" ({r.reason})" if isinstance(r, Absent) else ""
+            raise NotImplementedError(f"no {slot} rule for {self.name}{why}")
+        return r
+
+    def has_rule(self, slot: str) -> bool:
+        return not isinstance(self.rules.get(slot, Absent("missing")), Absent)
+
+    def shape(self, *types, **params):
+        return self.rule("shape")(*types, **params)
+
+    def impl(self, *args, **params):
+        return self.rule("impl")(*args, **params)

@@ -1,0 +1,277 @@
+"""Staging: tracers, the builders that record equations, and `bind`.
+
+A `Builder` records the equations of one region. Builders nest: tracing a
+loop's step while tracing its enclosing function opens a child builder, and a
+tracer of an enclosing builder used inside the child becomes a capture. While
+any builder is current, every `bind` is staged (omnistaging), so constants
+stay small and the IR shows the whole program; with none current, `bind` runs
+the primitive's NumPy `impl` (the eager path).
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from .errors import ConcretizationError, concretization_message
+from .ir import Atom, Eqn, Literal, Region, Type, Var, map_regions
+from .primitive import Primitive
+
+_state = threading.local()
+
+
+def current() -> "Builder | None":
+    return getattr(_state, "builder", None)
+
+
+@contextmanager
+def using(builder: "Builder | None") -> Iterator["Builder | None"]:
+    saved = current()
+    _state.builder = builder
+    try:
+        yield builder
+    finally:
+        _state.builder = saved
+
+
+class Tracer:
+    """A staged value: a `Var` of some builder. Operators come from rune_jit.numpy."""
+
+    __slots__ = ("var", "builder", "weak")
+    __array_priority__ = 1000
+
+    def __init__(self, var: Var, builder: "Builder", weak: bool = False):
+        self.var = var
+        self.builder = builder
+        self.weak = weak  # a Python scalar argument: promotes as NEP 50 says
+
+    @property
+    def type(self) -> Type:
+        return self.var.type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.var.type.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.var.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.var.type.shape)
+
+    @property
+    def size(self) -> int:
+        return self.var.type.size
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced value")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.type}>"
+
+    def _concrete(self, operation: str):
+        raise ConcretizationError(concretization_message(operation, str(self.type)))
+
+    def __bool__(self):
+        self._concrete("bool() (an `if`, `while`, `and`/`or` or `not` on a traced value)")
+
+    def __int__(self):
+        self._concrete("int()")
+
+    def __float__(self):
+        self._concrete("float()")
+
+    def __index__(self):
+        self._concrete("Using a traced value as a Python index (__index__)")
+
+    def __complex__(self):
+        self._concrete("complex()")
+
+    def __hash__(self):
+        return id(self)
+
+    def __array__(self, dtype=None, copy=None):
+        self._concrete("Converting to a NumPy array (np.asarray)")
+
+
+class Builder:
+    """Records the equations of one region while its function is traced.
+
+    It deduplicates identical equations (CSE) and evaluates those whose operands
+    are all constants and whose results are scalars (folding) as it records.
+    """
+
+    def __init__(self, parent: "Builder | None", lift: Callable | None = None, lift_from=None):
+        self.parent = parent
+        self.eqns: list[Eqn] = []
+        self.params: list[Var] = []
+        self.active = True
+        self.captured: dict[Var, Tracer] = {}  # outer values this region uses
+        self.seen: dict[tuple, list[Tracer]] = {}  # equations recorded, for CSE
+        # partial evaluation: tracers of `lift_from` used here become params via `lift`
+        self.lift = lift
+        self.lift_from = lift_from
+
+    def new_param(self, type: Type, weak: bool = False) -> Tracer:
+        var = Var(type)
+        self.params.append(var)
+        return Tracer(var, self, weak)
+
+    def accept(self, t: Tracer) -> Var:
+        """The var of `t` as used here: its own, a capture, or a lifted residual."""
+        if t.builder is self:
+            return t.var
+        path = []
+        node = self
+        while node is not None:
+            if t.builder is node:
+                break
+            if node.lift is not None and t.builder is node.lift_from:
+                t = node.lift(t)
+                break
+            path.append(node)
+            node = node.parent
+        else:
+            raise escaped(t)
+        for n in path:  # every builder between here and the owner captures it
+            n.captured[t.var] = t
+        return t.var
+
+    def atom(self, value: Any) -> Atom:
+        if isinstance(value, Tracer):
+            return self.accept(value)
+        return Literal(np.asarray(value))
+
+    def emit(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        atoms = [self.atom(a) for a in args]
+        types = prim.shape(*[a.type for a in atoms], **params)
+        k = params.get("num_captures")
+        if k is None:
+            if all(isinstance(a, Literal) for a in atoms) and all(t.size <= 1 for t in types):
+                return [np.asarray(o) for o in prim.impl(*[a.value for a in atoms], **params)]
+            key = _cse_key(prim, atoms, params)
+            if key is not None and key in self.seen:
+                return self.seen[key]
+        else:
+            params = {key: v for key, v in params.items() if key != "num_captures"}
+            params = map_regions(params, lambda r: self.open(r, args[:k], atoms[:k]))
+            atoms = atoms[k:]
+        outs = [Var(t) for t in types]
+        self.eqns.append(Eqn(prim, tuple(atoms), tuple(outs), params))
+        tracers = [Tracer(v, self) for v in outs]
+        if k is None and key is not None:
+            self.seen[key] = tracers
+        return tracers
+
+    def open(self, region: Region, caps: Sequence[Any], cap_atoms: Sequence[Atom]) -> Region:
+        """A closed region whose first params take `caps`, as a region that captures them."""
+        k = len(caps)
+        if all(a is p for a, p in zip(cap_atoms, region.params[:k])):
+            return Region(region.params[k:], region.eqns, region.outputs)
+        from .interpret import eval_region
+
+        return trace_flat(
+            lambda *xs: eval_region(region, list(caps) + list(xs)),
+            [p.type for p in region.params[k:]],
+        )
+
+
+def _cse_key(prim: Primitive, atoms: Sequence[Atom], params: dict) -> tuple | None:
+    """A key equal for equations that compute the same thing, or None if unhashable."""
+    def atom_key(a):
+        if isinstance(a, Var):
+            return a
+        v = a.value
+        return (v.dtype.str, v.shape, v.tobytes()) if v.size <= 16 else id(v)
+
+    try:
+        key = (prim, tuple(atom_key(a) for a in atoms), tuple(sorted(params.items())))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def escaped(t: Tracer) -> Exception:
+    return ConcretizationError(
+        f"a traced value of type {t.type} escaped the function or loop step that made it: "
+        "it is used after that trace ended (stored in a global or a closure?). "
+        "Return it from the function instead."
+    )
+
+
+def bind(prim: Primitive, *args: Any, **params: Any) -> list:
+    """Apply `prim`: staged into the current builder, or run by its NumPy impl."""
+    builder = current()
+    if builder is not None:
+        return builder.emit(prim, args, params)
+    for a in args:
+        if isinstance(a, Tracer):
+            raise escaped(a)
+    return [np.asarray(o) for o in prim.impl(*args, **params)]
+
+
+def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:
+    (out,) = bind(prim, *args, **params)
+    return out
+
+
+def _trace(fn, in_types, weak) -> tuple[Region, Builder]:
+    builder = Builder(current())
+    weak = weak or [False] * len(in_types)
+    with using(builder):
+        params = [builder.new_param(t, w) for t, w in zip(in_types, weak)]
+        outs = [builder.atom(o) for o in fn(*params)]
+    builder.active = False
+    return Region(tuple(p.var for p in params), tuple(builder.eqns), tuple(outs)), builder
+
+
+def trace_flat(
+    fn: Callable[..., Sequence[Any]],
+    in_types: Sequence[Type],
+    weak: Sequence[bool] | None = None,
+) -> Region:
+    """Trace `fn` (flat arguments to a flat list of results) into an open region."""
+    return _trace(fn, in_types, weak)[0]
+
+
+def trace_closed(
+    fn: Callable[..., Sequence[Any]],
+    in_types: Sequence[Type],
+    weak: Sequence[bool] | None = None,
+) -> tuple[Region, list[Tracer]]:
+    """Trace `fn` into a closed region; -> (region, the captured values it takes first)."""
+    region, builder = _trace(fn, in_types, weak)
+    return region.closed(), [builder.captured[v] for v in region.captures]
+
+
+def trace_regions(
+    fns: Sequence[Callable[..., Sequence[Any]]], in_types: Sequence[Sequence[Type]]
+) -> tuple[list[Region], list[Tracer]]:
+    """Trace several functions into regions closed over the union of their captures."""
+    traced = [_trace(fn, types, None) for fn, types in zip(fns, in_types)]
+    captured: dict[Var, Tracer] = {}
+    for _, builder in traced:
+        captured.update(builder.captured)
+    caps: dict[Var, None] = {}
+    for region, _ in traced:
+        caps.update(dict.fromkeys(region.captures))
+    return [r.closed(tuple(caps)) for r, _ in traced], [captured[v] for v in caps]
+
+
+def is_traced(x: Any) -> bool:
+    return isinstance(x, Tracer)
+
+
+def type_of_value(x: Any) -> Type:
+    if isinstance(x, Tracer):
+        return x.type
+    x = np.asarray(x)
+    return Type(x.dtype, tuple(x.shape))

@@ -1,0 +1,184 @@
+"""Pytrees: nested containers of arrays, flattened with the path to every leaf.
+
+Containers are tuple, list, dict (keys sorted), None (no leaves), namedtuple,
+dataclass instances, and classes given to `register`. Everything else is a leaf.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Iterable, NamedTuple
+
+
+class Node(NamedTuple):
+    """How to take one kind of container apart and put it back together."""
+
+    children: Callable[[Any], tuple[list, Any, list[str]]]  # -> children, aux, key strings
+    rebuild: Callable[[Any, list], Any]
+
+
+_registry: dict[type, Node] = {}
+
+
+def register(
+    cls: type,
+    flatten: Callable[[Any], tuple[Iterable, Any]],
+    unflatten: Callable[[Any, list], Any],
+) -> type:
+    """Make `cls` a container: `flatten(obj) -> (children, aux)`, `unflatten(aux, children)`."""
+
+    def children(obj):
+        kids, aux = flatten(obj)
+        kids = list(kids)
+        return kids, aux, [f"[{i}]" for i in range(len(kids))]
+
+    _registry[cls] = Node(children, unflatten)
+    return cls
+
+
+def _sequence(obj):
+    return list(obj), None, [f"[{i}]" for i in range(len(obj))]
+
+
+def _dict(obj):
+    keys = sorted(obj)
+    return [obj[k] for k in keys], keys, [f"[{k!r}]" for k in keys]
+
+
+_registry[tuple] = Node(_sequence, lambda aux, kids: tuple(kids))
+_registry[list] = Node(_sequence, lambda aux, kids: list(kids))
+_registry[dict] = Node(_dict, lambda keys, kids: dict(zip(keys, kids)))
+_registry[type(None)] = Node(lambda obj: ([], None, []), lambda aux, kids: None)
+
+
+def _node_of(obj: Any) -> Node | None:
+    cls = type(obj)
+    node = _registry.get(cls)
+    if node is not None:
+        return node
+    if isinstance(obj, tuple) and hasattr(cls, "_fields"):
+        return Node(
+            lambda o: (list(o), None, [f".{f}" for f in cls._fields]),
+            lambda aux, kids: cls(*kids),
+        )
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        names = [f.name for f in dataclasses.fields(obj) if f.init]
+        return Node(
+            lambda o: ([getattr(o, n) for n in names], None, [f".{n}" for n in names]),
+            lambda aux, kids: cls(**dict(zip(names, kids))),
+        )
+    return None
+
+
+class TreeDef:
+    """The shape of a pytree with its leaves taken out."""
+
+    __slots__ = ("kind", "aux", "children", "num_leaves", "_rebuild")
+
+    def __init__(self, kind: type | None, aux: Any, children: tuple, rebuild=None):
+        self.kind = kind  # None marks a leaf
+        self.aux = aux
+        self.children = children
+        self._rebuild = rebuild
+        self.num_leaves = 1 if kind is None else sum(c.num_leaves for c in children)
+
+    def _key(self):
+        return (self.kind, _hashable(self.aux), tuple(c._key() for c in self.children))
+
+    def __eq__(self, other):
+        return isinstance(other, TreeDef) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        if self.kind is None:
+            return "*"
+        inner = ", ".join(repr(c) for c in self.children)
+        return f"{self.kind.__name__}({inner})"
+
+
+def _hashable(aux):
+    return tuple(aux) if isinstance(aux, list) else aux
+
+
+LEAF = TreeDef(None, None, ())
+
+
+def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
+    """-> ([(path, leaf)], treedef); a path is a string like "[0]['w'].b"."""
+    out: list[tuple[str, Any]] = []
+
+    def go(obj, path):
+        node = None if (is_leaf and is_leaf(obj)) else _node_of(obj)
+        if node is None:
+            out.append((path, obj))
+            return LEAF
+        kids, aux, keys = node.children(obj)
+        subtrees = tuple(go(k, path + key) for k, key in zip(kids, keys))
+        return TreeDef(type(obj), aux, subtrees, node.rebuild)
+
+    treedef = go(tree, "")
+    return out, treedef
+
+
+def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, TreeDef]:
+    pairs, treedef = flatten_with_path(tree, is_leaf)
+    return [leaf for _, leaf in pairs], treedef
+
+
+def unflatten(treedef: TreeDef, leaves: Iterable) -> Any:
+    it = iter(leaves)
+
+    def build(td):
+        if td.kind is None:
+            return next(it)
+        return td._rebuild(td.aux, [build(c) for c in td.children])
+
+    return build(treedef)
+
+
+def leaves(tree: Any) -> list:
+    return flatten(tree)[0]
+
+
+def tree_map(f: Callable, tree: Any, *rest: Any) -> Any:
+    flat, treedef = flatten(tree)
+    others = [flatten_as(treedef, r) for r in rest]
+    return unflatten(treedef, [f(*xs) for xs in zip(flat, *others)])
+
+
+def flatten_as(treedef: TreeDef, tree: Any, what: str = "value") -> list:
+    """Flatten `tree`, which must have the structure `treedef`."""
+    flat, other = flatten(tree)
+    if other != treedef:
+        raise TypeError(f"{what} has structure {other}, expected {treedef}")
+    return flat
+
+
+def broadcast_prefix(prefix: Any, treedef: TreeDef, what: str = "prefix") -> list:
+    """One entry of `prefix` per leaf of `treedef`; a leaf of `prefix` covers a subtree."""
+    out: list = []
+
+    def go(pre, td, path):
+        # None in a prefix is a leaf: it means "not mapped" for the whole subtree.
+        if td.kind is None or pre is None or _node_of(pre) is None:
+            out.extend([pre] * td.num_leaves)
+            return
+        kids, aux, keys = _node_of(pre).children(pre)
+        if type(pre) is not td.kind or len(kids) != len(td.children) or (
+            _hashable(aux) != _hashable(td.aux)
+        ):
+            raise ValueError(
+                f"{what} at {path or 'the root'} is {type(pre).__name__} with "
+                f"{len(kids)} children, which does not match the argument's structure {td}"
+            )
+        for k, key, c in zip(kids, keys, td.children):
+            go(k, c, path + key)
+
+    go(prefix, treedef, "")
+    return out
+
+
+def describe_path(path: str, root: str = "") -> str:
+    return f"{root}{path}" if (root or path) else "the value"
