@@ -261,9 +261,12 @@ def count_eqns(region: Region) -> int:
 # ---------------------------------------------------------------- verification
 
 
-def verify(region: Region) -> Region:
-    """Check types, single assignment and the scoping of captures; return `region`."""
-    _Verifier().region(region, frozenset(), ())
+def verify(region: Region, outer: Sequence[Var] = ()) -> Region:
+    """Check types, single assignment and the scoping of captures; return `region`.
+
+    `outer` are the values of enclosing regions that `region` may capture.
+    """
+    _Verifier().region(region, frozenset(outer), ())
     return region
 
 

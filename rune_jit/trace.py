@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .errors import ConcretizationError, concretization_message
-from .ir import Atom, Eqn, Literal, Region, Type, Var, map_regions
+from . import config
+from .ir import Atom, Eqn, Literal, Region, Type, Var, map_regions, verify
 from .primitive import Primitive
 
 _state = threading.local()
@@ -230,7 +231,15 @@ def _trace(fn, in_types, weak) -> tuple[Region, Builder]:
         params = [builder.new_param(t, w) for t, w in zip(in_types, weak)]
         outs = [builder.atom(o) for o in fn(*params)]
     builder.active = False
-    return Region(tuple(p.var for p in params), tuple(builder.eqns), tuple(outs)), builder
+    region = Region(tuple(p.var for p in params), tuple(builder.eqns), tuple(outs))
+    return checked(region), builder
+
+
+def checked(region: Region) -> Region:
+    """`region`, verified first when RUNE_JIT_VERIFY is set (as the tests set it)."""
+    if config.verify_regions:
+        verify(region, region.captures)
+    return region
 
 
 def trace_flat(

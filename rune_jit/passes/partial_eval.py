@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..ir import Literal, Region, Var
-from ..trace import Builder, Tracer, bind, current, using
+from ..trace import Builder, Tracer, bind, checked, current, using
 from . import at_eqn
 
 
@@ -90,4 +90,4 @@ def partial_eval_region(
     unknown = Region(tuple(u.var for _, u in res) + tuple(t.var for t in u_params),
                      tuple(pe.unknown.eqns), tuple(unknown_outs))
     res_inputs = [k_vars.index(k.var) if k.var in k_vars else None for k, _ in res]
-    return Split(known, unknown, out_unknowns, len(res), res_inputs)
+    return Split(checked(known), checked(unknown), out_unknowns, len(res), res_inputs)

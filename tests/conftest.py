@@ -1,0 +1,25 @@
+"""Shared fixtures: every region built during the tests is verified, and value tests
+run on every backend through `backend`."""
+
+import os
+
+os.environ.setdefault("RUNE_JIT_VERIFY", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+BACKENDS = ["eager"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """`backend(f)` is f as that backend runs it: "eager" runs the NumPy interpreter."""
+    name = request.param
+    if name == "eager":
+        return lambda f, **kw: f
+    raise AssertionError(f"unknown backend {name}")
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
