@@ -5,10 +5,14 @@ from .api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vj
 from .check import check_grads
 from .errors import ConcretizationError, GradCheckError, IterateError
 from .ops.control import cond, stop_gradient
+from .ops.iterate import iterate
+from .ops.remat import remat
+from .ops.root import root
+from .ops.scan import scan
 
 __all__ = [
     "check_grads", "cond", "ConcretizationError", "grad", "GradCheckError", "hessian",
-    "IterateError", "jacfwd", "jacrev", "jvp", "make_ir", "numpy", "stop_gradient", "tree",
-    "value_and_grad", "vjp", "vmap",
+    "iterate", "IterateError", "jacfwd", "jacrev", "jvp", "make_ir", "numpy", "remat", "root",
+    "scan", "stop_gradient", "tree", "value_and_grad", "vjp", "vmap",
 ]
 __version__ = "0.1.0"

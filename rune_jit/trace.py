@@ -224,7 +224,8 @@ def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:
     return out
 
 
-def _trace(fn, in_types, weak) -> tuple[Region, Builder]:
+def trace_open(fn, in_types, weak=None) -> tuple[Region, Builder]:
+    """Trace `fn` into an open region; -> (region, its builder, which knows the captures)."""
     builder = Builder(current())
     weak = weak or [False] * len(in_types)
     with using(builder):
@@ -248,7 +249,7 @@ def trace_flat(
     weak: Sequence[bool] | None = None,
 ) -> Region:
     """Trace `fn` (flat arguments to a flat list of results) into an open region."""
-    return _trace(fn, in_types, weak)[0]
+    return trace_open(fn, in_types, weak)[0]
 
 
 def trace_closed(
@@ -257,7 +258,7 @@ def trace_closed(
     weak: Sequence[bool] | None = None,
 ) -> tuple[Region, list[Tracer]]:
     """Trace `fn` into a closed region; -> (region, the captured values it takes first)."""
-    region, builder = _trace(fn, in_types, weak)
+    region, builder = trace_open(fn, in_types, weak)
     return region.closed(), [builder.captured[v] for v in region.captures]
 
 
@@ -265,7 +266,11 @@ def trace_regions(
     fns: Sequence[Callable[..., Sequence[Any]]], in_types: Sequence[Sequence[Type]]
 ) -> tuple[list[Region], list[Tracer]]:
     """Trace several functions into regions closed over the union of their captures."""
-    traced = [_trace(fn, types, None) for fn, types in zip(fns, in_types)]
+    return close_together([trace_open(fn, types, None) for fn, types in zip(fns, in_types)])
+
+
+def close_together(traced: Sequence[tuple[Region, Builder]]) -> tuple[list[Region], list[Tracer]]:
+    """Regions from `trace_open`, closed over the union of their captures."""
     captured: dict[Var, Tracer] = {}
     for _, builder in traced:
         captured.update(builder.captured)

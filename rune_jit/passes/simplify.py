@@ -13,11 +13,16 @@ from ..trace import trace_flat
 
 
 def dce(region: Region) -> Region:
+    """`region` without the equations (and loop outputs) no output depends on."""
     live: set[Var] = {o for o in region.outputs if isinstance(o, Var)}
     kept: list[Eqn] = []
     for eqn in reversed(region.eqns):
-        if not any(v in live for v in eqn.outputs) and "effect" not in eqn.prim.traits:
+        used = [v in live for v in eqn.outputs]
+        if not any(used) and "effect" not in eqn.prim.traits:
             continue
+        rule = eqn.prim.rules.get("dce")
+        if rule is not None and not all(used):
+            eqn = rule(eqn, used)
         if eqn.regions:
             eqn = Eqn(eqn.prim, eqn.inputs, eqn.outputs, map_regions(eqn.params, dce))
         live.update(a for a in eqn.inputs if isinstance(a, Var))
@@ -26,6 +31,14 @@ def dce(region: Region) -> Region:
     if len(kept) == len(region.eqns) and not any(e.regions for e in kept):
         return region
     return Region(region.params, tuple(reversed(kept)), region.outputs)
+
+
+def live_params(region: Region) -> list[bool]:
+    """Which params of `region` its (dead-code-free) body or outputs read."""
+    body = dce(region)
+    used = {a for e in body.eqns for a in e.inputs} | set(body.outputs)
+    used |= {c for e in body.eqns for c in e.captures}
+    return [p in used for p in region.params]
 
 
 def simplify(region: Region) -> Region:

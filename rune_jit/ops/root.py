@@ -1,0 +1,165 @@
+"""root: the value of a solve, differentiated through its residual (implicit function).
+
+    root(residual, solve) == solve()          # the meaning; solve is never differentiated
+
+With r(x, θ) = 0 at x = solve(), where θ are the values `residual` captures:
+dx = -(∂r/∂x)⁻¹ (∂r/∂θ) dθ. The jvp forms ∂r/∂x at the root (by jacfwd, or its
+diagonal for an elementwise residual) and solves with it; reverse mode then
+transposes that solve into a solve with (∂r/∂x)ᵀ at the root and pulls -λ back
+through ∂r/∂θ, by the solve primitive's own transpose rule.
+
+Closed form: operands (captures...); regions `solve` (captures...) -> x... and
+`residual` (captures..., x...) -> r....
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import tree
+from ..ad_util import Zero, instantiate
+from ..interpret import eval_region
+from ..ir import Type
+from ..primitive import NOT_LINEAR, Primitive
+from ..trace import bind, close_together, trace_open, type_of_value
+from .elementwise import div, neg
+from .linalg import solve as lu_solve
+from .shape import concatenate, reshape
+
+root_p = Primitive("root")
+SOLVERS = ("dense", "diagonal")
+
+
+def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense") -> Any:
+    """`solve()`, whose derivatives come from `residual(x) = 0` at the point it returns."""
+    from ..api import as_value, flatten_args, leaf_type
+
+    if linear_solver not in SOLVERS:
+        raise ValueError(f"root: linear_solver must be one of {SOLVERS}, got {linear_solver!r}")
+    box: dict = {}
+
+    def solve_flat():
+        leaves, box["tree"], box["paths"] = flatten_args(solve(), "x")
+        return [as_value(x) for x in leaves]
+
+    solved = trace_open(solve_flat, [])
+    x_types = solved[0].out_types
+
+    def residual_flat(*xs):
+        x = tree.unflatten(box["tree"], xs)
+        leaves, r_tree, _ = flatten_args(residual(x), "residual(x)")
+        _check_residual(box["tree"], x_types, r_tree, [leaf_type(r)[0] for r in leaves])
+        return [as_value(r) for r in leaves]
+
+    (s, r), caps = close_together([solved, trace_open(residual_flat, x_types)])
+    outs = bind(root_p, *caps, solve=s, residual=r, linear_solver=linear_solver, lanes=(),
+                num_captures=len(caps))
+    return tree.unflatten(box["tree"], outs)
+
+
+def _check_residual(x_tree, x_types: list[Type], r_tree, r_types: list[Type]) -> None:
+    if r_tree != x_tree:
+        raise TypeError(f"root: residual(x) has structure {r_tree}, but x has {x_tree}")
+    paths = [p for p, _ in tree.flatten_with_path(tree.unflatten(x_tree, x_types))[0]]
+    for path, a, b in zip(paths, x_types, r_types):
+        if a != b:
+            raise TypeError(f"root: residual(x){path} is {b}, but x{path} is {a}")
+        if a.dtype.kind != "f":
+            raise TypeError(f"root: x{path} is {a}; root needs float values")
+
+
+@root_p.def_rule("shape")
+def _root_shape(*caps: Type, solve, residual, linear_solver, lanes, num_captures):
+    if solve.in_types != list(caps) or residual.in_types != list(caps) + solve.out_types:
+        raise TypeError("root: the regions' params do not match the operands")
+    if residual.out_types != solve.out_types:
+        raise TypeError("root: residual(x) must have the types of x")
+    if any(t.shape[:len(lanes)] != tuple(lanes) for t in solve.out_types):
+        raise TypeError(f"root: every x must lead with the lane axes {lanes}")
+    return solve.out_types
+
+
+root_p.def_rule("impl", lambda *caps, solve, **_: eval_region(solve, list(caps)))
+root_p.def_rule("transpose", NOT_LINEAR)
+
+
+class Flat:
+    """x's leaves as one [lanes, n] matrix: a row per lane (under vmap, lanes solve apart)."""
+
+    def __init__(self, types: list[Type], lanes: tuple):
+        self.types, self.nl = types, len(lanes)
+        self.rows = int(np.prod(lanes, dtype=np.int64))
+        self.sizes = [int(np.prod(t.shape[self.nl:], dtype=np.int64)) for t in types]
+        self.n = sum(self.sizes)
+
+    def flat(self, values: list) -> Any:
+        return concatenate([reshape(v, (self.rows, s)) for v, s in zip(values, self.sizes)], 1)
+
+    def unflat(self, mat: Any) -> list:
+        from .shape import slice_op
+
+        out, offset = [], 0
+        for t, s in zip(self.types, self.sizes):
+            piece = slice_op(mat, (0, offset), (self.rows, offset + s))
+            out.append(reshape(piece, t.shape))
+            offset += s
+        return out
+
+    def basis(self, vec: Any) -> list:
+        """A vector of length n as a tangent: the same in every lane."""
+        from .shape import broadcast_in_dim
+
+        return self.unflat(broadcast_in_dim(vec, (self.rows, self.n), (1,)))
+
+
+@root_p.def_rule("jvp")
+def _root_jvp(primals, tangents, *, solve, residual, linear_solver, lanes, num_captures):
+    from ..passes.jvp import jvp_eval
+
+    caps = list(primals)
+    x = bind(root_p, *caps, solve=solve, residual=residual, linear_solver=linear_solver,
+             lanes=lanes, num_captures=num_captures)
+    layout = Flat(solve.out_types, lanes)
+    zero_x = [Zero(t) for t in layout.types]
+    r_dot = jvp_eval(residual, caps + x, list(tangents) + zero_x)[1]
+    if all(isinstance(t, Zero) for t in r_dot):
+        return x, zero_x
+    rhs = neg(layout.flat([instantiate(t) for t in r_dot]))
+    zero_caps = [Zero(type_of_value(c)) for c in caps]
+
+    def along(direction: list) -> Any:  # ∂r/∂x · direction, per lane
+        return layout.flat(jvp_eval(residual, caps + x, zero_caps + direction)[1])
+
+    if linear_solver == "diagonal":
+        ones = np.ones(layout.n, layout.types[0].dtype)
+        dx = div(rhs, along(layout.basis(ones)))
+    else:
+        dx = _dense_solve(along, layout, rhs)
+    return x, layout.unflat(dx)
+
+
+def _dense_solve(along: Callable, layout: Flat, rhs: Any) -> Any:
+    """Form ∂r/∂x per lane, one column per basis direction, and solve by LU."""
+    from ..api import vmap
+    from .shape import transpose
+
+    eye = np.eye(layout.n, dtype=layout.types[0].dtype)
+    cols = vmap(lambda e: along(layout.basis(e)))(eye)  # [n, lanes, n]: column j of each J
+    jac = transpose(cols, (1, 2, 0))
+    return reshape(lu_solve(jac, reshape(rhs, (layout.rows, layout.n, 1))),
+                   (layout.rows, layout.n))
+
+
+@root_p.def_rule("batch")
+def _root_batch(size, args, dims, *, solve, residual, linear_solver, lanes, num_captures):
+    """A root per lane: x gains the lane axis, and each lane solves its own system."""
+    from ..passes.vmap import batch_region
+
+    n_x = len(solve.outputs)
+    bsolve = batch_region(solve, size, dims, True)[0]
+    bres = batch_region(residual, size, list(dims) + [0] * n_x, True)[0]
+    outs = bind(root_p, *args, solve=bsolve, residual=bres, linear_solver=linear_solver,
+                lanes=(size,) + tuple(lanes), num_captures=0)
+    return outs, [0] * len(outs)
