@@ -1,47 +1,144 @@
-"""A tour of rune_jit, printed by `python -m rune_jit`."""
+"""The tour of loops: `python -m rune_jit` runs it; docs/loops.md is its Markdown.
+
+Each step is prose and code; the tour executes the code in one namespace and
+shows what it prints. `python -m rune_jit --markdown` writes the page, and the
+test suite checks that docs/loops.md is exactly that page, so every output in
+the docs is one the code really prints.
+"""
 
 from __future__ import annotations
 
-import numpy as np
+import contextlib
+import io
+import sys
+import textwrap
+from typing import NamedTuple
 
+
+class Step(NamedTuple):
+    title: str
+    prose: str
+    code: str
+
+
+INTRO = """\
+A loop applies a step to a carry. `scan` passes each step a row of its input and
+stacks what the steps return; `iterate` runs until a test holds. The step is
+traced once per trace of the loop, whatever the number of steps, and every
+transformation of a loop is a loop of its step's transformation."""
+
+STEPS = [
+    Step("A scan and its gradient", """\
+This scan computes the running product of its rows. The derivative of Π xⱼ
+along xᵢ is the product of the others, 24 / xᵢ, so the gradient is
+[24, 12, 8, 6].""", """\
+import numpy as np
 import rune_jit as rune
 import rune_jit.numpy as rnp
 
+xs = np.array([1.0, 2.0, 3.0, 4.0])
 
-def section(title: str) -> None:
-    print(f"\n== {title}")
+def running_product(xs):
+    def step(acc, row):
+        nxt = acc * row
+        return nxt, nxt
+    return rune.scan(step, np.float64(1.0), xs)
+
+total, prefixes = running_product(xs)
+g = rune.grad(lambda xs: running_product(xs)[0])(xs)
+print(total, prefixes, g)"""),
+    Step("What reverse mode keeps", """\
+Reverse mode runs the loop once forward, keeping of each step only what the
+step's transpose reads: here the carry `d`, stacked as `c:f64[4]`, one f64 a
+step. The rows of `xs` are not copied: the second loop, the step's transpose
+run from the last step to the first (`reverse=True`), reads them from `a`.""", """\
+print(rune.make_ir(rune.grad(lambda xs: running_product(xs)[0]))(xs))"""),
+    Step("Iterating to a tolerance", """\
+`iterate` applies Newton's step for √a until the residual is below a tolerance,
+at most `max_steps` times. The test comes before each step.""", """\
+def newton(a, max_steps=50):
+    return rune.iterate(
+        lambda x: (x + a / x) / 2,
+        a,
+        until=lambda x: rnp.all(rnp.abs(x * x - a) < 1e-12),
+        max_steps=max_steps,
+    )
+
+print(newton(np.array([4.0, 9.0])))"""),
+    Step("Lanes apart", """\
+Under `vmap` each lane stops on its own test, and a lane that stopped keeps its
+carry while the others run: 1 satisfies the test at once and takes no step;
+1e6 takes the most.""", """\
+print(rune.vmap(newton)(np.array([1.0, 16.0, 1e6])).tolist())"""),
+    Step("Too few steps", """\
+With too small a `max_steps` the call raises, naming the first lane still
+running: 1 passes at once, and 16 still fails the test after three steps.""", """\
+try:
+    rune.vmap(lambda a: newton(a, max_steps=3))(np.array([1.0, 16.0, 1e6]))
+except rune.IterateError as err:
+    print(err)"""),
+    Step("Roots", """\
+Differentiating the Newton loop would differentiate every step it took. A
+`root` states instead that the value its solve returns is a zero of a
+residual, and takes the derivative from the residual: x² − a = 0 gives
+dx/da = 1 / (2x). The solve is the same loop; central differences agree.""", """\
+def sqrt_root(a):
+    return rune.root(lambda x: x * x - a, lambda: newton(a))
+
+a = np.array([4.0, 9.0])
+print(rune.grad(lambda a: rnp.sum(sqrt_root(a)))(a).tolist())
+rune.check_grads(lambda a: rnp.sum(sqrt_root(a)), a)
+print("check_grads: ok")"""),
+    Step("Rematerialization", """\
+Reverse mode keeps the values a step's tangent operations read. `remat` keeps
+a function's arguments and captures instead and computes its intermediates
+again in the backward pass, so it computes more and keeps less. Every
+transformation sees `remat(f)` as it sees `f`, so the gradient is unchanged.""", """\
+layer = rune.remat(lambda x: rnp.tanh(rnp.sin(x)))
+
+def deep(xs):
+    return rune.scan(lambda acc, row: (layer(acc + row),) * 2, np.float64(0.5), xs)[0]
+
+def plain(xs):
+    return rune.scan(lambda acc, row: (rnp.tanh(rnp.sin(acc + row)),) * 2,
+                     np.float64(0.5), xs)[0]
+
+gap = np.max(np.abs(rune.grad(deep)(xs) - rune.grad(plain)(xs)))
+print("agree within 1e-12:", gap < 1e-12)"""),
+]
 
 
-def main() -> None:
-    np.set_printoptions(precision=6, suppress=True)
-    x = np.array([1.0, 2.0, 3.0])
+def run_steps() -> list[tuple[Step, str]]:
+    """Execute every step in one namespace; -> each step with what it printed."""
+    namespace: dict = {"__name__": "rune_jit_tour"}
+    results = []
+    for step in STEPS:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(step.code, f"<tour: {step.title}>", "exec"), namespace)
+        results.append((step, out.getvalue()))
+    return results
 
-    def f(x):
-        return rnp.sum(rnp.sin(x) * x)
 
-    section("A function and its typed IR")
-    print("f(x) =", f(x))
-    print(rune.make_ir(f)(x))
+def markdown(results: list[tuple[Step, str]]) -> str:
+    parts = ["# Loops\n", INTRO + "\n"]
+    for step, output in results:
+        parts.append(f"## {step.title}\n\n{step.prose}\n\n```python\n{step.code}\n```\n\n"
+                     f"```text\n{output.rstrip()}\n```\n")
+    parts.append("This page is generated by `python -m rune_jit --markdown`; the test suite "
+                 "runs it and checks that every output above is what the code prints.\n")
+    return "\n".join(parts)
 
-    section("Reverse mode: grad is linearize (jvp + partial evaluation) then transpose")
-    print("grad(f)(x)          =", rune.grad(f)(x))
-    print("cos(x) * x + sin(x) =", np.cos(x) * x + np.sin(x))
-    print(rune.make_ir(rune.grad(f))(x))
 
-    section("Forward mode, Hessian-vector product, Hessian")
-    print("jvp:", rune.jvp(f, (x,), (np.ones(3),)))
-    print("hvp:", rune.jvp(rune.grad(f), (x,), (np.ones(3),))[1])
-    print("hessian:\n", rune.hessian(f)(x))
+def terminal(results: list[tuple[Step, str]]) -> str:
+    parts = [INTRO]
+    for step, output in results:
+        code = textwrap.indent(step.code, "    ")
+        parts.append(f"== {step.title}\n\n{step.prose}\n\n{code}\n\n{output.rstrip()}")
+    return "\n\n".join(parts) + "\n"
 
-    section("vmap: per-example gradients")
-    batch = np.stack([x, 2 * x])
-    print(rune.vmap(rune.grad(f))(batch))
 
-    section("cond: a branch chosen at run time, under every transformation")
-    g = lambda p, a: rune.cond(p > 0, rnp.sin, lambda a: a * a, a)  # noqa: E731
-    print("vmap(grad(g)) with p = [1, -1], a = 0.5:",
-          rune.vmap(rune.grad(g, argnums=1))(np.array([1.0, -1.0]), np.array([0.5, 0.5])))
-
-    section("check_grads: derivatives against central differences")
-    rune.check_grads(f, x)
-    print("ok")
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    results = run_steps()
+    sys.stdout.write(markdown(results) if "--markdown" in argv else terminal(results))
