@@ -116,6 +116,7 @@ class Builder:
         self.active = True
         self.captured: dict[Var, Tracer] = {}  # outer values this region uses
         self.seen: dict[tuple, list[Tracer]] = {}  # equations recorded, for CSE
+        self.producers: dict[Var, Eqn] = {}  # for peephole simplifications
         # partial evaluation: tracers of `lift_from` used here become params via `lift`
         self.lift = lift
         self.lift_from = lift_from
@@ -165,7 +166,9 @@ class Builder:
             params = map_regions(params, lambda r: self.open(r, args[:k], atoms[:k]))
             atoms = atoms[k:]
         outs = [Var(t) for t in types]
-        self.eqns.append(Eqn(prim, tuple(atoms), tuple(outs), params))
+        eqn = Eqn(prim, tuple(atoms), tuple(outs), params)
+        self.eqns.append(eqn)
+        self.producers.update(dict.fromkeys(outs, eqn))
         tracers = [Tracer(v, self) for v in outs]
         if k is None and key is not None:
             self.seen[key] = tracers
@@ -206,6 +209,13 @@ def escaped(t: Tracer) -> Exception:
         "it is used after that trace ended (stored in a global or a closure?). "
         "Return it from the function instead."
     )
+
+
+def producer(x: Any) -> Eqn | None:
+    """The equation of the current trace that made `x`, if any (for peepholes)."""
+    if isinstance(x, Tracer) and x.builder is current():
+        return x.builder.producers.get(x.var)
+    return None
 
 
 def bind(prim: Primitive, *args: Any, **params: Any) -> list:

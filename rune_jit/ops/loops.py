@@ -1,16 +1,23 @@
-"""What scan and iterate share: carry fixpoints, residual sorting, pytree checks.
+"""What scan and iterate share: lanes, carry fixpoints, residual sorting, pytree checks.
 
-A loop's step, closed, takes (captures..., [active], carries..., rows...) and
-returns (carries..., ys...). Captures are loop-invariant; `active` is the
-per-lane mask of a counted scan (see ops/scan.py); rows are per-step inputs.
+A loop's step, closed, takes (captures..., laned..., carries..., rows...) and
+returns (carries..., ys...):
+
+- captures are shared by all lanes and all steps;
+- a loop with *lanes* (a vmapped `iterate`, and the counted scans of its reverse
+  mode) keeps its step per lane: laned operands, carries and rows lead with the
+  lane axes outside the loop, and the step sees one lane's slice. Lanes stop
+  on their own, so this is what lets a compiler advance a block of lanes in
+  SIMD registers, each block until its own lanes are done;
+- rows are the per-step inputs (scan's xs).
 
 Reverse mode splits the step (partial evaluation) into a known step and an
-unknown one, and sorts the residuals that pass between them (rule 3):
+unknown one, and sorts the residuals between them (rule 3):
 
-- *forwarded*: a residual that is a known capture or a known row is read from
-  there by the unknown loop and never saved;
-- *intensive*: a residual computed from captures alone does not change across
-  steps: it is computed once, before the loop (hoisted);
+- *forwarded*: a known capture, laned operand or row is read from there by the
+  unknown loop, never saved;
+- *intensive*: computed from captures and laned operands alone, it does not
+  change across steps: it is computed once, before the loop (hoisted);
 - *extensive*: any other residual is saved once per step, stacked like ys.
 """
 
@@ -24,6 +31,7 @@ import numpy as np
 from .. import tree
 from ..ir import Region, Type
 from ..passes.partial_eval import partial_eval_region
+from ..trace import type_of_value
 
 
 def fixpoint(init: Sequence[bool], step: Callable[[list[bool]], list[bool]]) -> list[bool]:
@@ -37,71 +45,131 @@ def fixpoint(init: Sequence[bool], step: Callable[[list[bool]], list[bool]]) -> 
         mask = new
 
 
+# ------------------------------------------------------------- lanes
+
+
+def per_lane(t: Type, lanes: tuple) -> Type:
+    return t.with_shape(t.shape[len(lanes):])
+
+
+def eval_lanes(region: Region, shared: list, laned: list, lanes: tuple) -> tuple[list, list]:
+    """Evaluate a per-lane region on every lane; -> (outputs, which lead with lanes).
+
+    The lanes are flattened into one and the region is evaluated batched, so the
+    interpreter runs it vectorized; an output no lane changes stays shared.
+    """
+    from ..interpret import eval_region
+    from ..passes.vmap import batch_eval
+    from .shape import reshape
+
+    if not lanes:
+        return eval_region(region, shared + laned), [False] * len(region.outputs)
+    n = int(np.prod(lanes, dtype=np.int64))
+    flat = [reshape(v, (n,) + type_of_value(v).shape[len(lanes):]) for v in laned]
+    outs, dims = batch_eval(region, n, shared + flat, [None] * len(shared) + [0] * len(flat))
+    return ([reshape(o, lanes + type_of_value(o).shape[1:]) if d is not None else o
+             for o, d in zip(outs, dims)], [d is not None for d in dims])
+
+
+def spread(x: Any, lanes: tuple) -> Any:
+    """A shared value given the lane axes in front."""
+    from .shape import broadcast_in_dim
+
+    t = type_of_value(x)
+    return broadcast_in_dim(x, lanes + t.shape, tuple(range(len(lanes), len(lanes) + t.ndim)))
+
+
+def held(active: Any, new: Any, old: Any) -> Any:
+    """new in the lanes that run, old in the lanes that are done (lanes lead)."""
+    from .elementwise import select
+    from .shape import broadcast_in_dim
+
+    shape = type_of_value(new).shape
+    mask = broadcast_in_dim(active, shape, tuple(range(type_of_value(active).ndim)))
+    return select(mask, new, old)
+
+
+# ------------------------------------------------------------- reverse mode
+
+
 @dataclass
 class LoopSplit:
     """A loop step split for reverse mode, its residuals sorted."""
 
-    hoisted: Region  # known captures -> (intensive residuals, loop-invariant values)
-    known_step: Region  # (invariants, [active], known carries, known rows)
+    hoisted: Region  # (known captures, known laned) -> (intensive residuals, invariants)
+    known_step: Region  # (invariants, known carries, known rows)
     #                     -> (known carries, known ys, extensive residuals)
-    unknown_step: Region  # (residuals, unknown captures, [active], unknown carries,
+    unknown_step: Region  # (residuals, unknown captures, unknown laned, unknown carries,
     #                        unknown rows) -> (unknown carries, unknown ys)
-    kinds: list[tuple[str, int]]  # per residual: ("cap"|"row"|"intensive"|"extensive", index)
+    kinds: list[tuple[str, int]]  # per residual: (cap|laned|row|intensive|extensive, index)
     unk_carry: list[bool]
     unk_ys: list[bool]
     num_intensive: int
     num_extensive: int
 
 
-def split_loop(step: Region, n_caps: int, n_active: int, num_carry: int,
-               unk_caps: list[bool], unk_init: list[bool], unk_xs: list[bool]) -> LoopSplit:
+def split_loop(step: Region, num_carry: int, unk_caps: list[bool], unk_laned: list[bool],
+               unk_init: list[bool], unk_xs: list[bool]) -> LoopSplit:
     ny = len(step.outputs) - num_carry
-    active = [False] * n_active
+    consts = unk_caps + unk_laned
 
     def pe(unk_carry):
-        return partial_eval_region(step, unk_caps + active + unk_carry + unk_xs,
-                                   unk_carry + [False] * ny)
+        return partial_eval_region(step, consts + unk_carry + unk_xs, unk_carry + [False] * ny)
 
     unk_carry = fixpoint(unk_init, lambda m: pe(m).out_unknowns[:num_carry])
     split = pe(unk_carry)
     known = split.known
-    n_kcaps = unk_caps.count(False)
-    n_kstate = n_kcaps + n_active + unk_carry.count(False)
+    n_kcaps, n_inv = unk_caps.count(False), consts.count(False)
+    n_state = n_inv + unk_carry.count(False)
     n_kout = len(known.outputs) - split.num_res
     kinds: list[tuple[str, int]] = []
     computed = []
     for j, src in enumerate(split.res_inputs):
         if src is not None and src < n_kcaps:
             kinds.append(("cap", src))
-        elif src is not None and src >= n_kstate:
-            kinds.append(("row", src - n_kstate))
-        elif src is not None and src < n_kcaps + n_active:
-            kinds.append(("active", 0))
+        elif src is not None and src < n_inv:
+            kinds.append(("laned", src - n_kcaps))
+        elif src is not None and src >= n_state:
+            kinds.append(("row", src - n_state))
         else:
             kinds.append(("computed", len(computed)))
             computed.append(known.outputs[n_kout + j])
     body = Region(known.params, known.eqns, known.outputs[:n_kout] + tuple(computed))
-    n_loop = len(known.params) - n_kcaps
-    split2 = partial_eval_region(body, [False] * n_kcaps + [True] * n_loop,
+    split2 = partial_eval_region(body, [False] * n_inv + [True] * (len(known.params) - n_inv),
                                  [True] * n_kout + [False] * len(computed))
     varies = split2.out_unknowns[n_kout:]
-    where = {}
-    for c, v in enumerate(varies):
-        where[c] = ("extensive" if v else "intensive",
-                    sum(varies[:c]) if v else c - sum(varies[:c]))
+    where = {c: ("extensive", sum(varies[:c])) if v else ("intensive", c - sum(varies[:c]))
+             for c, v in enumerate(varies)}
     kinds = [where[i] if k == "computed" else (k, i) for k, i in kinds]
     return LoopSplit(split2.known, split2.unknown, split.unknown, kinds, unk_carry,
                      split.out_unknowns[num_carry:], len(varies) - sum(varies), sum(varies))
 
 
-def residual_args(split: LoopSplit, known_caps: list, intensive: list, active: Any,
-                  rows: list) -> list:
-    """The unknown step's residual arguments for one step; `rows` holds this step's
-    rows of the forwarded inputs and then of the extensive tapes."""
+@dataclass
+class Hoisted:
+    """The values computed once before the loops, each shared or per lane."""
+
+    intensive: list
+    invariants: list
+    invariants_laned: list[bool]
+    intensive_laned: list[bool]
+
+
+def hoist(split: LoopSplit, kcaps: list, klaned: list, lanes: tuple) -> Hoisted:
+    vals, laned = eval_lanes(split.hoisted, kcaps, klaned, lanes)
+    n = split.num_intensive
+    return Hoisted(vals[:n], vals[n:], laned[n:], laned[:n])
+
+
+def residual_args(split: LoopSplit, h: Hoisted, kcaps: list, klaned_lane: list,
+                  intensive_lane: list, rows: list) -> list:
+    """The unknown step's residuals for one step of one lane. `intensive_lane` holds the
+    intensive values as the step sees them (shared ones whole, laned ones per lane);
+    `rows` holds this step's rows of the forwarded inputs, then of the tapes."""
     n_fwd = sum(1 for k, _ in split.kinds if k == "row")
-    fwd, ext = rows[:n_fwd], rows[n_fwd:]
-    pick = {"cap": known_caps, "intensive": intensive, "row": fwd, "extensive": ext}
-    return [active if k == "active" else pick[k][i] for k, i in split.kinds]
+    pick_from = {"cap": kcaps, "laned": klaned_lane, "intensive": intensive_lane,
+                 "row": rows[:n_fwd], "extensive": rows[n_fwd:]}
+    return [pick_from[k][i] for k, i in split.kinds]
 
 
 def forwarded_rows(split: LoopSplit, known_xs: list) -> list:

@@ -6,12 +6,13 @@
             carry, ys[i] = step(carry, [x[i] for x in xs])
         return carry, stack(ys)
 
-Closed form: operands (captures..., [counts], init..., xs...); the step region
-takes (captures..., [active], carries..., rows...) and returns (carries...,
-ys...). A *counted* scan (reverse mode of a vmapped `iterate`) has an operand
-`counts` (an int per lane): it runs max(counts) steps, not `length`, and its
-step receives `active = t < counts`, with which the step holds the carries of
-lanes that are done; its ys rows beyond max(counts) are zero.
+Closed form: operands (captures..., [counts], laned..., init..., xs...); the
+step takes (captures..., laned..., carries..., rows...) and returns (carries...,
+ys...). A *counted* scan (the reverse mode of `iterate`) has lanes, the axes
+of its `counts` operand (one int per lane), and a per-lane step (see
+ops/loops.py): it runs max(counts) steps rather than `length`, and a lane whose
+count is used up keeps its carry and gets zero ys rows. Its carries and laned
+operands lead with the lanes, and its xs with (length, *lanes).
 """
 
 from __future__ import annotations
@@ -25,54 +26,54 @@ from ..ad_util import UndefinedPrimal, Zero, add_tangents, instantiate, zeros
 from ..interpret import eval_region
 from ..ir import Eqn, Region, Type
 from ..primitive import Primitive
-from ..trace import bind, trace_closed, type_of_value, using
+from ..trace import bind, trace_closed, trace_flat, type_of_value, using
 from . import loops
-from .shape import moveaxis
+from .shape import broadcast_in_dim, moveaxis
 
 scan_p = Primitive("scan", traits=frozenset({"loop"}))
 
 
 class Layout:
-    """Where each group sits in a scan's closed operands and step params."""
+    """Where each group sits in a scan's closed operands."""
 
-    def __init__(self, n_operands: int, *, num_carry: int, counted: bool, num_captures: int):
-        self.k, self.a, self.nc = num_captures, int(counted), num_carry
-        self.nx = n_operands - self.k - self.a - num_carry
+    def __init__(self, n_operands: int, params: dict):
+        self.k, self.a = params["num_captures"], int(params["counted"])
+        self.nl, self.nc = params["num_laned"], params["num_carry"]
+        self.nx = n_operands - self.k - self.a - self.nl - self.nc
 
     def operands(self, args: Sequence[Any]):
-        k, a, nc = self.k, self.a, self.nc
-        return (list(args[:k]), args[k] if a else None, list(args[k + a:k + a + nc]),
-                list(args[k + a + nc:]))
+        """-> (captures, counts or None, laned, init, xs)."""
+        i = [self.k, self.k + self.a, self.k + self.a + self.nl,
+             self.k + self.a + self.nl + self.nc]
+        return (list(args[:i[0]]), args[i[0]] if self.a else None, list(args[i[1]:i[2]]),
+                list(args[i[2]:i[3]]), list(args[i[3]:]))
 
 
-def _layout(args, params) -> Layout:
-    return Layout(len(args), num_carry=params["num_carry"], counted=params["counted"],
-                  num_captures=params["num_captures"])
+def lanes_of(counts: Any) -> tuple:
+    return () if counts is None else type_of_value(counts).shape
 
 
 # ------------------------------------------------------------- binding
 
 
 def scan_flat(step_fn: Callable, init: list, xs: list, *, length: int, reverse: bool = False,
-              counts: Any = None) -> list:
-    """Bind a scan whose step is the Python function `step_fn(carry, rows)` (or
-    `step_fn(active, carry, rows)` when `counts` is given), returning (carry, ys)
-    lists; -> carry + ys as one list."""
-    carry_types = [type_of_value(c) for c in init]
-    row_types = [type_of_value(x).with_shape(type_of_value(x).shape[1:]) for x in xs]
-    nc = len(init)
-    lead = [] if counts is None else [type_of_value(counts).with_dtype(np.dtype(bool))]
+              counts: Any = None, laned: Sequence[Any] = ()) -> list:
+    """Bind a scan whose step is the Python function `step_fn(laned, carry, rows) ->
+    (carry, ys)` over one lane's values; -> final carry + stacked ys, one list."""
+    lanes = lanes_of(counts)
+    lead = len(lanes) + 1
+    types = ([loops.per_lane(type_of_value(v), lanes) for v in [*laned, *init]]
+             + [type_of_value(x).with_shape(type_of_value(x).shape[lead:]) for x in xs])
+    nl, nc = len(laned), len(init)
 
     def flat(*params):
-        act, rest = (params[0], params[1:]) if lead else (None, params)
-        carry, rows = list(rest[:nc]), list(rest[nc:])
-        out_c, ys = step_fn(act, carry, rows) if lead else step_fn(carry, rows)
+        out_c, ys = step_fn(list(params[:nl]), list(params[nl:nl + nc]), list(params[nl + nc:]))
         return list(out_c) + list(ys)
 
-    region, caps = trace_closed(flat, lead + carry_types + row_types)
-    operands = [*caps, *([counts] if lead else []), *init, *xs]
-    return bind(scan_p, *operands, step=region, num_carry=nc, length=length, reverse=reverse,
-                counted=bool(lead), num_captures=len(caps))
+    region, caps = trace_closed(flat, types)
+    operands = [*caps, *([] if counts is None else [counts]), *laned, *init, *xs]
+    return bind(scan_p, *operands, step=region, num_carry=nc, num_laned=nl, length=length,
+                reverse=reverse, counted=counts is not None, num_captures=len(caps))
 
 
 def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
@@ -85,34 +86,31 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     n = _scan_length(xs_leaves, xs_paths, length)
     init_types = [leaf_type(x)[0] for x in init_leaves]
     weak = [leaf_type(x)[1] for x in init_leaves]
-    init_vals = [as_value(x) for x in init_leaves]
-    y_tree: list = []
+    seen: dict = {}
 
-    def step(carry, rows):
+    def step(laned, carry, rows):
         x = tree.unflatten(xs_tree, rows) if xs is not None else None
         out = f(tree.unflatten(init_tree, carry), x)
         if not isinstance(out, tuple) or len(out) != 2:
             raise TypeError("scan: f must return a pair (carry, y)")
         c_leaves, c_tree, _ = flatten_args(out[0], "carry")
-        y_leaves, yt, _ = flatten_args(out[1], "y")
-        y_tree[:] = [c_tree, yt, [leaf_type(c)[0] for c in c_leaves]]
+        y_leaves, seen["y"], _ = flatten_args(out[1], "y")
+        seen["carry"] = (c_tree, [leaf_type(c)[0] for c in c_leaves])
         return [as_value(c) for c in c_leaves], [as_value(y) for y in y_leaves]
 
-    # trace once to learn the carry the step returns; a weak init takes its dtype
-    from ..trace import trace_flat
-
+    # a first trace learns the carry the step returns: a weak init takes its dtype
     row_types = [leaf_type(x)[0].with_shape(leaf_type(x)[0].shape[1:]) for x in xs_leaves]
-    trace_flat(lambda *p: sum(step(list(p[:len(init_types)]), list(p[len(init_types):])), []),
-               init_types + row_types)
-    out_types = y_tree[2]
+    nc = len(init_types)
+    trace_flat(lambda *p: sum(step([], list(p[:nc]), list(p[nc:])), []), init_types + row_types,
+               weak + [False] * len(row_types))
+    out_tree, out_types = seen["carry"]
+    vals = [as_value(x) for x in init_leaves]
     if loops.promotable(init_types, weak, out_types):
-        init_vals = [np.asarray(v, t.dtype) for v, t in zip(init_vals, out_types)]
+        vals = [np.asarray(v, t.dtype) for v, t in zip(vals, out_types)]
         init_types = out_types
-    loops.check_carry("scan", init_tree, init_types, y_tree[0], out_types)
-    outs = scan_flat(step, init_vals, [as_value(x) for x in xs_leaves], length=n,
-                     reverse=reverse)
-    nc = len(init_leaves)
-    return tree.unflatten(init_tree, outs[:nc]), tree.unflatten(y_tree[1], outs[nc:])
+    loops.check_carry("scan", init_tree, init_types, out_tree, out_types)
+    outs = scan_flat(step, vals, [as_value(x) for x in xs_leaves], length=n, reverse=reverse)
+    return tree.unflatten(init_tree, outs[:nc]), tree.unflatten(seen["y"], outs[nc:])
 
 
 def _scan_length(xs: list, paths: list[str], length: int | None) -> int:
@@ -127,47 +125,61 @@ def _scan_length(xs: list, paths: list[str], length: int | None) -> int:
     if len(set(sizes.values())) > 1:
         shown = ", ".join(f"{p} has {n}" for p, n in sizes.items())
         raise ValueError(f"scan: the leaves of xs have different leading sizes: {shown}")
+    first = next(iter(sizes.values()), None)
     if length is not None:
-        if not isinstance(length, (int, np.integer)) or length < 0:
+        if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 0:
             raise ValueError(f"scan: length must be a non-negative int, got {length!r}")
-        if sizes and next(iter(sizes.values())) != length:
-            raise ValueError(f"scan: length = {length} but xs has leading size "
-                             f"{next(iter(sizes.values()))}")
+        if first is not None and first != length:
+            raise ValueError(f"scan: length = {length} but xs has leading size {first}")
         return int(length)
-    if not sizes:
+    if first is None:
         raise ValueError("scan: give xs or length")
-    return next(iter(sizes.values()))
+    return first
 
 
 # ------------------------------------------------------------- meaning
 
 
 @scan_p.def_rule("shape")
-def _scan_shape(*types: Type, step, num_carry, length, reverse, counted, num_captures):
-    lay = Layout(len(types), num_carry=num_carry, counted=counted, num_captures=num_captures)
-    caps, counts, init, xs = lay.operands(types)
-    if any(x.shape[:1] != (length,) for x in xs):
-        raise ValueError(f"scan: xs must have leading size {length}")
-    active = [counts.with_dtype(np.dtype(bool))] if counted else []
-    expected = caps + active + init + [x.with_shape(x.shape[1:]) for x in xs]
-    if step.in_types != expected:
+def _scan_shape(*types: Type, step, num_carry, num_laned, length, reverse, counted,
+                num_captures):
+    lay = Layout(len(types), dict(num_captures=num_captures, counted=counted,
+                                  num_laned=num_laned, num_carry=num_carry))
+    caps, counts, laned, init, xs = lay.operands(types)
+    lanes = () if counts is None else counts.shape
+    if counts is not None and counts.dtype.kind != "i":
+        raise TypeError(f"scan: counts must be integers, got {counts}")
+    lead = (length,) + lanes
+    if any(x.shape[:len(lead)] != lead for x in xs):
+        raise ValueError(f"scan: xs must lead with {lead}")
+    if any(t.shape[:len(lanes)] != lanes for t in laned + init):
+        raise TypeError(f"scan: laned operands and carries must lead with the lanes {lanes}")
+    per = [loops.per_lane(t, lanes) for t in laned + init]
+    rows = [x.with_shape(x.shape[len(lead):]) for x in xs]
+    if step.in_types != caps + per + rows:
         raise TypeError("scan: the step's params do not match the operands")
-    if step.out_types[:num_carry] != init:
+    if step.out_types[:num_carry] != per[num_laned:]:
         raise TypeError("scan: the step returns carries of other types than init")
-    return init + [t.with_shape((length,) + t.shape) for t in step.out_types[num_carry:]]
+    return init + [t.with_shape(lead + t.shape) for t in step.out_types[num_carry:]]
 
 
 @scan_p.def_rule("impl")
-def _scan_impl(*args, step, num_carry, length, reverse, counted, num_captures):
-    lay = Layout(len(args), num_carry=num_carry, counted=counted, num_captures=num_captures)
-    caps, counts, carry, xs = lay.operands(args)
-    ys = [np.zeros((length,) + t.shape, t.dtype) for t in step.out_types[num_carry:]]
-    trips = length if not counted else min(length, int(counts.max(initial=0)))
-    for t in (reversed(range(trips)) if reverse else range(trips)):
-        active = [np.asarray(t < counts)] if counted else []
-        out = eval_region(step, caps + active + carry + [x[t] for x in xs])
-        carry = out[:num_carry]
-        for buf, y in zip(ys, out[num_carry:]):
+def _scan_impl(*args, **params):
+    lay = Layout(len(args), params)
+    step, nc, length = params["step"], lay.nc, params["length"]
+    caps, counts, laned, carry, xs = lay.operands(args)
+    lanes = lanes_of(counts)
+    ys = [np.zeros((length,) + lanes + t.shape, t.dtype) for t in step.out_types[nc:]]
+    trips = length if counts is None else min(length, int(counts.max(initial=0)))
+    for t in (reversed(range(trips)) if params["reverse"] else range(trips)):
+        outs, laned_out = loops.eval_lanes(step, caps, laned + carry + [x[t] for x in xs], lanes)
+        outs = [o if w or not lanes else loops.spread(o, lanes) for o, w in zip(outs, laned_out)]
+        if counts is not None:
+            active = np.asarray(t < counts)
+            outs = [loops.held(active, o, old) for o, old in
+                    zip(outs, carry + [np.zeros_like(y) for y in outs[nc:]])]
+        carry = outs[:nc]
+        for buf, y in zip(ys, outs[nc:]):
             buf[t] = y
     return carry + ys
 
@@ -175,46 +187,44 @@ def _scan_impl(*args, step, num_carry, length, reverse, counted, num_captures):
 # ------------------------------------------------------------- jvp
 
 
+def _nonzero(ts: list) -> list[bool]:
+    return [not isinstance(t, Zero) for t in ts]
+
+
 @scan_p.def_rule("jvp")
 def _scan_jvp(primals, tangents, **params):
     from ..passes.jvp import jvp_region
 
-    lay = _layout(primals, params)
+    lay = Layout(len(primals), params)
     step, nc = params["step"], lay.nc
-    caps, counts, init, xs = lay.operands(primals)
-    tcaps, _, tinit, txs = lay.operands(tangents)
-    nz = lambda ts: [not isinstance(t, Zero) for t in ts]  # noqa: E731
     ny = len(step.outputs) - nc
-    act = [False] * lay.a
+    caps, counts, laned, init, xs = lay.operands(primals)
+    tcaps, _, tlaned, tinit, txs = lay.operands(tangents)
+    fixed = _nonzero(tcaps) + _nonzero(tlaned)
 
     def carry_nz(mask):
-        return jvp_region(step, nz(tcaps) + act + mask + nz(txs))[1][:nc]
+        return jvp_region(step, fixed + mask + _nonzero(txs))[1][:nc]
 
-    nz_carry = loops.fixpoint(nz(tinit), carry_nz)
-    jstep, out_nz = jvp_region(step, nz(tcaps) + act + nz_carry + nz(txs),
-                               nz_carry + [False] * ny)
-    live_tcaps = loops.pick(tcaps, nz(tcaps))
-    live_txs = loops.pick(txs, nz(txs))
+    nz_carry = loops.fixpoint(_nonzero(tinit), carry_nz)
+    jstep, out_nz = jvp_region(step, fixed + nz_carry + _nonzero(txs), nz_carry + [False] * ny)
+    live = lambda ts: [t for t in ts if not isinstance(t, Zero)]  # noqa: E731
     n_tc = sum(nz_carry)
 
-    def step_fn(*a):
-        active, carry, rows = (a if lay.a else (None, *a))
-        c, tc = carry[:nc], carry[nc:]
-        x, tx = rows[:lay.nx], rows[lay.nx:]
-        outs = eval_region(jstep, caps + ([active] if lay.a else []) + c + x + live_tcaps
-                           + tc + tx)
+    def step_fn(lan, carry, rows):
+        nl, nx = lay.nl, lay.nx
+        outs = eval_region(jstep, caps + lan[:nl] + carry[:nc] + rows[:nx] + live(tcaps)
+                           + lan[nl:] + carry[nc:] + rows[nx:])
         return (outs[:nc] + outs[nc + ny:nc + ny + n_tc],
                 outs[nc:nc + ny] + outs[nc + ny + n_tc:])
 
     tinit_live = [instantiate(t) for t, m in zip(tinit, nz_carry) if m]
-    outs = scan_flat(step_fn, init + tinit_live, xs + live_txs, length=params["length"],
-                     reverse=params["reverse"], counts=counts)
+    outs = scan_flat(step_fn, init + tinit_live, xs + live(txs), length=params["length"],
+                     reverse=params["reverse"], counts=counts, laned=laned + live(tlaned))
+    out_types = _scan_shape(*[type_of_value(v) for v in primals], **params)
     carry, tcarry = outs[:nc], outs[nc:nc + n_tc]
     ys, tys = outs[nc + n_tc:nc + n_tc + ny], outs[nc + n_tc + ny:]
-    out_types = _scan_shape(*[type_of_value(v) for v in primals], **params)
-    tout = loops.merge(nz_carry + out_nz[nc:], tcarry + tys,
-                       [Zero(t) for t in out_types])
-    return carry + ys, tout
+    return carry + ys, loops.merge(nz_carry + out_nz[nc:], tcarry + tys,
+                                   [Zero(t) for t in out_types])
 
 
 # ------------------------------------------------------------- vmap
@@ -222,37 +232,71 @@ def _scan_jvp(primals, tangents, **params):
 
 @scan_p.def_rule("batch")
 def _scan_batch(size, args, dims, **params):
+    lay = Layout(len(args), params)
+    if lay.a:
+        return _counted_batch(size, lay, args, dims, params)
     from ..passes.vmap import batch_region, materialize
 
-    lay = _layout(args, params)
     step, nc = params["step"], lay.nc
-    caps, counts, init, xs = lay.operands(args)
-    cdims, kdim, idims, xdims = lay.operands(dims)
+    caps, _, _, init, xs = lay.operands(args)
+    cdims, _, _, idims, xdims = lay.operands(dims)
     ny = len(step.outputs) - nc
     xs = [moveaxis(x, 0, 1) if d is not None else x for x, d in zip(xs, xdims)]
     to_dim = lambda mask: [0 if m else None for m in mask]  # noqa: E731
-    if lay.a:  # lanes must lead every carry and y: everything becomes batched
-        counts = materialize(counts, kdim, size)
-        force_c, force_y = [True] * nc, [True] * ny
-    else:
-        force_c = loops.fixpoint([d is not None for d in idims], lambda m: [
-            d is not None for d in batch_region(step, size, cdims + to_dim(m) + xdims,
-                                                m + [False] * ny)[1][:nc]])
-        force_y = [False] * ny
-    act_dims = [0] if lay.a else []
-    bstep, odims = batch_region(step, size, cdims + act_dims + to_dim(force_c) + xdims,
-                                force_c + force_y)
+    batched = loops.fixpoint([d is not None for d in idims], lambda m: [
+        d is not None for d in batch_region(step, size, cdims + to_dim(m) + xdims,
+                                            m + [False] * ny)[1][:nc]])
+    bstep, odims = batch_region(step, size, cdims + to_dim(batched) + xdims,
+                                batched + [False] * ny)
 
-    def step_fn(*a):
-        active, carry, rows = (a if lay.a else (None, *a))
-        outs = eval_region(bstep, caps + ([active] if lay.a else []) + carry + rows)
+    def step_fn(lan, carry, rows):
+        outs = eval_region(bstep, caps + carry + rows)
         return outs[:nc], outs[nc:]
 
-    init = [materialize(c, d, size) if f else c for c, d, f in zip(init, idims, force_c)]
-    outs = scan_flat(step_fn, init, xs, length=params["length"], reverse=params["reverse"],
-                     counts=counts)
+    init = [materialize(c, d, size) if b else c for c, d, b in zip(init, idims, batched)]
+    outs = scan_flat(step_fn, init, xs, length=params["length"], reverse=params["reverse"])
     ys = [moveaxis(y, 1, 0) if d is not None else y for y, d in zip(outs[nc:], odims[nc:])]
-    return outs[:nc] + ys, to_dim(force_c) + [0 if d is not None else None for d in odims[nc:]]
+    return outs[:nc] + ys, to_dim(batched) + [0 if d is not None else None for d in odims[nc:]]
+
+
+def add_lane_axis(size: int, caps: list, cdims: list, laned: list, ldims: list,
+                  lanes: tuple) -> tuple[list[bool], list, list]:
+    """vmap of a loop with lanes: the map's axis becomes the first lane axis. A batched
+    capture becomes a laned operand; -> (moved mask, shared captures, laned operands)."""
+    from ..passes.vmap import materialize
+
+    moved = [d is not None for d in cdims]
+    spread = [broadcast_in_dim(c, (size,) + lanes + type_of_value(c).shape[1:],
+                               (0,) + tuple(range(1 + len(lanes), len(lanes) + type_of_value(
+                                   c).ndim))) for c in loops.pick(caps, moved)]
+    return moved, loops.pick(caps, moved, False), spread + [
+        materialize(v, d, size) for v, d in zip(laned, ldims)]
+
+
+def _counted_batch(size, lay: Layout, args, dims, params):
+    from ..passes.vmap import materialize
+
+    step, nc = params["step"], lay.nc
+    caps, counts, laned, init, xs = lay.operands(args)
+    cdims, kdim, ldims, idims, xdims = lay.operands(dims)
+    lanes = lanes_of(counts)
+    moved, shared, new_laned = add_lane_axis(size, caps, cdims, laned + init, ldims + idims,
+                                             lanes)
+    n_moved = sum(moved)
+    xs = [moveaxis(x, 0, 1) if d is not None else broadcast_in_dim(
+        x, (params["length"], size) + type_of_value(x).shape[1:],
+        (0,) + tuple(range(2, 1 + type_of_value(x).ndim))) for x, d in zip(xs, xdims)]
+
+    def step_fn(lan, carry, rows):
+        c = loops.merge(moved, lan[:n_moved], shared)
+        outs = eval_region(step, c + lan[n_moved:] + carry + rows)
+        return outs[:nc], outs[nc:]
+
+    n_l = n_moved + lay.nl
+    outs = scan_flat(step_fn, new_laned[n_l:], xs, length=params["length"],
+                     reverse=params["reverse"], counts=materialize(counts, kdim, size),
+                     laned=new_laned[:n_l])
+    return outs[:nc] + [moveaxis(y, 1, 0) for y in outs[nc:]], [0] * len(outs)
 
 
 # ------------------------------------------------------------- reverse mode
@@ -260,124 +304,127 @@ def _scan_batch(size, args, dims, **params):
 
 @scan_p.def_rule("partial_eval")
 def _scan_partial_eval(pe, unknowns, *args, **params):
-    lay = _layout(args, params)
-    caps, counts, init, xs = lay.operands(args)
-    ucaps, ucount, uinit, uxs = lay.operands(unknowns)
+    lay = Layout(len(args), params)
+    caps, counts, laned, init, xs = lay.operands(args)
+    ucaps, ucount, ulaned, uinit, uxs = lay.operands(unknowns)
     if ucount:
         return pe.default_rule(scan_p, unknowns, args, params)
-    split = loops.split_loop(params["step"], lay.k, lay.a, lay.nc, ucaps, uinit, uxs)
-    kcaps, kinit, kxs = (loops.pick(v, m, False) for v, m in
-                         ((caps, ucaps), (init, split.unk_carry), (xs, uxs)))
-    n_kc = len(kinit)
+    split = loops.split_loop(params["step"], lay.nc, ucaps, ulaned, uinit, uxs)
+    known = [loops.pick(v, m, False) for v, m in
+             ((caps, ucaps), (laned, ulaned), (init, split.unk_carry), (xs, uxs))]
+    kcaps, klaned, kinit, kxs = known
+    lanes, n_kc = lanes_of(counts), len(kinit)
+    loop = dict(length=params["length"], reverse=params["reverse"], counts=counts)
     with using(pe.known):
-        hoisted = eval_region(split.hoisted, kcaps)
-        intensive, invariants = hoisted[:split.num_intensive], hoisted[split.num_intensive:]
+        h = loops.hoist(split, kcaps, klaned, lanes)
+        inv_shared = loops.pick(h.invariants, h.invariants_laned, False)
 
-        def known_step(*a):
-            active, carry, rows = (a if lay.a else (None, *a))
-            outs = eval_region(split.known_step, invariants + ([active] if lay.a else [])
-                               + carry + rows)
+        def known_step(lan, carry, rows):
+            inv = loops.merge(h.invariants_laned, lan, inv_shared)
+            outs = eval_region(split.known_step, inv + carry + rows)
             return outs[:n_kc], outs[n_kc:]
 
-        k_outs = scan_flat(known_step, kinit, kxs, length=params["length"],
-                           reverse=params["reverse"], counts=counts)
-    k_carry, k_rest = k_outs[:n_kc], k_outs[n_kc:]
-    k_ys, tapes = k_rest[:len(k_rest) - split.num_extensive], k_rest[len(
-        k_rest) - split.num_extensive:]
-    u_outs = _unknown_loop(pe, split, lay, params, kcaps, intensive, caps, ucaps, counts,
-                           init, xs, uxs, tapes)
+        k_outs = scan_flat(known_step, kinit, kxs, laned=loops.pick(h.invariants,
+                                                                     h.invariants_laned), **loop)
+    k_ys = k_outs[n_kc:len(k_outs) - split.num_extensive]
+    tapes = k_outs[len(k_outs) - split.num_extensive:]
+    rows = loops.forwarded_rows(split, kxs) + tapes
+    u_outs = unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
+                          loops.pick(laned, ulaned),
+                          [instantiate(v) for v in loops.pick(init, split.unk_carry)],
+                          rows, loops.pick(xs, uxs), loop)
     n_uc = sum(split.unk_carry)
-    carry = loops.merge(split.unk_carry, u_outs[:n_uc], k_carry)
+    carry = loops.merge(split.unk_carry, u_outs[:n_uc], k_outs[:n_kc])
     return carry + loops.merge(split.unk_ys, u_outs[n_uc:], k_ys)
 
 
-def _unknown_loop(pe, split, lay, params, kcaps, intensive, caps, ucaps, counts, init, xs,
-                  uxs, tapes) -> list:
-    u_caps = loops.pick(caps, ucaps)
-    u_init = [instantiate(v) for v in loops.pick(init, split.unk_carry)]
-    fwd = loops.forwarded_rows(split, loops.pick(xs, uxs, False))
-    u_rows = loops.pick(xs, uxs)
-    n_res_rows = len(fwd) + len(tapes)
-    n_uc = len(u_init)
-    with using(pe.unknown):
-        def unknown_step(*a):
-            active, carry, rows = (a if lay.a else (None, *a))
-            res = loops.residual_args(split, kcaps, intensive, active, rows[:n_res_rows])
-            outs = eval_region(split.unknown_step, res + u_caps + ([active] if lay.a else [])
-                               + carry + rows[n_res_rows:])
-            return outs[:n_uc], outs[n_uc:]
+def unknown_loop(pe, split: loops.LoopSplit, h: loops.Hoisted, kcaps: list, klaned: list,
+                 ucaps: list, ulaned: list, uinit: list, res_rows: list, urows: list,
+                 loop: dict) -> list:
+    """The scan of the unknown step: residuals from where `split.kinds` says they are."""
+    int_shared = loops.pick(h.intensive, h.intensive_laned, False)
+    int_laned = loops.pick(h.intensive, h.intensive_laned)
+    n_kl, n_il, n_r, n_uc = len(klaned), len(int_laned), len(res_rows), len(uinit)
 
-        return scan_flat(unknown_step, u_init, fwd + tapes + u_rows, length=params["length"],
-                         reverse=params["reverse"], counts=counts)
+    def unknown_step(lan, carry, rows):
+        intensive = loops.merge(h.intensive_laned, lan[n_kl:n_kl + n_il], int_shared)
+        res = loops.residual_args(split, h, kcaps, lan[:n_kl], intensive, rows[:n_r])
+        outs = eval_region(split.unknown_step, res + ucaps + lan[n_kl + n_il:] + carry
+                           + rows[n_r:])
+        return outs[:n_uc], outs[n_uc:]
+
+    with using(pe.unknown):
+        return scan_flat(unknown_step, uinit, res_rows + urows,
+                         laned=klaned + int_laned + ulaned, **loop)
 
 
 @scan_p.def_rule("transpose")
 def _scan_transpose(cts, *args, **params):
+    from ..ops.reduce import reduce_sum
     from ..passes.transpose import backward_pass
 
-    lay = _layout(args, params)
+    lay = Layout(len(args), params)
     step, nc = params["step"], lay.nc
-    caps, counts, init, xs = lay.operands(args)
-    # Every carry of a linear scan is linear; one that is not an UndefinedPrimal is an
-    # instantiated zero tangent, whose cotangent nobody needs.
-    lin_init = [isinstance(c, UndefinedPrimal) for c in init]
-    lin_caps = [isinstance(c, UndefinedPrimal) for c in caps]
-    lin_xs = [isinstance(x, UndefinedPrimal) for x in xs]
-    res_caps, res_xs = loops.pick(caps, lin_caps, False), loops.pick(xs, lin_xs, False)
-    ct_carry = [instantiate(c) for c in cts[:nc]]
-    ys_nz = [not isinstance(c, Zero) for c in cts[nc:]]
+    caps, counts, laned, init, xs = lay.operands(args)
+    lanes = lanes_of(counts)
+    is_lin = lambda vs: [isinstance(v, UndefinedPrimal) for v in vs]  # noqa: E731
+    lin_caps, lin_laned, lin_xs = is_lin(caps), is_lin(laned), is_lin(xs)
+    # every carry of a linear scan is linear: one that is not an UndefinedPrimal is an
+    # instantiated zero tangent, whose cotangent nobody needs
+    lin_init = is_lin(init)
+    res_caps, res_laned = loops.pick(caps, lin_caps, False), loops.pick(laned, lin_laned, False)
+    res_xs = loops.pick(xs, lin_xs, False)
+    ys_nz = _nonzero(list(cts[nc:]))
     y_types = step.out_types[nc:]
-    ct_ys = loops.pick(cts[nc:], ys_nz)
-    acc0 = [zeros(c.type) for c in loops.pick(caps, lin_caps)]
-    n_acc, ny = len(acc0), len(ct_ys)
-    linear = lin_caps + [False] * lay.a + [True] * nc + lin_xs
+    # cotangents of captures and laned operands accumulate in carries, one per lane
+    acc0 = [zeros(c.type.with_shape(lanes + c.type.shape)) for c in loops.pick(caps, lin_caps)]
+    acc0 += [zeros(v.type) for v in loops.pick(laned, lin_laned)]
+    n_acc, n_ct = len(acc0), sum(ys_nz)
+    linear = lin_caps + lin_laned + [True] * nc + lin_xs
 
-    def tstep(*a):
-        active, carry, rows = (a if lay.a else (None, *a))
+    def tstep(lan, carry, rows):
         acc, ctc = carry[:n_acc], carry[n_acc:]
-        cty = loops.merge(ys_nz, rows[:ny], [Zero(t) for t in y_types])
-        nonlin = res_caps + ([active] if lay.a else []) + rows[ny:]
-        cts_in = backward_pass(step, linear, nonlin, ctc + cty)
-        d_caps, d_carry, d_xs = cts_in[:n_acc], cts_in[n_acc:n_acc + nc], cts_in[n_acc + nc:]
-        acc = [add_tangents(s, d) for s, d in zip(acc, d_caps)]
-        return acc + [instantiate(d) for d in d_carry], [instantiate(d) for d in d_xs]
+        cty = loops.merge(ys_nz, rows[:n_ct], [Zero(t) for t in y_types])
+        d = backward_pass(step, linear, res_caps + lan + rows[n_ct:], ctc + cty)
+        acc = [add_tangents(s, x) for s, x in zip(acc, d[:n_acc])]
+        return acc + [instantiate(x) for x in d[n_acc:n_acc + nc]], [
+            instantiate(x) for x in d[n_acc + nc:]]
 
-    outs = scan_flat(tstep, acc0 + ct_carry, ct_ys + res_xs, length=params["length"],
-                     reverse=not params["reverse"], counts=counts)
-    d_caps, d_init, d_xs = outs[:n_acc], outs[n_acc:n_acc + nc], outs[n_acc + nc:]
+    outs = scan_flat(tstep, acc0 + [instantiate(c) for c in cts[:nc]],
+                     loops.pick(cts[nc:], ys_nz) + res_xs, length=params["length"],
+                     reverse=not params["reverse"], counts=counts, laned=res_laned)
+    n_lc = sum(lin_caps)
+    d_caps = [reduce_sum(a, tuple(range(len(lanes)))) for a in outs[:n_lc]]
+    d_laned, d_init = outs[n_lc:n_acc], outs[n_acc:n_acc + nc]
     return (loops.merge(lin_caps, d_caps, [None] * len(caps)) + ([None] if lay.a else [])
+            + loops.merge(lin_laned, d_laned, [None] * len(laned))
             + [d if lin else None for d, lin in zip(d_init, lin_init)]
-            + loops.merge(lin_xs, d_xs, [None] * len(xs)))
+            + loops.merge(lin_xs, outs[n_acc + nc:], [None] * len(xs)))
 
 
 # ------------------------------------------------------------- dead code
 
 
 def scan_dce(eqn: Eqn, used: list[bool]) -> Eqn:
-    """Drop ys nobody reads and carries that no needed output depends on."""
+    """Drop ys nobody reads, carries no needed output depends on, and unread inputs."""
     from ..passes.simplify import dce, live_params
 
-    step, nc = eqn.params["step"], eqn.params["num_carry"]
-    a = int(eqn.params["counted"])
+    p = eqn.params
+    step, nc, nl, a = p["step"], p["num_carry"], p["num_laned"], int(p["counted"])
 
     def needed_carries(mask):
         body = Region(step.params, step.eqns, tuple(loops.pick(step.outputs, mask + used[nc:])))
-        live = live_params(body)
-        return live[a:a + nc]
+        return live_params(body)[nl:nl + nc]
 
     keep_c = loops.fixpoint(used[:nc], needed_carries)
-    keep_out = keep_c + used[nc:]
-    body = dce(Region(step.params, step.eqns, tuple(loops.pick(step.outputs, keep_out))))
+    body = dce(Region(step.params, step.eqns, tuple(loops.pick(step.outputs,
+                                                               keep_c + used[nc:]))))
     live = live_params(body)
-    keep_x = live[a + nc:]
-    new_step = Region(tuple(loops.pick(step.params, [True] * a + keep_c + keep_x)), body.eqns,
-                      body.outputs)
-    ins = eqn.inputs  # open form: [counts], init, xs
-    inputs = (list(ins[:a]) + loops.pick(ins[a:a + nc], keep_c)
-              + loops.pick(ins[a + nc:], keep_x))
-    outputs = loops.pick(eqn.outputs, keep_out)
-    return Eqn(scan_p, tuple(inputs), tuple(outputs), {**eqn.params, "step": new_step,
-                                                       "num_carry": sum(keep_c)})
+    keep_in = live[:nl] + keep_c + live[nl + nc:]
+    new_step = Region(tuple(loops.pick(step.params, keep_in)), body.eqns, body.outputs)
+    inputs = list(eqn.inputs[:a]) + loops.pick(eqn.inputs[a:], keep_in)  # open form
+    return Eqn(scan_p, tuple(inputs), tuple(loops.pick(eqn.outputs, keep_c + used[nc:])),
+               {**p, "step": new_step, "num_carry": sum(keep_c), "num_laned": sum(live[:nl])})
 
 
 scan_p.def_rule("dce", scan_dce)

@@ -13,7 +13,7 @@ import numpy as np
 from ..ad_util import Zero, is_undefined, zeros
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Absent, Primitive
-from ..trace import bind1, type_of_value
+from ..trace import bind1, producer, type_of_value
 
 
 def _linear_jvp(prim: Primitive):
@@ -137,9 +137,21 @@ _unary_batch(transpose_p, lambda size, perm: dict(perm=(0,) + tuple(p + 1 for p 
 
 def transpose(x: Any, perm: Sequence[int]) -> Any:
     perm = tuple(int(p) for p in perm)
+    inner = producer(x)
+    if inner is not None and inner.prim is transpose_p:  # two transposes make one
+        x, perm = _traced_input(x, inner), tuple(inner.params["perm"][p] for p in perm)
     if perm == tuple(range(len(perm))):
         return x
     return bind1(transpose_p, x, perm=perm)
+
+
+def _traced_input(x: Any, eqn) -> Any:
+    """The value of `eqn`'s single input, as the trace that made `x` sees it."""
+    from ..ir import Literal
+    from ..trace import Tracer
+
+    a = eqn.inputs[0]
+    return a.value if isinstance(a, Literal) else Tracer(a, x.builder)
 
 
 def moveaxis(x: Any, src: int, dst: int) -> Any:
@@ -269,7 +281,7 @@ def _concat_transpose(cts, *xs, axis):
     shape = type_of_value(ct).shape
     out, offset = [], 0
     for x in xs:
-        n = x.type.shape[axis]
+        n = (x.type if is_undefined(x) else type_of_value(x)).shape[axis]
         if is_undefined(x):
             starts = tuple(offset if i == axis else 0 for i in range(len(shape)))
             limits = tuple(offset + n if i == axis else s for i, s in enumerate(shape))
@@ -304,6 +316,8 @@ iota_p = Primitive("iota")
 
 @iota_p.def_rule("shape")
 def _iota_shape(*, shape, axis, dtype) -> list[Type]:
+    if np.dtype(dtype).kind not in "fi":
+        raise TypeError(f"iota counts in a number dtype, not {np.dtype(dtype)}")
     return [Type(np.dtype(dtype), tuple(shape))]
 
 
