@@ -12,7 +12,7 @@ args...) -> outputs....
 from __future__ import annotations
 
 from functools import wraps
-from typing import Any, Callable
+from typing import Callable
 
 from .. import tree
 from ..ad_util import Zero
