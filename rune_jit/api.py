@@ -23,9 +23,9 @@ from .passes.partial_eval import partial_eval_region
 from .passes.simplify import simplify
 from .passes.transpose import transpose_region
 from .passes.vmap import batch_eval, materialize
+from .numpy._core import is_python_scalar
 from .trace import Tracer, trace_closed, type_of_value
 
-PY_SCALARS = (bool, int, float)
 
 
 # ------------------------------------------------------------- arguments and tracing
@@ -35,7 +35,7 @@ def check_leaf(x: Any, where: str) -> Any:
     """An accepted leaf: a Tracer, an array of a supported dtype, or a Python number."""
     if isinstance(x, Tracer):
         return x
-    if isinstance(x, PY_SCALARS):
+    if is_python_scalar(x):
         python_scalar_dtype(x)  # raises for an int beyond int64
         return x
     if isinstance(x, (np.ndarray, np.generic)):
@@ -51,7 +51,7 @@ def flatten_args(args: Any, root: str) -> tuple[list, tree.TreeDef, list[str]]:
 
 
 def leaf_type(x: Any) -> tuple[Type, bool]:
-    if isinstance(x, PY_SCALARS):
+    if is_python_scalar(x):
         return Type(python_scalar_dtype(x), ()), True
     if isinstance(x, Tracer):
         return x.type, x.weak
@@ -59,7 +59,7 @@ def leaf_type(x: Any) -> tuple[Type, bool]:
 
 
 def as_value(x: Any) -> Any:
-    return np.asarray(x, python_scalar_dtype(x)) if isinstance(x, PY_SCALARS) else x
+    return np.asarray(x, python_scalar_dtype(x)) if is_python_scalar(x) else x
 
 
 class Traced(NamedTuple):
@@ -69,30 +69,36 @@ class Traced(NamedTuple):
 
 
 def trace_fn(f: Callable, leaves: Sequence[Any], in_tree: tree.TreeDef,
-             types: Sequence[Type] | None = None, root: str = "output") -> Traced:
+             types: Sequence[Type] | None = None, root: str = "output",
+             has_pair: bool = False) -> Traced:
     """Trace `f(*args)` where `args` is `in_tree` filled with leaves of `types`."""
     typed = [leaf_type(x) for x in leaves]
     types = list(types) if types is not None else [t for t, _ in typed]
     out_box: list[tree.TreeDef] = []
 
     def flat(*xs):
-        out_leaves, out_tree, _ = flatten_args(f(*tree.unflatten(in_tree, xs)), root)
-        out_box.append(out_tree)
-        return [as_value(o) for o in out_leaves]
+        out = f(*tree.unflatten(in_tree, xs))
+        # a pair (output, aux) is checked as "output..." and "aux...", not "output[0]..."
+        parts = [(out[0], root), (out[1], "aux")] if has_pair else [(out, root)]
+        checked = [flatten_args(o, name) for o, name in parts]
+        out_box.append(tree.flatten(out)[1])
+        return [as_value(o) for leaves_, _, _ in checked for o in leaves_]
 
     region, caps = trace_closed(flat, types, [w for _, w in typed])
     return Traced(region, caps, out_box[0])
 
 
-def finish(x: Any) -> Any:
-    """Results are writable NumPy arrays (broadcasts and transposes can be views)."""
-    if isinstance(x, np.ndarray) and not x.flags.writeable:
+def finish(x: Any, inputs: Sequence[Any] = ()) -> Any:
+    """Results are fresh, writable NumPy arrays: never an input, nor a view of one, nor a
+    read-only broadcast (the interpreter's reshapes and transposes make views)."""
+    if isinstance(x, np.ndarray) and (not x.flags.writeable or not x.flags.owndata
+                                      or any(x is i for i in inputs)):
         return x.copy()
     return x
 
 
-def finish_tree(t: Any) -> Any:
-    return tree.tree_map(finish, t)
+def finish_tree(t: Any, inputs: Sequence[Any] = ()) -> Any:
+    return tree.tree_map(lambda x: finish(x, inputs), t)
 
 
 # ------------------------------------------------------------- jvp
@@ -111,18 +117,19 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
     for x, t, path in zip(leaves, t_leaves, t_paths):
         ts.append(_tangent_for(x, t, path))
     outs, touts = jvp_eval(tr.region, tr.captures + [as_value(x) for x in leaves], ts)
-    return (finish_tree(tree.unflatten(tr.out_tree, outs)),
-            finish_tree(tree.unflatten(tr.out_tree, [instantiate(t) for t in touts])))
+    given = leaves + t_leaves
+    return (finish_tree(tree.unflatten(tr.out_tree, outs), given),
+            finish_tree(tree.unflatten(tr.out_tree, [instantiate(t) for t in touts]), given))
 
 
 def _tangent_for(x: Any, t: Any, path: str) -> Any:
     xt, _ = leaf_type(x)
     if xt.dtype.kind != "f":
         return Zero(xt)
-    tt = type_of_value(as_value(t)) if isinstance(t, PY_SCALARS) else type_of_value(t)
+    tt = type_of_value(as_value(t)) if is_python_scalar(t) else type_of_value(t)
     if tt.shape != xt.shape:
         raise ValueError(f"jvp: {path} has shape {tt.shape} but its primal has {xt.shape}")
-    if isinstance(t, PY_SCALARS):
+    if is_python_scalar(t):
         return np.asarray(t, xt.dtype)
     if tt.dtype != xt.dtype:
         raise TypeError(f"jvp: {path} has dtype {tt.dtype} but its primal has {xt.dtype}")
@@ -158,7 +165,7 @@ def linearize(region: Region, num_caps: int) -> Linearized:
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     """(f(*primals), pullback) or, with has_aux, (out, pullback, aux)."""
     leaves, in_tree, _ = flatten_args(primals, "primals")
-    tr = trace_fn(_pair_with_aux(f, has_aux), leaves, in_tree)
+    tr = trace_fn(_pair_with_aux(f, has_aux), leaves, in_tree, has_pair=True)
     main_tree, aux_tree = tr.out_tree.children
     n_main = main_tree.num_leaves
     lin = linearize(tr.region, len(tr.captures))
@@ -176,9 +183,9 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
         grads = [next(cts) if nz else zeros(t) for nz, t in zip(lin.in_nonzero, in_types)]
         return finish_tree(tree.unflatten(in_tree, grads))
 
-    out = finish_tree(tree.unflatten(main_tree, outs[:n_main]))
+    out = finish_tree(tree.unflatten(main_tree, outs[:n_main]), leaves)
     if has_aux:
-        return out, pullback, finish_tree(tree.unflatten(aux_tree, outs[n_main:]))
+        return out, pullback, finish_tree(tree.unflatten(aux_tree, outs[n_main:]), leaves)
     return out, pullback
 
 
@@ -204,7 +211,7 @@ def _cotangents(ct: Any, out_tree: tree.TreeDef, out_types: list[Type]) -> list:
 
 def _ct_leaf(x: Any, t: Type, path: str) -> Any:
     x = check_leaf(x, f"cotangent{path}")
-    if isinstance(x, PY_SCALARS):
+    if is_python_scalar(x):
         x = np.asarray(x, t.dtype)
     xt = type_of_value(x)
     if xt.shape != t.shape or (t.dtype.kind == "f" and xt.dtype != t.dtype):
@@ -299,7 +306,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
         outs, odims = batch_eval(tr.region, size, tr.captures + [as_value(m) for m in moved],
                                  dims)
         return finish_tree(tree.unflatten(tr.out_tree, _place_outputs(
-            outs, odims, out_axes, tr.out_tree, size)))
+            outs, odims, out_axes, tr.out_tree, size)), leaves)
 
     return vf
 
@@ -463,6 +470,8 @@ def make_ir(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[.
 
     def make(*args):
         dyn = tuple(i for i in range(len(args)) if i not in statics)
+        for i in dyn:  # checked here so that paths count every argument
+            flatten_args(args[i], f"args[{i}]")
         leaves, in_tree, _ = flatten_args(tuple(args[i] for i in dyn), "args")
         g = _with_args(f, args, dyn, {})
         return trace_fn(lambda *xs: g(*xs), leaves, in_tree).region

@@ -30,7 +30,7 @@ def check_grads(f: Callable, *args: Any, eps: float = 1e-4, rtol: float = 1e-2,
     leaves = [np.asarray(as_value(x)) for x in leaves]
     rng = np.random.default_rng(0)
     out_leaves, out_tree = tree.flatten(f(*tree.unflatten(in_tree, leaves)))
-    out_paths = [p for p, _ in tree.flatten_with_path(tree.unflatten(out_tree, out_leaves))[0]]
+    out_paths = tree.leaf_paths(out_tree)
     floats_out = [np.asarray(o).dtype.kind == "f" for o in out_leaves]
     u = [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) if fl else
          np.zeros(np.shape(o), np.asarray(o).dtype) for o, fl in zip(out_leaves, floats_out)]

@@ -73,13 +73,15 @@ def _node_of(obj: Any) -> Node | None:
 class TreeDef:
     """The shape of a pytree with its leaves taken out."""
 
-    __slots__ = ("kind", "aux", "children", "num_leaves", "_rebuild")
+    __slots__ = ("kind", "aux", "children", "num_leaves", "_rebuild", "keys")
 
-    def __init__(self, kind: type | None, aux: Any, children: tuple, rebuild=None):
+    def __init__(self, kind: type | None, aux: Any, children: tuple, rebuild=None,
+                 keys: tuple[str, ...] = ()):
         self.kind = kind  # None marks a leaf
         self.aux = aux
         self.children = children
         self._rebuild = rebuild
+        self.keys = keys  # the path step to each child, e.g. "['w']" or ".b"
         self.num_leaves = 1 if kind is None else sum(c.num_leaves for c in children)
 
     def _key(self):
@@ -116,7 +118,7 @@ def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
             return LEAF
         kids, aux, keys = node.children(obj)
         subtrees = tuple(go(k, path + key) for k, key in zip(kids, keys))
-        return TreeDef(type(obj), aux, subtrees, node.rebuild)
+        return TreeDef(type(obj), aux, subtrees, node.rebuild, tuple(keys))
 
     treedef = go(tree, "")
     return out, treedef
@@ -127,7 +129,20 @@ def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[li
     return [leaf for _, leaf in pairs], treedef
 
 
+def leaf_paths(treedef: TreeDef) -> list[str]:
+    """The path of every leaf of `treedef`. Use it rather than flattening a tree
+    rebuilt with stand-in leaves: stand-ins that are dataclasses (like ir.Type)
+    would be flattened too."""
+    if treedef.kind is None:
+        return [""]
+    return [key + p for key, c in zip(treedef.keys, treedef.children) for p in leaf_paths(c)]
+
+
 def unflatten(treedef: TreeDef, leaves: Iterable) -> Any:
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise ValueError(f"unflatten: the structure {treedef} has {treedef.num_leaves} "
+                         f"leaves, but {len(leaves)} were given")
     it = iter(leaves)
 
     def build(td):
@@ -171,7 +186,7 @@ def broadcast_prefix(prefix: Any, treedef: TreeDef, what: str = "prefix") -> lis
         ):
             raise ValueError(
                 f"{what} at {path or 'the root'} is {type(pre).__name__} with "
-                f"{len(kids)} children, which does not match the argument's structure {td}"
+                f"{len(kids)} children, which does not match the structure {td} there"
             )
         for k, key, c in zip(kids, keys, td.children):
             go(k, c, path + key)

@@ -14,9 +14,25 @@ from ..trace import Tracer, type_of_value
 PY_SCALARS = (bool, int, float)
 
 
+def is_python_scalar(x: Any) -> bool:
+    """A weak operand. np.float64 subclasses float, but NumPy scalars are strong (NEP 50)."""
+    return isinstance(x, PY_SCALARS) and not isinstance(x, np.generic)
+
+
+def strong(x: Tracer) -> Tracer:
+    """`x` as a strong value, as np.asarray makes a Python scalar a strong 0-d array."""
+    return Tracer(x.var, x.builder) if x.weak else x
+
+
+def weak(x: Tracer) -> Tracer:
+    """A weak view of `x`: a new Tracer, since the builder shares tracers between equal
+    equations (CSE) and marking one in place would make its other uses weak too."""
+    return x if x.weak else Tracer(x.var, x.builder, weak=True)
+
+
 def accept(x: Any, where: str = "rune_jit.numpy") -> Any:
     """A Tracer, a NumPy array of a supported dtype, or a Python scalar (kept weak)."""
-    if isinstance(x, Tracer) or isinstance(x, PY_SCALARS):
+    if isinstance(x, Tracer) or is_python_scalar(x):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
         check_supported(x.dtype, where)
@@ -29,7 +45,7 @@ def accept(x: Any, where: str = "rune_jit.numpy") -> Any:
 
 
 def dtype_weak(x: Any) -> tuple[np.dtype, bool]:
-    if isinstance(x, PY_SCALARS):
+    if is_python_scalar(x):
         return python_scalar_dtype(x), True
     if isinstance(x, Tracer):
         return x.dtype, x.weak

@@ -18,14 +18,22 @@ from ..ops.shape import reshape, rev, slice_op
 from ..trace import Tracer
 
 
+def _index(k: Any) -> Any:
+    """A key entry checked, with a 0-d integer array made the int it stands for (as in
+    NumPy); a bool is a mask in NumPy (x[True] adds an axis), never the index 1."""
+    if isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind == "i":
+        return int(k)
+    if isinstance(k, (list, np.ndarray, bool, np.bool_)) or (
+            isinstance(k, Tracer) and k.shape != ()):
+        raise IndexError("rune_jit: indexing with arrays (advanced indexing) is not "
+                         "supported; use ints, slices, None and integer scalars")
+    if isinstance(k, Tracer) and k.dtype.kind not in "i":
+        raise IndexError(f"rune_jit: a traced index must be an integer, got {k.dtype}")
+    return k
+
+
 def _expand(key: Any, ndim: int) -> list:
-    key = list(key) if isinstance(key, tuple) else [key]
-    for k in key:
-        if isinstance(k, (list, np.ndarray)) or (isinstance(k, Tracer) and k.shape != ()):
-            raise IndexError("rune_jit: indexing with arrays (advanced indexing) is not "
-                             "supported; use ints, slices, None and integer scalars")
-        if isinstance(k, Tracer) and k.dtype.kind not in "i":
-            raise IndexError(f"rune_jit: a traced index must be an integer, got {k.dtype}")
+    key = [_index(k) for k in (key if isinstance(key, tuple) else (key,))]
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
     ellipses = [i for i, k in enumerate(key) if k is Ellipsis]  # `is`: == would trace
     if len(ellipses) > 1:
@@ -33,10 +41,11 @@ def _expand(key: Any, ndim: int) -> list:
     if n_real > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, "
                          f"but {n_real} were indexed")
+    fill = [slice(None)] * (ndim - n_real)
     if ellipses:
         i = ellipses[0]
-        key[i:i + 1] = [slice(None)] * (ndim - n_real)
-    return key + [slice(None)] * (ndim - n_real)
+        return key[:i] + fill + key[i + 1:]
+    return key + fill
 
 
 def getitem(x: Any, key: Any) -> Any:

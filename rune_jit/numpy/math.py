@@ -19,11 +19,16 @@ def _unary_float(name: str, op: Callable) -> Callable:
     return f
 
 
-def _binary(name: str, op: Callable, make_float: bool = False) -> Callable:
+def _binary(name: str, op: Callable, make_float: bool = False,
+            numeric: bool = False) -> Callable:
     where = f"rune_jit.numpy.{name}"
 
     def f(a: Any, b: Any) -> Any:
         ops = float_operands(a, b, where=where) if make_float else promote(a, b, where=where)
+        if numeric and dtype_weak(ops[0])[0].kind == "b":
+            # NumPy computes these in int8, a dtype rune_jit does not have
+            raise TypeError(f"{where} is not supported for bool operands; convert them to "
+                            "an integer dtype first")
         return op(*broadcast(*ops, where=where))
 
     f.__name__ = name
@@ -48,12 +53,12 @@ subtract = _binary("subtract", ew.sub)
 multiply = _binary("multiply", ew.mul)
 divide = _binary("divide", ew.div, make_float=True)
 true_divide = divide
-power = _binary("power", ew.pow)
+power = _binary("power", ew.pow, numeric=True)
 maximum = _binary("maximum", ew.max)
 minimum = _binary("minimum", ew.min)
 arctan2 = _binary("arctan2", ew.arctan2, make_float=True)
-floor_divide = _binary("floor_divide", ew.floor_divide)
-remainder = _binary("remainder", ew.remainder)
+floor_divide = _binary("floor_divide", ew.floor_divide, numeric=True)
+remainder = _binary("remainder", ew.remainder, numeric=True)
 mod = remainder
 less = _binary("less", ew.lt)
 less_equal = _binary("less_equal", ew.le)

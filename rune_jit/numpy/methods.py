@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import numpy as np
 
 from ..trace import Tracer
 from . import indexing, math, products, reductions, shapes
-from ._core import PY_SCALARS
+from ._core import is_python_scalar, weak
 
 
 def _weak_result(out: Any, *operands: Any) -> Any:
     """Python-scalar arithmetic stays weak: an all-weak operation gives a weak result."""
     if isinstance(out, Tracer) and all(
-        isinstance(o, PY_SCALARS) or (isinstance(o, Tracer) and o.weak) for o in operands
+        is_python_scalar(o) or (isinstance(o, Tracer) and o.weak) for o in operands
     ):
-        out.weak = True
+        return weak(out)
     return out
 
 
@@ -30,23 +31,20 @@ def _binary(fn: Callable) -> tuple[Callable, Callable]:
     return op, rop
 
 
-def _bitwise(name: str, logical: Callable) -> tuple[Callable, Callable]:
-    def check(*xs):
-        for x in xs:
+def _bool_only(name: str, logical: Callable) -> Callable:
+    def f(a, b):
+        for x in (a, b):
             kind = x.dtype.kind if hasattr(x, "dtype") else ("b" if isinstance(x, bool) else "i")
             if kind != "b":
                 raise TypeError(f"rune_jit: {name} is supported on bools only (logical "
                                 f"{name}); bitwise operations on integers are not")
+        return logical(a, b)
 
-    def op(self, other):
-        check(self, other)
-        return logical(self, other)
+    return f
 
-    def rop(self, other):
-        check(self, other)
-        return logical(other, self)
 
-    return op, rop
+BITWISE = {"and": _bool_only("and", math.logical_and), "or": _bool_only("or", math.logical_or),
+           "xor": _bool_only("xor", math.logical_xor)}
 
 
 OPERATORS = {
@@ -100,14 +98,18 @@ UFUNCS: dict[str, Callable] = {
         "logical_and logical_or logical_xor logical_not isnan isfinite").split()
 }
 UFUNCS["matmul"] = products.matmul
+UFUNCS.update({f"bitwise_{name}": f for name, f in BITWISE.items()})
+UFUNCS["invert"] = _invert
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     rule = UFUNCS.get(ufunc.__name__)
-    if method != "__call__" or rule is None or kwargs:
-        extra = f" with {sorted(kwargs)}" if kwargs else ""
-        call = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
-        raise TypeError(f"rune_jit: {call}{extra} has no rule for traced values")
+    call = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    if method != "__call__" or rule is None:
+        raise TypeError(f"rune_jit: {call} has no rule for traced values")
+    if kwargs:
+        raise TypeError(f"rune_jit: {call} with these arguments has no rule for traced values "
+                        f"(keyword arguments {sorted(kwargs)})")
     return rule(*inputs)
 
 
@@ -133,6 +135,11 @@ def _array_function(self, func, types, args, kwargs):
     rule = _FUNCTIONS.get(func)
     if rule is None:
         raise TypeError(f"rune_jit: numpy.{func.__name__} has no rule for traced values")
+    try:
+        inspect.signature(rule).bind(*args, **kwargs)
+    except TypeError as e:  # an argument rune_jit.numpy does not take, such as out=
+        raise TypeError(f"rune_jit: numpy.{func.__name__} with these arguments has no rule "
+                        f"for traced values ({e})") from None
     return rule(*args, **kwargs)
 
 
@@ -141,9 +148,8 @@ def install() -> None:
         op, rop = _binary(fn)
         setattr(Tracer, f"__{name}__", op)
         setattr(Tracer, f"__r{name}__", rop)
-    for name, logical in (("and", math.logical_and), ("or", math.logical_or),
-                          ("xor", math.logical_xor)):
-        op, rop = _bitwise(name, logical)
+    for name, fn in BITWISE.items():
+        op, rop = _binary(fn)
         setattr(Tracer, f"__{name}__", op)
         setattr(Tracer, f"__r{name}__", rop)
     for name, fn in METHODS.items():

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..dtypes import check_supported
 from ..ops import reduce as red
 from ..ops.shape import reshape
 from ._core import as_array_value, normalize_axes, normalize_axis, promote, shape_of, to_dtype
@@ -28,7 +29,7 @@ def _reduction(name: str, op: Callable, widen_ints: bool) -> Callable:
         (a,) = promote(a, where=where)
         a = as_array_value(a)
         if dtype is not None:
-            a = to_dtype(a, np.dtype(dtype))
+            a = to_dtype(a, check_supported(np.dtype(dtype), where))
         elif widen_ints and a.dtype.kind in "ib":
             a = to_dtype(a, INT64)  # NumPy sums integers and bools in the platform int
         shape = shape_of(a)

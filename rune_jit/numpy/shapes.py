@@ -94,7 +94,9 @@ def broadcast_to(a: Any, shape: Any) -> Any:
     if broadcast_shapes(shape_of(a), shape, where="rune_jit.numpy.broadcast_to") != shape:
         raise ValueError(f"rune_jit.numpy.broadcast_to: cannot broadcast shape {shape_of(a)} "
                          f"to {shape}")
-    return broadcast_to_shape(a, shape)
+    out = broadcast_to_shape(a, shape)
+    # results are writable arrays, unlike NumPy's read-only broadcast views
+    return out.copy() if isinstance(out, np.ndarray) and not out.flags.writeable else out
 
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:

@@ -74,8 +74,7 @@ def _check_branches(out_trees, t: Region, f: Region) -> None:
     if out_trees[0] != out_trees[1]:
         raise TypeError(f"cond: true_fn returns {out_trees[0]} but false_fn returns "
                         f"{out_trees[1]}")
-    paths = [p for p, _ in tree.flatten_with_path(tree.unflatten(out_trees[0], t.out_types))[0]]
-    for path, a, b in zip(paths, t.out_types, f.out_types):
+    for path, a, b in zip(tree.leaf_paths(out_trees[0]), t.out_types, f.out_types):
         if a != b:
             raise TypeError(f"cond: output{path} is {a} in true_fn but {b} in false_fn")
 

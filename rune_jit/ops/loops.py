@@ -195,8 +195,7 @@ def check_carry(who: str, init_tree: tree.TreeDef, init_types: list[Type],
     if out_tree != init_tree:
         raise TypeError(f"{who}: the step returns a carry of structure {out_tree}, "
                         f"but init has structure {init_tree}")
-    paths = [p for p, _ in tree.flatten_with_path(tree.unflatten(init_tree, init_types))[0]]
-    for path, a, b in zip(paths, init_types, out_types):
+    for path, a, b in zip(tree.leaf_paths(init_tree), init_types, out_types):
         if a != b:
             raise TypeError(f"{who}: the step returns carry{path} of type {b}, but "
                             f"init{path} has type {a}")

@@ -62,8 +62,7 @@ def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense") -
 def _check_residual(x_tree, x_types: list[Type], r_tree, r_types: list[Type]) -> None:
     if r_tree != x_tree:
         raise TypeError(f"root: residual(x) has structure {r_tree}, but x has {x_tree}")
-    paths = [p for p, _ in tree.flatten_with_path(tree.unflatten(x_tree, x_types))[0]]
-    for path, a, b in zip(paths, x_types, r_types):
+    for path, a, b in zip(tree.leaf_paths(x_tree), x_types, r_types):
         if a != b:
             raise TypeError(f"root: residual(x){path} is {b}, but x{path} is {a}")
         if a.dtype.kind != "f":
