@@ -4,6 +4,7 @@ from . import numpy, tree
 from .api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vjp, vmap
 from .check import check_grads
 from .errors import ConcretizationError, GradCheckError, IterateError
+from .jit import jit
 from .ops.control import cond, stop_gradient
 from .ops.iterate import iterate
 from .ops.remat import remat
@@ -12,7 +13,7 @@ from .ops.scan import scan
 
 __all__ = [
     "check_grads", "cond", "ConcretizationError", "grad", "GradCheckError", "hessian",
-    "iterate", "IterateError", "jacfwd", "jacrev", "jvp", "make_ir", "numpy", "remat", "root",
+    "iterate", "IterateError", "jacfwd", "jit", "jacrev", "jvp", "make_ir", "numpy", "remat", "root",
     "scan", "stop_gradient", "tree", "value_and_grad", "vjp", "vmap",
 ]
 __version__ = "0.1.0"

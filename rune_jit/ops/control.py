@@ -207,3 +207,34 @@ def stop_gradient(x: Any) -> Any:
     """`x`, through which no derivative flows. Works on pytrees."""
     return tree.tree_map(lambda v: bind1(stop_gradient_p, v), x)
 
+
+
+# ------------------------------------------------------------- lowering
+
+
+@cond_p.def_rule("lower")
+def _cond_lower(lw, args, out_types, *, branches, num_captures):
+    """A branch; outputs meet in registers (phis) or in one buffer both branches write."""
+    from ..backend.values import Array, Scalar
+
+    caps, pred, ops = _split(args, num_captures)
+    dests = [None if t.shape == () else lw.buffer(t) for t in out_types]
+
+    def run(region):
+        def body():
+            outs = lw.lower_region(region, caps + ops)
+            regs = []
+            for v, d in zip(outs, dests):
+                if d is None:
+                    regs.append(lw.scalar(v))
+                else:
+                    lw.store(v, d)
+            return regs
+        return body
+
+    regs = iter(lw.fn.if_else(lw.scalar(pred), run(branches[0]), run(branches[1])))
+    return [Scalar(t, next(regs)) if d is None else Array(t, d)
+            for t, d in zip(out_types, dests)]
+
+
+stop_gradient_p.def_rule("lower", lambda lw, args, out_types: args)

@@ -282,3 +282,12 @@ def iterate_dce(eqn: Eqn, used: list[bool]) -> Eqn:
 
 
 iterate_p.def_rule("dce", iterate_dce)
+
+
+def _iterate_lower(lw, args, out_types, **params):
+    from ..backend.loops import lower_iterate
+
+    return lower_iterate(lw, args, out_types, **params)
+
+
+iterate_p.def_rule("lower", _iterate_lower)

@@ -102,3 +102,8 @@ def _remat_transpose(cts, *args, body, num_captures):
     linear = [isinstance(a, UndefinedPrimal) for a in args]
     cts_in = iter(backward_pass(body, linear, loops.pick(args, linear, False), cts))
     return [next(cts_in) if lin else None for lin in linear]
+
+
+# compiled code computes the body once; what reverse mode recomputes is already in the IR
+remat_p.def_rule("lower", lambda lw, args, out_types, *, body, num_captures: lw.lower_region(
+    body, list(args)))

@@ -162,3 +162,8 @@ def _root_batch(size, args, dims, *, solve, residual, linear_solver, lanes, num_
     outs = bind(root_p, *args, solve=bsolve, residual=bres, linear_solver=linear_solver,
                 lanes=(size,) + tuple(lanes), num_captures=0)
     return outs, [0] * len(outs)
+
+
+# the value of a root is its solve's; the derivative rules above never reach the compiler
+root_p.def_rule("lower", lambda lw, args, out_types, *, solve, **_: lw.lower_region(
+    solve, list(args)))

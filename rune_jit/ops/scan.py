@@ -428,3 +428,12 @@ def scan_dce(eqn: Eqn, used: list[bool]) -> Eqn:
 
 
 scan_p.def_rule("dce", scan_dce)
+
+
+def _scan_lower(lw, args, out_types, **params):
+    from ..backend.loops import lower_scan
+
+    return lower_scan(lw, args, out_types, **params)
+
+
+scan_p.def_rule("lower", _scan_lower)

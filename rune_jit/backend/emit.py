@@ -1,0 +1,226 @@
+"""IRBuilder helpers: types, constants, loops with carried values, buffers, failure exits.
+
+A compiled function has this shape:
+
+    prologue:  the arena (one allocation for every buffer the function needs) -> entry
+    entry:     buffer addresses within the arena -> body
+    body ...   the program; loops; a failure stores a status and jumps to exit
+    exit:      free the arena and the growable buffers; return the status
+
+Every buffer size is static, so all allocation happens once per call, before
+the program runs: nothing is allocated inside a loop step.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import llvmlite.ir as ir
+import numpy as np
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+F32, F64 = ir.FloatType(), ir.DoubleType()
+PTR = ir.PointerType()
+REGISTER = {"f8": F64, "f4": F32, "i8": I64, "i4": I32, "b1": I1}
+MEMORY = {"f8": F64, "f4": F32, "i8": I64, "i4": I32, "b1": I8}  # NumPy stores bool as a byte
+STACK_LIMIT = 64 * 1024  # an arena this small lives on the stack
+ALIGN = 64
+
+# A failed call returns kind | site << 8 | lane << 32 (see runtime.py for the errors).
+OK = 0
+KINDS = {"iterate": 1, "memory": 2, "singular": 3, "negative_power": 4}
+OUT_OF_MEMORY = KINDS["memory"]
+
+
+def key(dtype: np.dtype) -> str:
+    return f"{dtype.kind}{dtype.itemsize}"
+
+
+def reg_type(dtype: np.dtype, width: int | None = None) -> ir.Type:
+    t = REGISTER[key(dtype)]
+    return t if width is None else ir.VectorType(t, width)
+
+
+def mem_type(dtype: np.dtype) -> ir.Type:
+    return MEMORY[key(dtype)]
+
+
+def declare(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name)
+    return fn
+
+
+class Fn:
+    """One LLVM function being built, with its arena, exit and loop helpers."""
+
+    def __init__(self, module: ir.Module, name: str, arg_types: Sequence[ir.Type]):
+        self.module = module
+        self.func = ir.Function(module, ir.FunctionType(I64, list(arg_types)), name)
+        self.prologue = self.func.append_basic_block("prologue")
+        self.entry = self.func.append_basic_block("entry")
+        self.start = start = self.func.append_basic_block("start")
+        self.exit = self.func.append_basic_block("exit")
+        self.at_entry = ir.IRBuilder(self.entry)
+        self.b = ir.IRBuilder(start)
+        self.status = ir.IRBuilder(self.prologue).alloca(I64, name="status")
+        self.arena_size = 0
+        self.arena_offsets: list[tuple[ir.Instruction, int]] = []
+        self.growable: list[ir.Value] = []  # slots of buffers that grow (realloc'd)
+
+    # ------------------------------------------------------------- buffers
+
+    def buffer(self, nbytes: int) -> ir.Value:
+        """The address of `nbytes` of scratch for this call (valid until it returns)."""
+        offset = self.arena_size
+        self.arena_size += -(-max(nbytes, 1) // ALIGN) * ALIGN
+        placeholder = self.at_entry.gep(self._arena_param(), [ir.Constant(I64, offset)],
+                                        source_etype=I8)
+        return placeholder
+
+    def _arena_param(self) -> ir.Value:
+        if not hasattr(self, "_arena"):
+            self._arena_slot = ir.IRBuilder(self.prologue).alloca(PTR, name="arena.slot")
+            self._arena = self.at_entry.load(self._arena_slot, typ=PTR)
+        return self._arena
+
+    def growable_slot(self) -> ir.Value:
+        """A pointer slot (null at first) whose buffer is freed at exit."""
+        slot = ir.IRBuilder(self.prologue).alloca(PTR)
+        self.growable.append(slot)
+        return slot
+
+    # ------------------------------------------------------------- control
+
+    def fail(self, condition: ir.Value, status: ir.Value) -> None:
+        """If `condition`, return `status` (after freeing); else carry on."""
+        bad = self.func.append_basic_block("fail")
+        ok = self.func.append_basic_block("ok")
+        self.b.cbranch(condition, bad, ok)
+        self.b.position_at_end(bad)
+        self.b.store(status, self.status)
+        self.b.branch(self.exit)
+        self.b.position_at_end(ok)
+
+    def loop(self, start: ir.Value, stop: ir.Value, step: int, carried: Sequence[ir.Value],
+             body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]]) -> list[ir.Value]:
+        """for t in range(start, stop, step): carried = body(t, carried); -> final carried."""
+        b = self.b
+        pre = b.block
+        header = self.func.append_basic_block("loop")
+        inside = self.func.append_basic_block("loop.body")
+        after = self.func.append_basic_block("loop.end")
+        b.branch(header)
+        b.position_at_end(header)
+        t = b.phi(I64, name="t")
+        t.add_incoming(start, pre)
+        phis = [b.phi(v.type) for v in carried]
+        for p, v in zip(phis, carried):
+            p.add_incoming(v, pre)
+        b.cbranch(b.icmp_signed("<" if step > 0 else ">", t, stop), inside, after)
+        b.position_at_end(inside)
+        new = list(body(t, list(phis)))
+        latch = b.block
+        for p, v in zip(phis, new):
+            p.add_incoming(v, latch)
+        t.add_incoming(b.add(t, ir.Constant(I64, step)), latch)
+        b.branch(header)
+        b.position_at_end(after)
+        return list(phis)
+
+    def while_loop(self, carried: Sequence[ir.Value],
+                   test: Callable[[list[ir.Value]], ir.Value],
+                   body: Callable[[list[ir.Value]], Sequence[ir.Value]]) -> list[ir.Value]:
+        """while test(carried): carried = body(carried); -> final carried."""
+        b = self.b
+        pre = b.block
+        header = self.func.append_basic_block("while")
+        inside = self.func.append_basic_block("while.body")
+        after = self.func.append_basic_block("while.end")
+        b.branch(header)
+        b.position_at_end(header)
+        phis = [b.phi(v.type) for v in carried]
+        for p, v in zip(phis, carried):
+            p.add_incoming(v, pre)
+        b.cbranch(test(list(phis)), inside, after)
+        b.position_at_end(inside)
+        new = list(body(list(phis)))
+        latch = b.block
+        for p, v in zip(phis, new):
+            p.add_incoming(v, latch)
+        b.branch(header)
+        b.position_at_end(after)
+        return list(phis)
+
+    def if_else(self, pred: ir.Value, then: Callable[[], Sequence[ir.Value]],
+                otherwise: Callable[[], Sequence[ir.Value]]) -> list[ir.Value]:
+        b = self.b
+        yes = self.func.append_basic_block("then")
+        no = self.func.append_basic_block("else")
+        join = self.func.append_basic_block("join")
+        b.cbranch(pred, yes, no)
+        results = []
+        for block, fn in ((yes, then), (no, otherwise)):
+            b.position_at_end(block)
+            results.append((list(fn()), b.block))
+            b.branch(join)
+        b.position_at_end(join)
+        phis = []
+        for i, v in enumerate(results[0][0]):
+            p = b.phi(v.type)
+            for vals, block in results:
+                p.add_incoming(vals[i], block)
+            phis.append(p)
+        return phis
+
+    # ------------------------------------------------------------- libc
+
+    def call(self, name: str, ret: ir.Type, args: Sequence[ir.Value]) -> ir.Value:
+        return self.b.call(declare(self.module, name, ret, [a.type for a in args]), list(args))
+
+    def memcpy(self, dst: ir.Value, src: ir.Value, nbytes: int | ir.Value) -> None:
+        n = ir.Constant(I64, nbytes) if isinstance(nbytes, int) else nbytes
+        fn = self.module.declare_intrinsic("llvm.memcpy", [PTR, PTR, I64])
+        self.b.call(fn, [dst, src, n, ir.Constant(I1, 0)])
+
+    def memset0(self, dst: ir.Value, nbytes: int | ir.Value) -> None:
+        n = ir.Constant(I64, nbytes) if isinstance(nbytes, int) else nbytes
+        fn = self.module.declare_intrinsic("llvm.memset", [PTR, I64])
+        self.b.call(fn, [dst, ir.Constant(I8, 0), n, ir.Constant(I1, 0)])
+
+    # ------------------------------------------------------------- closing
+
+    def finish(self) -> ir.Function:
+        """Fill the prologue (arena) and exit (frees, return) once the body is done."""
+        self.b.branch(self.exit)
+        pro = ir.IRBuilder(self.prologue)
+        malloced = self.arena_size > STACK_LIMIT
+        if hasattr(self, "_arena"):
+            if malloced:
+                arena = pro.call(declare(self.module, "malloc", PTR, [I64]),
+                                 [ir.Constant(I64, self.arena_size)])
+            else:
+                arena = pro.alloca(ir.ArrayType(I8, self.arena_size), name="arena")
+                arena.align = ALIGN
+            pro.store(arena, self._arena_slot)
+        for slot in self.growable:
+            pro.store(ir.Constant(PTR, None), slot)
+        pro.store(ir.Constant(I64, OK), self.status)
+        if hasattr(self, "_arena") and malloced:
+            failed = self.func.append_basic_block("no.memory")
+            pro.cbranch(pro.icmp_unsigned("==", arena, ir.Constant(PTR, None)), failed,
+                        self.entry)
+            fb = ir.IRBuilder(failed)
+            fb.ret(ir.Constant(I64, OUT_OF_MEMORY))
+        else:
+            pro.branch(self.entry)
+        self.at_entry.branch(self.start)
+        ex = ir.IRBuilder(self.exit)
+        free = declare(self.module, "free", ir.VoidType(), [PTR])
+        if hasattr(self, "_arena") and malloced:
+            ex.call(free, [ex.load(self._arena_slot, typ=PTR)])
+        for slot in self.growable:
+            ex.call(free, [ex.load(slot, typ=PTR)])
+        ex.ret(ex.load(self.status, typ=I64))
+        return self.func

@@ -1,0 +1,101 @@
+"""Loops with lanes: a vmapped iterate and the counted scans of its reverse mode.
+
+Each lane runs its own loop: a lane that is done costs nothing more, and the
+transposed loop of reverse mode runs exactly as many steps as the lane took.
+Lanes are flattened into one index; a laned operand is read at its lane's
+offset, in place. (lane_blocks.py runs blocks of lanes in vector registers.)
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+import numpy as np
+
+from ..ir import Region, Type
+from .arith import convert, maximum
+from .loops import Carries, row, row_pointer, while_steps
+from .lower import Lowerer
+from .values import Array, Value
+
+
+def per_lane(t: Type, lanes: tuple) -> Type:
+    return t.with_shape(t.shape[len(lanes):])
+
+
+def lane_value(lw: Lowerer, x: Value, lanes: tuple, lane: ir.Value) -> Value:
+    """One lane's slice of a laned value."""
+    return row(lw, lw.materialize(x), per_lane(x.type, lanes), lane)
+
+
+def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_types,
+                        step: Region, until: Region, max_steps: int, lanes: tuple, site: int):
+    nc = len(init)
+    n_lanes = int(np.prod(lanes, dtype=np.int64))
+    outs = [lw.buffer(t) for t in out_types]
+    for t, p in zip(out_types[nc + 1:], outs[nc + 1:]):  # rows a lane does not take stay 0
+        lw.fn.memset0(p, t.size * t.dtype.itemsize)
+    per = [per_lane(t, lanes) for t in out_types[:nc]]
+    y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc + 1:]]
+    laned = [lw.materialize(v) for v in laned]
+    init = [lw.materialize(v) for v in init]
+
+    def one_lane(lane, _):
+        consts = caps + [lane_value(lw, v, lanes, lane) for v in laned]
+        start = [lane_value(lw, v, lanes, lane) for v in init]
+
+        def record(n, ys):
+            at = lw.b.add(lw.b.mul(n, lw.i64(n_lanes)), lane)
+            for y, base, yt in zip(ys, outs[nc + 1:], y_rows):
+                lw.store(y, row_pointer(lw, base, yt, at))
+
+        final, n = while_steps(lw, consts, start, per, step, until, max_steps, site, lane,
+                               record)
+        for v, base, t in zip(final, outs[:nc], per):
+            lw.store(v, row_pointer(lw, base, t, lane))
+        lw.store_at(outs[nc], np.dtype(np.int64), lane, n)
+        return []
+
+    lw.fn.loop(lw.i64(0), lw.i64(n_lanes), 1, [], one_lane)
+    return [Array(t, p) for t, p in zip(out_types, outs)]
+
+
+def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init: list,
+                       xs: list, out_types, step: Region, length: int, reverse: bool):
+    lanes = counts.type.shape
+    nc = len(init)
+    n_lanes = int(np.prod(lanes, dtype=np.int64))
+    outs = [lw.buffer(t) for t in out_types]
+    for t, p in zip(out_types[nc:], outs[nc:]):  # ys rows past a lane's count are 0
+        lw.fn.memset0(p, t.size * t.dtype.itemsize)
+    per = [per_lane(t, lanes) for t in out_types[:nc]]
+    x_rows = [per_lane(x.type.with_shape(x.type.shape[1:]), lanes) for x in xs]
+    y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc:]]
+    counts, laned = lw.materialize(counts), [lw.materialize(v) for v in laned]
+    init, xs = [lw.materialize(v) for v in init], [lw.materialize(x) for x in xs]
+
+    def one_lane(lane, _):
+        consts = caps + [lane_value(lw, v, lanes, lane) for v in laned]
+        carries = Carries(lw, per)
+        count = lw.load_at(counts.ptr, counts.type.dtype, lane)
+        count = maximum(lw.b, convert(lw.b, count, np.dtype(np.int64)), lw.i64(length), False)
+
+        def body(t, regs):
+            at = lw.b.add(lw.b.mul(t, lw.i64(n_lanes)), lane)
+            rows = [row(lw, x, xt, at) for x, xt in zip(xs, x_rows)]
+            new = lw.lower_region(step, consts + carries.values(regs) + rows)
+            for y, base, yt in zip(new[nc:], outs[nc:], y_rows):
+                lw.store(y, row_pointer(lw, base, yt, at))
+            return carries.step(regs, new[:nc])
+
+        start = carries.start([lane_value(lw, v, lanes, lane) for v in init])
+        if reverse:
+            final = lw.fn.loop(lw.b.sub(count, lw.i64(1)), lw.i64(-1), -1, start, body)
+        else:
+            final = lw.fn.loop(lw.i64(0), count, 1, start, body)
+        for v, base, t in zip(carries.values(final), outs[:nc], per):
+            lw.store(v, row_pointer(lw, base, t, lane))
+        return []
+
+    lw.fn.loop(lw.i64(0), lw.i64(n_lanes), 1, [], one_lane)
+    return [Array(t, p) for t, p in zip(out_types, outs)]
+

@@ -1,0 +1,88 @@
+"""One JIT engine per process: LLVM set up once, modules optimized, compiled and linked.
+
+ORC's LLJIT is used rather than MCJIT because it refuses, at link time, code that
+calls a symbol nobody defines (MCJIT links it and the call crashes).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from functools import lru_cache
+
+import llvmlite
+import llvmlite.binding as llvm
+
+_lock = threading.Lock()
+_names = itertools.count()
+
+
+@lru_cache(maxsize=None)
+def target_machine() -> llvm.TargetMachine:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    for lib in ("libm.so.6", "libmvec.so.1"):  # scalar and vector math, if present
+        try:
+            llvm.load_library_permanently(lib)
+        except RuntimeError:
+            pass
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=host_features(),
+                                        opt=3, jit=True)
+
+
+@lru_cache(maxsize=None)
+def host_features() -> str:
+    llvm.initialize_native_target()
+    return llvm.get_host_cpu_features().flatten()
+
+
+@lru_cache(maxsize=None)
+def engine() -> llvm.LLJIT:
+    return llvm.create_lljit_compiler(target_machine(), suppress_errors=True)
+
+
+def fingerprint() -> str:
+    """What compiled code depends on besides the program: CPU, features, versions."""
+    return "|".join([llvm.get_host_cpu_name(), host_features(), llvmlite.__version__,
+                     ".".join(map(str, llvm.llvm_version_info))])
+
+
+def vector_bits() -> int:
+    feats = host_features()
+    if "+avx512f" in feats:
+        return 512
+    return 256 if "+avx2" in feats or "+avx" in feats else 128
+
+
+def optimize(llvm_ir: str, level: int = 2) -> llvm.ModuleRef:
+    tm = target_machine()
+    mod = llvm.parse_assembly(llvm_ir)
+    mod.triple = llvm.get_process_triple()
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=level)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    return mod
+
+
+def emit_object(mod: llvm.ModuleRef) -> bytes:
+    with _lock:
+        return target_machine().emit_object(mod)
+
+
+def emit_assembly(mod: llvm.ModuleRef) -> str:
+    with _lock:
+        return target_machine().emit_assembly(mod)
+
+
+def link(obj: bytes, symbol: str) -> tuple[llvm.ResourceTracker, int]:
+    """Load object code; -> (the tracker that keeps the code mapped, the symbol's address).
+    A symbol the code needs and nobody defines raises here, not at call time."""
+    with _lock:
+        builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+        tracker = builder.export_symbol(symbol).link(engine(), f"rune{next(_names)}")
+    return tracker, tracker[symbol]

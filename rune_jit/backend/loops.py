@@ -1,0 +1,148 @@
+"""Loops in native code: scan as a counted loop, iterate as a while loop, lanes apart.
+
+A carry of shape () lives in a register (a phi). A larger carry lives in two
+buffers that swap each step: the step writes the next carry into the buffer
+the current one does not use, so no step allocates and none copies a carry it
+leaves unchanged. Rows of xs are read in place; each y is written straight
+into its row of the stacked output.
+
+Loops with lanes (a vmapped iterate and the counted scans of its reverse mode)
+run their per-lane step one lane at a time here; lane_blocks.py runs blocks of
+lanes together in vector registers where the step allows it.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import llvmlite.ir as ir
+from ..ir import Region, Type
+from .lower import Lowerer
+from .values import Array, Scalar, Value
+
+
+class Carries:
+    """Loop-carried values: registers for scalars, a pair of swapping buffers otherwise."""
+
+    def __init__(self, lw: Lowerer, types: Sequence[Type]):
+        self.lw, self.types = lw, list(types)
+        self.spare = [None if t.shape == () else lw.buffer(t) for t in self.types]
+
+    def start(self, values: Sequence[Value]) -> list[ir.Value]:
+        regs = []
+        for v, t, spare in zip(values, self.types, self.spare):
+            if spare is None:
+                regs.append(self.lw.scalar(v))
+            else:
+                first = self.lw.materialize(v, self.lw.buffer(t)).ptr
+                regs += [first, spare]
+        return regs
+
+    def values(self, regs: Sequence[ir.Value]) -> list[Value]:
+        it, out = iter(regs), []
+        for t, spare in zip(self.types, self.spare):
+            out.append(Scalar(t, next(it)) if spare is None else Array(t, next(it)))
+            if spare is not None:
+                next(it)
+        return out
+
+    def step(self, regs: Sequence[ir.Value], new: Sequence[Value]) -> list[ir.Value]:
+        """The registers after a step that returned `new`."""
+        it, out = iter(regs), []
+        for v, spare in zip(new, self.spare):
+            if spare is None:
+                next(it)
+                out.append(self.lw.scalar(v))
+                continue
+            cur, other = next(it), next(it)
+            if isinstance(v, Array) and v.ptr is cur:  # unchanged: no copy, no swap
+                out += [cur, other]
+            else:
+                self.lw.store(v, other)
+                out += [other, cur]
+        return out
+
+
+def row(lw: Lowerer, x: Array, t: Type, index: ir.Value) -> Value:
+    """Element `index` of a buffer of values of type `t`, read in place (a scalar loads)."""
+    return lw.settle(Array(t, row_pointer(lw, x.ptr, t, index)))
+
+
+def row_pointer(lw: Lowerer, base: ir.Value, t: Type, index: ir.Value) -> ir.Value:
+    return lw.address(base, t.dtype, lw.b.mul(index, lw.i64(t.size)))
+
+
+def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_laned, length,
+               reverse, counted, num_captures):
+    from ..ops.scan import Layout
+
+    lay = Layout(len(args), dict(num_captures=num_captures, counted=counted,
+                                 num_laned=num_laned, num_carry=num_carry))
+    caps, counts, laned, init, xs = lay.operands(args)
+    if counted:
+        from .lane_loops import lower_counted_scan
+
+        return lower_counted_scan(lw, caps, counts, laned, init, xs, out_types, step, length,
+                                  reverse)
+    nc = num_carry
+    ys = [lw.buffer(t) for t in out_types[nc:]]
+    y_rows = [t.with_shape(t.shape[1:]) for t in out_types[nc:]]
+    carries = Carries(lw, out_types[:nc])
+    xs = [lw.materialize(x) for x in xs]
+    x_rows = [x.type.with_shape(x.type.shape[1:]) for x in xs]
+
+    def body(t, regs):
+        rows = [row(lw, x, xt, t) for x, xt in zip(xs, x_rows)]
+        outs = lw.lower_region(step, caps + carries.values(regs) + rows)
+        for y, base, yt in zip(outs[nc:], ys, y_rows):
+            lw.store(y, row_pointer(lw, base, yt, t))
+        return carries.step(regs, outs[:nc])
+
+    start, stop, by = (length - 1, -1, -1) if reverse else (0, length, 1)
+    final = lw.fn.loop(lw.i64(start), lw.i64(stop), by, carries.start(init), body)
+    return carries.values(final) + [Array(t, p) for t, p in zip(out_types[nc:], ys)]
+
+
+def lower_iterate(lw: Lowerer, args, out_types, *, step: Region, until: Region, num_carry,
+                  num_laned, max_steps, lanes, num_captures):
+    k = num_captures
+    caps, laned, init = list(args[:k]), list(args[k:k + num_laned]), list(args[k + num_laned:])
+    site = lw.errors.add("iterate", max_steps=max_steps, lanes=tuple(lanes))
+    if lanes:
+        from .lane_loops import lower_laned_iterate
+
+        return lower_laned_iterate(lw, caps, laned, init, out_types, step, until, max_steps,
+                                   tuple(lanes), site)
+    nc = num_carry
+    tapes = [lw.buffer(t) for t in out_types[nc + 1:]]
+    rows = [t.with_shape(t.shape[1:]) for t in out_types[nc + 1:]]
+    final, n = while_steps(lw, caps + laned, init, out_types[:nc], step, until, max_steps,
+                           site, None, lambda n, ys: [lw.store(y, row_pointer(lw, base, yt, n))
+                                                      for y, base, yt in zip(ys, tapes, rows)])
+    return final + [Scalar(out_types[nc], n)] + [Array(t, p)
+                                                  for t, p in zip(out_types[nc + 1:], tapes)]
+
+
+def while_steps(lw: Lowerer, consts: list, init: list, types: list[Type], step: Region,
+                until: Region, max_steps: int, site: int, lane: ir.Value | None,
+                record) -> tuple[list[Value], ir.Value]:
+    """The while loop of one iterate (or one lane of it); -> (final carries, steps)."""
+    carries = Carries(lw, types)
+    nc = len(types)
+
+    def test(regs):
+        n, vals = regs[0], carries.values(regs[1:])
+        done = lw.scalar(lw.lower_region(until, consts + vals)[0])
+        running = lw.b.not_(done)
+        lw.fail_if_any(lw.b.and_(running, lw.b.icmp_signed(">=", n, lw.i64(max_steps))),
+                       "iterate", site, lane)
+        return running
+
+    def body(regs):
+        n, vals = regs[0], carries.values(regs[1:])
+        outs = lw.lower_region(step, consts + vals)
+        record(n, outs[nc:])
+        return [lw.b.add(n, lw.i64(1))] + carries.step(regs[1:], outs[:nc])
+
+    final = lw.fn.while_loop([lw.i64(0)] + carries.start(init), test, body)
+    return carries.values(final[1:]), final[0]

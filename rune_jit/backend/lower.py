@@ -1,0 +1,229 @@
+"""Regions to LLVM: each equation through its primitive's `lower` rule, values fused lazily.
+
+The Lowerer walks a region as the interpreter does, but each value becomes a
+`Scalar`, an `Array` or a `Lazy` (see values.py). Elementwise primitives lower
+one element at a time (their `lower` slot takes and returns registers), so a
+chain of them stays one lazy expression; the Lowerer decides where values are
+stored: a lazy value with arithmetic in it is stored once when it is read more
+than once or from inside a nested region (a loop step), and everything is
+stored where a primitive needs memory (a product, a loop's carry, an output).
+
+Other primitives' `lower` slots take (lowerer, values, out_types, **params)
+and return values; loops lower their regions with `lower_region`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Sequence
+
+import llvmlite.ir as ir
+import numpy as np
+
+from ..ir import Literal, Region, Type, Var
+from ..primitive import Primitive
+from . import arith, emit
+from .emit import I8, I64, Fn, reg_type
+from .values import Array, Lazy, Scalar, Value, cost, strides
+
+
+class ErrorSites:
+    """What each failure status of a compiled function means (iterate sites, ...)."""
+
+    def __init__(self):
+        self.sites: list[tuple[str, dict]] = []
+
+    def add(self, kind: str, **info) -> int:
+        self.sites.append((kind, info))
+        return len(self.sites) - 1
+
+
+class Lowerer:
+    def __init__(self, fn: Fn, errors: ErrorSites, width: int | None = None):
+        self.fn = fn
+        self.errors = errors
+        self.width = width  # lanes per block when lowering a per-lane region, else None
+
+    @property
+    def b(self) -> ir.IRBuilder:
+        return self.fn.b
+
+    def with_width(self, width: int | None) -> "Lowerer":
+        return Lowerer(self.fn, self.errors, width)
+
+    # ------------------------------------------------------------- failures
+
+    def fail_if_any(self, condition: ir.Value, kind: str, site: int = 0,
+                    lane: ir.Value | None = None) -> None:
+        """Return a failure status from the function if `condition` holds (in any lane)."""
+        b = self.b
+        if isinstance(condition.type, ir.VectorType):
+            condition = arith.intrinsic(b, "vector.reduce.or", condition, ret=emit.I1)
+        status = ir.Constant(I64, emit.KINDS[kind] | site << 8)
+        if lane is not None:
+            status = b.or_(status, b.shl(lane, self.i64(32)))
+        self.fn.fail(condition, status)
+
+    # ------------------------------------------------------------- constants
+
+    def const(self, dtype: np.dtype, value: Any) -> ir.Constant:
+        t = reg_type(dtype)
+        v = bool(value) if dtype.kind == "b" else (
+            float(value) if dtype.kind == "f" else int(value))
+        c = ir.Constant(t, v)
+        return c if self.width is None else ir.Constant(ir.VectorType(t, self.width),
+                                                        [c] * self.width)
+
+    @staticmethod
+    def i64(n: int) -> ir.Constant:
+        return ir.Constant(I64, int(n))
+
+    def splat(self, v: ir.Value) -> ir.Value:
+        """A scalar register as one value for every lane of the block."""
+        if self.width is None or isinstance(v.type, ir.VectorType):
+            return v
+        vec = ir.VectorType(v.type, self.width)
+        one = self.b.insert_element(ir.Constant(vec, ir.Undefined), v, self.i64(0))
+        return self.b.shuffle_vector(one, ir.Constant(vec, ir.Undefined),
+                                     ir.Constant(ir.VectorType(ir.IntType(32), self.width),
+                                                 [0] * self.width))
+
+    # ------------------------------------------------------------- memory
+
+    def offset(self, shape: Sequence[int], idx: Sequence[ir.Value]) -> ir.Value:
+        total = None
+        for i, s in zip(idx, strides(tuple(shape))):
+            term = i if s == 1 else self.b.mul(i, self.i64(s))
+            total = term if total is None else self.b.add(total, term)
+        return total if total is not None else self.i64(0)
+
+    def address(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value) -> ir.Value:
+        return self.b.gep(ptr, [offset], source_etype=emit.mem_type(dtype))
+
+    def load_at(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value) -> ir.Value:
+        v = self.b.load(self.address(ptr, dtype, offset), typ=emit.mem_type(dtype))
+        return self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if dtype.kind == "b" else v
+
+    def store_at(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value, v: ir.Value) -> None:
+        if dtype.kind == "b":
+            v = self.b.zext(v, I8)
+        self.b.store(v, self.address(ptr, dtype, offset))
+
+    def load(self, v: Value, idx: Sequence[ir.Value]) -> ir.Value:
+        """Element `idx` of a value (a scalar operand broadcasts: any index reads it)."""
+        if isinstance(v, Scalar):
+            return self.splat(v.v)
+        if isinstance(v, Lazy):
+            return v.at(list(idx))
+        return self.load_at(v.ptr, v.type.dtype, self.offset(v.type.shape, idx))
+
+    def scalar(self, v: Value) -> ir.Value:
+        return v.v if isinstance(v, Scalar) else self.load(v, [self.i64(0)] * v.type.ndim)
+
+    def buffer(self, t: Type) -> ir.Value:
+        return self.fn.buffer(t.size * t.dtype.itemsize)
+
+    def loop_nest(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
+        def level(d: int, idx: list[ir.Value]) -> None:
+            if d == len(shape):
+                body(idx)
+                return
+            self.fn.loop(self.i64(0), self.i64(shape[d]), 1, [],
+                         lambda t, _: level(d + 1, idx + [t]) or [])
+
+        level(0, [])
+
+    def store(self, v: Value, dest: ir.Value) -> None:
+        """Write all of `v` to the buffer at `dest`."""
+        t = v.type
+        if isinstance(v, Array):
+            if v.ptr is not dest:
+                self.fn.memcpy(dest, v.ptr, t.size * t.dtype.itemsize)
+        elif isinstance(v, Scalar) and t.shape == ():
+            self.store_at(dest, t.dtype, self.i64(0), v.v)
+        else:
+            self.loop_nest(t.shape, lambda idx: self.store_at(
+                dest, t.dtype, self.offset(t.shape, idx), self.load(v, idx)))
+
+    def materialize(self, v: Value, dest: ir.Value | None = None) -> Array:
+        """`v` in memory (a buffer of this call unless `dest` is given)."""
+        if isinstance(v, Array) and dest is None:
+            return v
+        dest = dest if dest is not None else self.buffer(v.type)
+        self.store(v, dest)
+        return Array(v.type, dest)
+
+    def settle(self, v: Value) -> Value:
+        """A 0-d value in a register; any other value as it is."""
+        if v.type.shape == () and not isinstance(v, Scalar):
+            return Scalar(v.type, self.scalar(v))
+        return v
+
+    # ------------------------------------------------------------- regions
+
+    def lower_region(self, region: Region, args: Sequence[Value]) -> list[Value]:
+        """Lower a closed region on lowered arguments; -> its outputs, lowered."""
+        env: dict[Var, Value] = dict(zip(region.params, args))
+        uses = _uses(region)
+
+        def read(a) -> Value:
+            if isinstance(a, Literal):
+                return self.literal(a.value)
+            return env[a]
+
+        for eqn in region.eqns:
+            ins, params = eqn.closed
+            out_types = [v.type for v in eqn.outputs]
+            outs = self.lower_eqn(eqn.prim, [read(a) for a in ins], out_types, params)
+            for var, val in zip(eqn.outputs, outs):
+                if cost(val) > 0 and uses[var] > 1:
+                    val = self.materialize(val)
+                env[var] = self.settle(val)
+        return [read(o) for o in region.outputs]
+
+    def lower_eqn(self, prim: Primitive, vals: list[Value], out_types: list[Type],
+                  params: dict) -> list[Value]:
+        if "elementwise" in prim.traits:
+            return [self.elementwise(prim, vals, out_types[0], params)]
+        return list(prim.rule("lower")(self, vals, out_types, **params))
+
+    def elementwise(self, prim: Primitive, vals: list[Value], out: Type, params: dict) -> Value:
+        rule = prim.rule("lower")
+        if out.shape == ():
+            return Scalar(out, rule(self, *[self.scalar(v) for v in vals], **params))
+        return Lazy(out, lambda idx: rule(self, *[self.load(v, idx) for v in vals], **params),
+                    1 + sum(cost(v) for v in vals))
+
+    def literal(self, value: np.ndarray) -> Value:
+        t = Type(value.dtype, value.shape)
+        if value.ndim == 0:
+            return Scalar(t, self.const(value.dtype, value.item()))
+        return Array(t, self.constant_array(value))
+
+    def constant_array(self, value: np.ndarray) -> ir.Value:
+        """An array constant, as a global of the module."""
+        mt = emit.mem_type(value.dtype)
+        flat = value.reshape(-1)
+        data = [ir.Constant(mt, int(x) if value.dtype.kind in "ib" else float(x)) for x in flat]
+        arr_t = ir.ArrayType(mt, len(data))
+        g = ir.GlobalVariable(self.fn.module, arr_t, self.fn.module.get_unique_name("const"))
+        g.global_constant = True
+        g.linkage = "internal"
+        g.initializer = ir.Constant(arr_t, data)
+        return g
+
+
+def _uses(region: Region) -> Counter:
+    """How often each value is read; a read from a nested region counts as many."""
+    uses: Counter = Counter()
+    for eqn in region.eqns:
+        for a in eqn.inputs:
+            if isinstance(a, Var):
+                uses[a] += 1
+        for c in eqn.captures:
+            uses[c] += 2
+    for o in region.outputs:
+        if isinstance(o, Var):
+            uses[o] += 1
+    return uses
+

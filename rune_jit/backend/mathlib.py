@@ -1,0 +1,133 @@
+"""Math functions in compiled code: libm for one value, glibc's libmvec for vectors.
+
+A scalar call carries the attribute that names its vector variants, so the loop
+vectorizer turns a loop of `sin` calls into calls of the 8-wide AVX-512 (or
+4-wide AVX2) variant. A vector of lanes (lane blocks of a vmapped iterate) is
+cut into native-width pieces, each passed to the vector variant directly. Where
+libmvec lacks a function, the scalar libm call is used element by element.
+Accuracy: libmvec's variants are within 4 ulp (see docs/accuracy.md).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+
+from . import llvm as engine
+from .emit import F32, I32, declare
+
+# rune_jit name -> libm name (float64; float32 adds "f")
+LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "expm1": "expm1",
+        "log1p": "log1p", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "arctan": "atan",
+        "arctan2": "atan2", "pow": "pow"}
+
+
+def _isa() -> tuple[str, int]:
+    """glibc's vector ABI letter and the register width in bits."""
+    bits = engine.vector_bits()
+    return ("e", 512) if bits == 512 else ("d", 256) if bits == 256 else ("b", 128)
+
+
+@lru_cache(maxsize=None)
+def vector_variant(name: str, float32: bool, nargs: int) -> tuple[str, int] | None:
+    """(symbol, lanes) of libmvec's variant of libm function `name`, if it exists here."""
+    engine.target_machine()  # loads libmvec
+    letter, bits = _isa()
+    lanes = bits // (32 if float32 else 64)
+    sym = f"_ZGV{letter}N{lanes}{'v' * nargs}_{name}{'f' if float32 else ''}"
+    return (sym, lanes) if llvm.address_of_symbol(sym) else None
+
+
+def call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
+    t = args[0].type
+    if isinstance(t, ir.VectorType):
+        return _vector_call(b, name, *args)
+    float32 = t == F32
+    libm = LIBM[name] + ("f" if float32 else "")
+    fn = declare(b.module, libm, t, [t] * len(args))
+    _mark_pure(fn)
+    inst = b.call(fn, list(args))
+    variant = vector_variant(LIBM[name], float32, len(args))
+    if variant is not None:
+        sym, lanes = variant
+        set.add(inst.attributes, f'"vector-function-abi-variant"="_ZGV_LLVM_N{lanes}'
+                                 f'{"v" * len(args)}_{libm}({sym})"')
+        _keep_declared(b.module, sym, t, lanes, len(args))
+    return inst
+
+
+def _mark_pure(fn: ir.Function) -> None:
+    # llvmlite checks attribute names against a list; these it does not know, so they go
+    # into the underlying set directly
+    for attr in ("nounwind", "willreturn", "memory(none)"):
+        set.add(fn.attributes, attr)
+
+
+def _keep_declared(module: ir.Module, sym: str, t: ir.Type, lanes: int, nargs: int) -> None:
+    """Declare a vector variant and remember to keep it (see `finish_module`)."""
+    vt = ir.VectorType(t, lanes)
+    fn = declare(module, sym, vt, [vt] * nargs)
+    _mark_pure(fn)
+    _kept(module).add(fn)
+
+
+def _kept(module: ir.Module) -> set:
+    if not hasattr(module, "rune_vector_variants"):
+        module.rune_vector_variants = set()
+    return module.rune_vector_variants
+
+
+def finish_module(module: ir.Module) -> None:
+    """The vector variants named by call attributes must survive until vectorization,
+    which `llvm.compiler.used` ensures."""
+    from .emit import PTR
+
+    kept = sorted(_kept(module), key=lambda f: f.name)
+    if kept:
+        arr = ir.ArrayType(PTR, len(kept))
+        g = ir.GlobalVariable(module, arr, "llvm.compiler.used")
+        g.linkage = "appending"
+        g.section = "llvm.metadata"
+        g.initializer = ir.Constant(arr, kept)
+
+
+def _vector_call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
+    vt = args[0].type
+    n, t = vt.count, vt.element
+    variant = vector_variant(LIBM[name], t == F32, len(args))
+    if variant is None or n % variant[1]:
+        return _scalarized(b, name, *args)
+    sym, lanes = variant
+    piece_t = ir.VectorType(t, lanes)
+    fn = declare(b.module, sym, piece_t, [piece_t] * len(args))
+    _mark_pure(fn)
+    pieces = [b.call(fn, [_slice(b, a, k, lanes) for a in args]) for k in range(0, n, lanes)]
+    return _concat(b, pieces)
+
+
+def _slice(b: ir.IRBuilder, v: ir.Value, start: int, lanes: int) -> ir.Value:
+    mask = ir.Constant(ir.VectorType(I32, lanes), list(range(start, start + lanes)))
+    return b.shuffle_vector(v, ir.Constant(v.type, ir.Undefined), mask)
+
+
+def _concat(b: ir.IRBuilder, pieces: list[ir.Value]) -> ir.Value:
+    while len(pieces) > 1:
+        pairs = []
+        for a, c in zip(pieces[::2], pieces[1::2]):
+            n = a.type.count
+            pairs.append(b.shuffle_vector(a, c, ir.Constant(ir.VectorType(I32, 2 * n),
+                                                            list(range(2 * n)))))
+        pieces = pairs
+    return pieces[0]
+
+
+def _scalarized(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
+    vt = args[0].type
+    out = ir.Constant(vt, ir.Undefined)
+    for k in range(vt.count):
+        i = ir.Constant(I32, k)
+        out = b.insert_element(out, call(b, name, *[b.extract_element(a, i) for a in args]), i)
+    return out
+

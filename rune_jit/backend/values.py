@@ -1,0 +1,52 @@
+"""How an IR value lives in compiled code.
+
+- `Scalar`: a 0-d value in a register (under lane blocks, a vector of lanes);
+- `Array`: a contiguous row-major buffer at `ptr`;
+- `Lazy`: an expression computing any element from its index, not stored
+  anywhere. Elementwise operations, broadcasts, transposes and slices make
+  lazy values from lazy values, so a chain of them becomes one loop nest when
+  something finally needs the elements in memory (fusion).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import llvmlite.ir as ir
+
+from ..ir import Type
+
+
+@dataclass(eq=False)
+class Scalar:
+    type: Type
+    v: ir.Value
+
+
+@dataclass(eq=False)
+class Array:
+    type: Type
+    ptr: ir.Value
+
+
+@dataclass(eq=False)
+class Lazy:
+    type: Type
+    at: Callable[[list[ir.Value]], ir.Value]  # element at an index (one i64 per axis)
+    cost: int  # arithmetic it repeats when read twice: 0 for pure index remapping
+
+
+Value = Scalar | Array | Lazy
+
+
+def strides(shape: tuple[int, ...]) -> list[int]:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return out[::-1]
+
+
+def cost(v: Value) -> int:
+    return v.cost if isinstance(v, Lazy) else 0

@@ -1,0 +1,114 @@
+"""jit: compile a function once per signature and run it as native code.
+
+A signature is the arguments' pytree structure, each leaf's shape, dtype and
+weakness, and the values of the static arguments. Under a transformation (an
+argument is a traced value) a jitted function is simply traced through, so
+`grad(jit(f))` sees f's operations.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import wraps
+from typing import Any, Callable, NamedTuple, Sequence
+
+from . import tree
+from .api import flatten_args, leaf_type, trace_fn
+from .ir import Region
+from .passes.simplify import simplify
+from .trace import Tracer
+
+
+class Program(NamedTuple):
+    region: Region
+    compiled: Any  # backend.runtime.Compiled
+    out_tree: tree.TreeDef
+
+
+class Lowered:
+    """A program's stages as text: `.ir` (rune_jit IR), `.llvm_ir`, `.asm`."""
+
+    def __init__(self, region: Region, built):
+        self.region, self.built = region, built
+
+    @property
+    def ir(self) -> str:
+        return str(self.region)
+
+    @property
+    def llvm_ir(self) -> str:
+        return self.built.llvm_ir
+
+    @property
+    def asm(self) -> str:
+        from .backend import llvm
+
+        return llvm.emit_assembly(llvm.optimize(self.built.llvm_ir))
+
+
+class Jitted:
+    def __init__(self, f: Callable, static_argnums: Sequence[int]):
+        self.f = f
+        self.static = tuple(static_argnums)
+        self.cache: dict[Any, Program] = {}
+        self.lock = threading.Lock()
+        wraps(f)(self)
+
+    def _split(self, args: tuple):
+        statics = tuple(args[i] for i in self.static if i < len(args))
+        try:
+            hash(statics)
+        except TypeError:
+            raise TypeError(f"jit: static arguments must be hashable, got {statics!r}") from None
+        dyn = tuple(i for i in range(len(args)) if i not in self.static)
+        leaves, in_tree, _ = flatten_args(tuple(args[i] for i in dyn), "args")
+        spec = tuple((t.shape, t.dtype, w) for t, w in (leaf_type(x) for x in leaves))
+        return leaves, in_tree, dyn, (in_tree, spec, statics)
+
+    def _trace(self, args: tuple, leaves, in_tree, dyn):
+        def g(*dyn_args):
+            full = list(args)
+            for i, a in zip(dyn, dyn_args):
+                full[i] = a
+            return self.f(*full)
+
+        tr = trace_fn(g, leaves, in_tree)
+        return simplify(tr.region), tr.out_tree
+
+    def _program(self, args: tuple) -> tuple[Program, list]:
+        leaves, in_tree, dyn, key = self._split(args)
+        program = self.cache.get(key)
+        if program is None:
+            with self.lock:  # concurrent first calls compile once
+                program = self.cache.get(key)
+                if program is None:
+                    from .backend.runtime import compile_region
+
+                    region, out_tree = self._trace(args, leaves, in_tree, dyn)
+                    program = Program(region, compile_region(region), out_tree)
+                    self.cache[key] = program
+        return program, leaves
+
+    def __call__(self, *args: Any) -> Any:
+        if any(isinstance(x, Tracer) for x in tree.leaves(args)):
+            return self.f(*args)
+        program, leaves = self._program(args)
+        outs = program.compiled.run(leaves)
+        return tree.unflatten(program.out_tree, outs)
+
+    def lower(self, *args: Any) -> Lowered:
+        from .backend.runtime import build
+
+        leaves, in_tree, dyn, _ = self._split(args)
+        region, _ = self._trace(args, leaves, in_tree, dyn)
+        return Lowered(region, build(region))
+
+
+def jit(f: Callable | None = None, *, static_argnums: int | Sequence[int] = ()) -> Any:
+    """Compile `f` to native code, once per signature. Usable as `@jit` or
+    `@jit(static_argnums=...)`."""
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    if f is None:
+        return lambda g: Jitted(g, nums)
+    return Jitted(f, nums)
+
