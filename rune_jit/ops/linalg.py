@@ -31,8 +31,8 @@ def _free(ndim: int, contract: Sequence[int], batch: Sequence[int]) -> list[int]
 @dot_general_p.def_rule("shape")
 def _dot_shape(a: Type, b: Type, *, contract, batch) -> list[Type]:
     (ca, cb), (ba, bb) = contract, batch
-    if a.dtype != b.dtype or a.dtype.kind == "b":
-        raise TypeError(f"dot_general of {a} and {b}: dtypes must match and be numeric")
+    if a.dtype != b.dtype:  # bools multiply as NumPy's matmul does: an OR of ANDs
+        raise TypeError(f"dot_general of {a} and {b}: dtypes must match")
     pairs = list(zip(ca, cb)) + list(zip(ba, bb))
     if len(ca) != len(cb) or len(ba) != len(bb) or any(
         a.shape[i] != b.shape[j] for i, j in pairs
@@ -127,10 +127,12 @@ def _dot_batch(size, args, dims, *, contract, batch):
 
 @solve_p.def_rule("shape")
 def _solve_shape(a: Type, b: Type) -> list[Type]:
-    if (a.dtype != b.dtype or a.dtype.kind != "f" or a.ndim < 2 or a.shape[-1] != a.shape[-2]
-            or b.ndim != a.ndim or b.shape[:-1] != a.shape[:-1]):
+    if a.dtype != b.dtype or a.dtype.kind != "f":
+        raise TypeError(f"solve: cannot solve {a} x = {b}; a and b must have one float dtype")
+    if (a.ndim < 2 or a.shape[-1] != a.shape[-2] or b.ndim != a.ndim
+            or b.shape[:-1] != a.shape[:-1]):
         raise ValueError(f"solve: cannot solve {a} x = {b}; a must be square [..., n, n] "
-                         "and b [..., n, k] of the same float dtype")
+                         "and b [..., n, k]")
     return [b]
 
 
@@ -185,3 +187,139 @@ def _solve_batch(size, args, dims):
         for a, d in zip(args, dims)]
     return [solve(*args)], [0]
 
+
+
+# ------------------------------------------------------------- lowering
+
+
+def _canonical(lw, x, batch: Sequence[int], free: Sequence[int], contract: Sequence[int]):
+    """x as a contiguous [batch, free, contract] array (read in place when it already is)."""
+    from ..backend.values import Array, Lazy
+
+    xt = x.type
+    order = list(batch) + list(free) + list(contract)
+    shape = tuple(xt.shape[i] for i in order)
+    t = xt.with_shape(shape)
+    if isinstance(x, Array) and order == sorted(order):
+        return Array(t, x.ptr)
+    inverse = np.argsort(order)
+    view = Lazy(t, lambda idx: lw.load(x, [idx[inverse[i]] for i in range(xt.ndim)]), 0)
+    return lw.materialize(view)
+
+
+@dot_general_p.def_rule("lower")
+def _dot_lower(lw, args, out_types, *, contract, batch):
+    """Every product as C[b, m, n] = sum_k A[b, m, k] B[b, n, k], both operands laid out
+    with k contiguous: the inner loop is a dot product of two contiguous rows, which
+    vectorizes (its sum reassociates)."""
+    from ..backend import arith as A
+    from ..backend.values import Array, Scalar
+
+    a, b = args
+    out = out_types[0]
+    (ca, cb), (ba, bb) = contract, batch
+    fa, fb = _free(a.type.ndim, ca, ba), _free(b.type.ndim, cb, bb)
+    am = _canonical(lw, a, ba, fa, ca)
+    bm = _canonical(lw, b, bb, fb, cb)
+    nb = int(np.prod([a.type.shape[i] for i in ba], dtype=np.int64))
+    m = int(np.prod([a.type.shape[i] for i in fa], dtype=np.int64))
+    n = int(np.prod([b.type.shape[i] for i in fb], dtype=np.int64))
+    k = int(np.prod([a.type.shape[i] for i in ca], dtype=np.int64))
+    dt = out.dtype
+    zero = lw.const(dt, 0)
+
+    def dot(bi, mi, ni):
+        a_row = lw.b.mul(lw.b.add(lw.b.mul(bi, lw.i64(m)), mi), lw.i64(k))
+        b_row = lw.b.mul(lw.b.add(lw.b.mul(bi, lw.i64(n)), ni), lw.i64(k))
+
+        def step(t, acc):
+            x = lw.load_at(am.ptr, dt, lw.b.add(a_row, t))
+            y = lw.load_at(bm.ptr, dt, lw.b.add(b_row, t))
+            prod = A.mul(lw.b, x, y)
+            return [lw.b.fadd(acc[0], prod, flags=("reassoc",)) if A.is_float(prod)
+                    else lw.b.add(acc[0], prod)]
+
+        return lw.fn.loop(lw.i64(0), lw.i64(k), 1, [zero], step)[0]
+
+    if out.shape == ():
+        return [Scalar(out, dot(lw.i64(0), lw.i64(0), lw.i64(0)))]
+    ptr = lw.buffer(out)
+    lw.loop_nest((nb, m, n), lambda i: lw.store_at(
+        ptr, dt, lw.offset((nb, m, n), i), dot(*i)))
+    return [Array(out, ptr)]
+
+
+@solve_p.def_rule("lower")
+def _solve_lower(lw, args, out_types, **_):
+    """LU with partial pivoting, per batch entry; a zero pivot fails as singular."""
+    from ..backend import arith as A
+    from ..backend.values import Array
+
+    a, b = args
+    out = out_types[0]
+    dt = out.dtype
+    n, k = a.type.shape[-1], b.type.shape[-1]
+    nb = int(np.prod(a.type.shape[:-2], dtype=np.int64))
+    lu = lw.materialize(a, lw.buffer(a.type)).ptr  # a copy we may overwrite
+    x = lw.materialize(b, lw.buffer(out)).ptr
+    i64 = lw.i64
+
+    def at(ptr, bi, r, c, cols):
+        off = lw.b.add(lw.b.mul(lw.b.add(lw.b.mul(bi, i64(n)), r), i64(cols)), c)
+        return off
+
+    def ld(ptr, bi, r, c, cols):
+        return lw.load_at(ptr, dt, at(ptr, bi, r, c, cols))
+
+    def st(ptr, bi, r, c, cols, v):
+        lw.store_at(ptr, dt, at(ptr, bi, r, c, cols), v)
+
+    def swap_rows(ptr, bi, r1, r2, cols):
+        def one(c, _):
+            u, v = ld(ptr, bi, r1, c, cols), ld(ptr, bi, r2, c, cols)
+            st(ptr, bi, r1, c, cols, v)
+            st(ptr, bi, r2, c, cols, u)
+            return []
+        lw.fn.loop(i64(0), i64(cols), 1, [], one)
+
+    def column(bi, j, _):
+        def find(r, vals):
+            big = A.absolute(lw.b, ld(lu, bi, r, j, n))
+            better = lw.b.fcmp_ordered(">", big, vals[0])
+            return [lw.b.select(better, big, vals[0]), lw.b.select(better, r, vals[1])]
+        best, p = lw.fn.loop(j, i64(n), 1, [lw.const(dt, -1.0), j], find)
+        lw.fail_if_any(lw.b.fcmp_ordered("==", best, lw.const(dt, 0)), "singular")
+        swap_rows(lu, bi, j, p, n)
+        swap_rows(x, bi, j, p, k)
+        pivot = ld(lu, bi, j, j, n)
+
+        def eliminate(r, _):
+            f = lw.b.fdiv(ld(lu, bi, r, j, n), pivot)
+            st(lu, bi, r, j, n, f)
+            lw.fn.loop(lw.b.add(j, i64(1)), i64(n), 1, [], lambda c, _: st(
+                lu, bi, r, c, n, lw.b.fsub(ld(lu, bi, r, c, n),
+                                           lw.b.fmul(f, ld(lu, bi, j, c, n)))) or [])
+            lw.fn.loop(i64(0), i64(k), 1, [], lambda c, _: st(
+                x, bi, r, c, k, lw.b.fsub(ld(x, bi, r, c, k),
+                                          lw.b.fmul(f, ld(x, bi, j, c, k)))) or [])
+            return []
+        lw.fn.loop(lw.b.add(j, i64(1)), i64(n), 1, [], eliminate)
+        return []
+
+    def back(bi, r, _):  # r runs n-1 .. 0
+        def one(c, _):
+            def sub(j, acc):
+                return [lw.b.fsub(acc[0], lw.b.fmul(ld(lu, bi, r, j, n), ld(x, bi, j, c, k)))]
+            (v,) = lw.fn.loop(lw.b.add(r, i64(1)), i64(n), 1, [ld(x, bi, r, c, k)], sub)
+            st(x, bi, r, c, k, lw.b.fdiv(v, ld(lu, bi, r, r, n)))
+            return []
+        lw.fn.loop(i64(0), i64(k), 1, [], one)
+        return []
+
+    def per_batch(bi, _):
+        lw.fn.loop(i64(0), i64(n), 1, [], lambda j, v: column(bi, j, v))
+        lw.fn.loop(i64(n - 1), i64(-1), -1, [], lambda r, v: back(bi, r, v))
+        return []
+
+    lw.fn.loop(i64(0), i64(nb), 1, [], per_batch)
+    return [Array(out, x)]

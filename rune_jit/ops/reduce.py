@@ -34,8 +34,8 @@ def _define(name: str, np_fn: Callable) -> Primitive:
         return [Type(x.dtype, _reduced_shape(x, axes, name))]
 
     def impl(x, *, axes):
-        if x.size == 0 and name in ("reduce_max", "reduce_min"):
-            raise ValueError(f"{name} of an empty array has no identity")
+        if name in ("reduce_max", "reduce_min") and any(x.shape[a] == 0 for a in axes):
+            raise ValueError(f"{name} over an empty axis has no identity")
         return [np.asarray(np_fn(x, axis=tuple(axes)), x.dtype)]
 
     prim.def_rule("impl", impl)
@@ -160,3 +160,149 @@ def argmax(x: Any, axis: int) -> Any:
 def argmin(x: Any, axis: int) -> Any:
     return bind1(argmin_p, x, axis=axis, index_dtype=np.dtype(np.int64))
 
+
+
+# ------------------------------------------------------------- lowering
+#
+# Two loop orders. When the last axis is reduced, each output element keeps its
+# accumulator in a register over the reduced axes ("inner"); otherwise the
+# output is the accumulator and the kept axes are the innermost loop ("outer"),
+# which vectorizes across them. Float sums reassociate (so they vectorize) and
+# float32 sums accumulate in float64, so a float32 sum is accurate.
+
+def _combine(kind: str):
+    from ..backend import arith as A
+
+    def add(b, acc, x):
+        return b.fadd(acc, x, flags=("reassoc",)) if A.is_float(acc) else A.add(b, acc, x)
+
+    return {"reduce_sum": add,
+            "reduce_prod": lambda b, acc, x: A.mul(b, acc, x),
+            "reduce_max": lambda b, acc, x: A.maximum(b, acc, x, True),
+            "reduce_min": lambda b, acc, x: A.maximum(b, acc, x, False)}[kind]
+
+
+def _identity(kind: str, dtype: np.dtype):
+    if kind == "reduce_sum":
+        return 0
+    if kind == "reduce_prod":
+        return 1
+    big = np.inf if dtype.kind == "f" else (1 if dtype.kind == "b" else np.iinfo(dtype).max)
+    small = -np.inf if dtype.kind == "f" else (0 if dtype.kind == "b" else np.iinfo(dtype).min)
+    return small if kind == "reduce_max" else big
+
+
+def _acc_dtype(kind: str, dtype: np.dtype) -> np.dtype:
+    return np.dtype(np.float64) if kind == "reduce_sum" and dtype == np.float32 else dtype
+
+
+def _lower_reduce(kind: str):
+    def lower(lw, args, out_types, *, axes):
+        from ..backend.arith import convert
+        from ..backend.values import Array, Scalar
+
+        (x,), out = args, out_types[0]
+        xt, acc_t = x.type, _acc_dtype(kind, x.type.dtype)
+        combine, init = _combine(kind), lw.const(acc_t, _identity(kind, xt.dtype))
+        kept = [i for i in range(xt.ndim) if i not in axes]
+        red_shape = [xt.shape[i] for i in axes]
+
+        def full(k_idx, r_idx):
+            it_k, it_r = iter(k_idx), iter(r_idx)
+            return [next(it_r) if i in axes else next(it_k) for i in range(xt.ndim)]
+
+        def element(idx):
+            return convert(lw.b, lw.load(x, idx), acc_t)
+
+        def finish(acc):
+            return convert(lw.b, acc, xt.dtype)
+
+        if not kept or axes[-1] == xt.ndim - 1:  # inner: a register accumulator
+            def reduce_at(k_idx):
+                (acc,) = _nest(lw, red_shape, [init], lambda r_idx, acc: [
+                    combine(lw.b, acc[0], element(full(k_idx, r_idx)))])
+                return finish(acc)
+
+            if not kept:
+                return [Scalar(out, reduce_at([]))]
+            ptr = lw.buffer(out)
+            lw.loop_nest(out.shape, lambda k: lw.store_at(ptr, out.dtype, lw.offset(out.shape, k),
+                                                          reduce_at(k)))
+            return [Array(out, ptr)]
+        acc_type = out.with_dtype(acc_t)
+        acc_ptr = lw.buffer(acc_type)
+        lw.loop_nest(out.shape, lambda k: lw.store_at(acc_ptr, acc_t, lw.offset(out.shape, k),
+                                                      init))
+
+        def accumulate(r_idx):
+            def at(k_idx):
+                off = lw.offset(out.shape, k_idx)
+                old = lw.load_at(acc_ptr, acc_t, off)
+                lw.store_at(acc_ptr, acc_t, off, combine(lw.b, old, element(full(k_idx, r_idx))))
+            lw.loop_nest(out.shape, at)
+
+        lw.loop_nest(red_shape, accumulate)
+        if acc_t == out.dtype:
+            return [Array(out, acc_ptr)]
+        ptr = lw.buffer(out)
+        lw.loop_nest(out.shape, lambda k: lw.store_at(
+            ptr, out.dtype, lw.offset(out.shape, k),
+            finish(lw.load_at(acc_ptr, acc_t, lw.offset(out.shape, k)))))
+        return [Array(out, ptr)]
+
+    return lower
+
+
+def _nest(lw, shape, carried, body):
+    """Loops over `shape` carrying registers; -> the final registers."""
+    def level(d, idx, vals):
+        if d == len(shape):
+            return body(idx, vals)
+        return lw.fn.loop(lw.i64(0), lw.i64(shape[d]), 1, vals,
+                          lambda t, v: level(d + 1, idx + [t], v))
+    return level(0, [], list(carried))
+
+
+for _n in REDUCTIONS:
+    P[_n].def_rule("lower", _lower_reduce(_n))
+
+
+def _lower_arg(larger: bool):
+    """argmax/argmin: the first index of the extreme, and of the first NaN (as NumPy)."""
+    def lower(lw, args, out_types, *, axis, index_dtype):
+        from ..backend import arith as A
+        from ..backend.arith import convert
+        from ..backend.values import Array, Scalar
+
+        (x,), out = args, out_types[0]
+        xt = x.type
+        n = xt.shape[axis]
+
+        def arg_at(k_idx):
+            def at(j):
+                return lw.load(x, k_idx[:axis] + [j] + k_idx[axis:])
+
+            def step(j, vals):
+                best, where = vals
+                v = at(j)
+                op = ">" if larger else "<"
+                better = A.compare(lw.b, op, v, best)
+                if A.is_float(v):  # NaN wins, the first one; a NaN best stays
+                    better = lw.b.and_(lw.b.or_(better, lw.b.fcmp_unordered("uno", v, v)),
+                                       lw.b.fcmp_ordered("ord", best, best))
+                return [lw.b.select(better, v, best), lw.b.select(better, j, where)]
+
+            _, where = lw.fn.loop(lw.i64(1), lw.i64(n), 1, [at(lw.i64(0)), lw.i64(0)], step)
+            return convert(lw.b, where, np.dtype(index_dtype))
+
+        if out.shape == ():
+            return [Scalar(out, arg_at([]))]
+        ptr = lw.buffer(out)
+        lw.loop_nest(out.shape, lambda k: lw.store_at(ptr, out.dtype, lw.offset(out.shape, k),
+                                                      arg_at(k)))
+        return [Array(out, ptr)]
+    return lower
+
+
+P["argmax"].def_rule("lower", _lower_arg(True))
+P["argmin"].def_rule("lower", _lower_arg(False))
