@@ -13,7 +13,7 @@ from .ops.scan import scan
 
 __all__ = [
     "check_grads", "cond", "ConcretizationError", "grad", "GradCheckError", "hessian",
-    "iterate", "IterateError", "jacfwd", "jit", "jacrev", "jvp", "make_ir", "numpy", "remat", "root",
-    "scan", "stop_gradient", "tree", "value_and_grad", "vjp", "vmap",
+    "iterate", "IterateError", "jacfwd", "jacrev", "jit", "jvp", "make_ir", "numpy", "remat",
+    "root", "scan", "stop_gradient", "tree", "value_and_grad", "vjp", "vmap",
 ]
 __version__ = "0.1.0"

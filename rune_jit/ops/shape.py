@@ -434,11 +434,14 @@ def _concat_lower(lw, args, out_types, *, axis):
     ptr = lw.buffer(out)
     offset = 0
     for x in args:
-        shift = lw.i64(offset)
-        lw.loop_nest(x.type.shape, lambda idx: lw.store_at(
-            ptr, out.dtype,
-            lw.offset(out.shape, [lw.b.add(i, shift) if a == axis else i
-                                  for a, i in enumerate(idx)]),
-            lw.load(x, idx)))
+        _place(lw, ptr, out, x, lw.i64(offset), axis)
         offset += x.type.shape[axis]
     return [Array(out, ptr)]
+
+
+def _place(lw, ptr, out: Type, x, shift, axis: int) -> None:
+    """Write `x` into the buffer of `out`, moved by `shift` along `axis`."""
+    def put(idx):
+        at = [lw.b.add(i, shift) if a == axis else i for a, i in enumerate(idx)]
+        lw.store_at(ptr, out.dtype, lw.offset(out.shape, at), lw.load(x, idx))
+    lw.loop_nest(x.type.shape, put)
