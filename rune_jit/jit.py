@@ -54,29 +54,29 @@ class Jitted:
         self.lock = threading.Lock()
         wraps(f)(self)
 
-    def _split(self, args: tuple):
+    def _split(self, args: tuple, kwargs: dict):
         statics = tuple(args[i] for i in self.static if i < len(args))
         try:
             hash(statics)
         except TypeError:
             raise TypeError(f"jit: static arguments must be hashable, got {statics!r}") from None
         dyn = tuple(i for i in range(len(args)) if i not in self.static)
-        leaves, in_tree, _ = flatten_args(tuple(args[i] for i in dyn), "args")
+        leaves, in_tree, _ = flatten_args((tuple(args[i] for i in dyn), kwargs), "args")
         spec = tuple((t.shape, t.dtype, w) for t, w in (leaf_type(x) for x in leaves))
         return leaves, in_tree, dyn, (in_tree, spec, statics)
 
     def _trace(self, args: tuple, leaves, in_tree, dyn):
-        def g(*dyn_args):
+        def g(dyn_args, kwargs):
             full = list(args)
             for i, a in zip(dyn, dyn_args):
                 full[i] = a
-            return self.f(*full)
+            return self.f(*full, **kwargs)
 
         tr = trace_fn(g, leaves, in_tree)
         return simplify(tr.region), tr.out_tree
 
-    def _program(self, args: tuple) -> tuple[Program, list]:
-        leaves, in_tree, dyn, key = self._split(args)
+    def _program(self, args: tuple, kwargs: dict) -> tuple[Program, list]:
+        leaves, in_tree, dyn, key = self._split(args, kwargs)
         program = self.cache.get(key)
         if program is None:
             with self.lock:  # concurrent first calls compile once
@@ -89,17 +89,17 @@ class Jitted:
                     self.cache[key] = program
         return program, leaves
 
-    def __call__(self, *args: Any) -> Any:
-        if any(isinstance(x, Tracer) for x in tree.leaves(args)):
-            return self.f(*args)
-        program, leaves = self._program(args)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if any(isinstance(x, Tracer) for x in tree.leaves((args, kwargs))):
+            return self.f(*args, **kwargs)
+        program, leaves = self._program(args, kwargs)
         outs = program.compiled.run(leaves)
         return tree.unflatten(program.out_tree, outs)
 
-    def lower(self, *args: Any) -> Lowered:
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         from .backend.runtime import build
 
-        leaves, in_tree, dyn, _ = self._split(args)
+        leaves, in_tree, dyn, _ = self._split(args, kwargs)
         region, _ = self._trace(args, leaves, in_tree, dyn)
         return Lowered(region, build(region))
 

@@ -8,16 +8,18 @@ os.environ.setdefault("RUNE_JIT_VERIFY", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-BACKENDS = ["eager"]
+import rune_jit as rune  # noqa: E402
+
+BACKENDS = ["eager", "jit"]
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request):
-    """`backend(f)` is f as that backend runs it: "eager" runs the NumPy interpreter."""
-    name = request.param
-    if name == "eager":
+    """`backend(f)` is f as that backend runs it: "eager" runs the NumPy interpreter,
+    "jit" compiles f to native code."""
+    if request.param == "eager":
         return lambda f, **kw: f
-    raise AssertionError(f"unknown backend {name}")
+    return lambda f, **kw: rune.jit(f, **kw)
 
 
 @pytest.fixture

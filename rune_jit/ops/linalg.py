@@ -237,7 +237,7 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
             y = lw.load_at(bm.ptr, dt, lw.b.add(b_row, t))
             prod = A.mul(lw.b, x, y)
             return [lw.b.fadd(acc[0], prod, flags=("reassoc",)) if A.is_float(prod)
-                    else lw.b.add(acc[0], prod)]
+                    else A.add(lw.b, acc[0], prod)]  # bools sum as NumPy's do: by OR
 
         return lw.fn.loop(lw.i64(0), lw.i64(k), 1, [zero], step)[0]
 
@@ -323,3 +323,67 @@ def _solve_lower(lw, args, out_types, **_):
 
     lw.fn.loop(i64(0), i64(nb), 1, [], per_batch)
     return [Array(out, x)]
+
+
+# ------------------------------------------------------------- diag_solve
+#
+# x = b / d for a diagonal matrix d (root's "diagonal" solver): O(n), and, like
+# solve, a zero on the diagonal fails as singular rather than giving inf or NaN.
+
+diag_solve_p = Primitive("diag_solve", traits=frozenset({"elementwise"}))
+
+
+@diag_solve_p.def_rule("shape")
+def _diag_shape(d: Type, b: Type) -> list[Type]:
+    if d != b or d.dtype.kind != "f":
+        raise ValueError(f"diag_solve: the diagonal {d} and b {b} must be alike and float")
+    return [b]
+
+
+@diag_solve_p.def_rule("impl")
+def _diag_impl(d, b):
+    if np.any(d == 0):
+        raise np.linalg.LinAlgError("rune_jit solve: the matrix is singular")
+    return [b / d]
+
+
+def diag_solve(d: Any, b: Any) -> Any:
+    return bind1(diag_solve_p, d, b)
+
+
+@diag_solve_p.def_rule("jvp")
+def _diag_jvp(primals, tangents):
+    from .elementwise import mul
+
+    d, b = primals
+    td, tb = tangents
+    x = diag_solve(d, b)
+    out = Zero(type_of_value(x))
+    if not isinstance(tb, Zero):
+        out = add_tangents(out, diag_solve(d, tb))
+    if not isinstance(td, Zero):
+        out = add_tangents(out, neg(diag_solve(d, mul(td, x))))
+    return [x], [out]
+
+
+@diag_solve_p.def_rule("transpose")
+def _diag_transpose(cts, d, b):
+    if is_undefined(d):
+        raise NotImplementedError("diag_solve is linear in b only")
+    return [None, diag_solve(d, cts[0])]
+
+
+@diag_solve_p.def_rule("batch")
+def _diag_batch(size, args, dims):
+    args = [a if dim is not None else broadcast_in_dim(
+        a, (size,) + type_of_value(a).shape, tuple(range(1, 1 + type_of_value(a).ndim)))
+        for a, dim in zip(args, dims)]
+    return [diag_solve(*args)], [0]
+
+
+@diag_solve_p.def_rule("lower")
+def _diag_lower(lw, d, b):
+    from ..backend.arith import const_like
+
+    lw.fail_if_any(lw.b.fcmp_ordered("==", d, const_like(d, 0)), "singular")
+    return lw.b.fdiv(b, d)

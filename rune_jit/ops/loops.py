@@ -135,8 +135,10 @@ def split_loop(step: Region, num_carry: int, unk_caps: list[bool], unk_laned: li
             kinds.append(("computed", len(computed)))
             computed.append(known.outputs[n_kout + j])
     body = Region(known.params, known.eqns, known.outputs[:n_kout] + tuple(computed))
+    # which residuals vary per step: "unknown" here means "varies", so no primitive's own
+    # (reverse-mode) splitting applies, only the plain one
     split2 = partial_eval_region(body, [False] * n_inv + [True] * (len(known.params) - n_inv),
-                                 [True] * n_kout + [False] * len(computed))
+                                 [True] * n_kout + [False] * len(computed), custom_rules=False)
     varies = split2.out_unknowns[n_kout:]
     where = {c: ("extensive", sum(varies[:c])) if v else ("intensive", c - sum(varies[:c]))
              for c, v in enumerate(varies)}
@@ -167,9 +169,10 @@ def residual_args(split: LoopSplit, h: Hoisted, kcaps: list, klaned_lane: list,
     intensive values as the step sees them (shared ones whole, laned ones per lane);
     `rows` holds this step's rows of the forwarded inputs, then of the tapes."""
     n_fwd = sum(1 for k, _ in split.kinds if k == "row")
+    forwarded = iter(rows[:n_fwd])  # in the order of `forwarded_rows`
     pick_from = {"cap": kcaps, "laned": klaned_lane, "intensive": intensive_lane,
-                 "row": rows[:n_fwd], "extensive": rows[n_fwd:]}
-    return [pick_from[k][i] for k, i in split.kinds]
+                 "extensive": rows[n_fwd:]}
+    return [next(forwarded) if k == "row" else pick_from[k][i] for k, i in split.kinds]
 
 
 def forwarded_rows(split: LoopSplit, known_xs: list) -> list:

@@ -99,8 +99,15 @@ def _remat_transpose(cts, *args, body, num_captures):
     from ..ad_util import UndefinedPrimal
     from ..passes.transpose import backward_pass
 
+    from ..passes.partial_eval import partial_eval_region
+
     linear = [isinstance(a, UndefinedPrimal) for a in args]
-    cts_in = iter(backward_pass(body, linear, loops.pick(args, linear, False), cts))
+    # the body may hold loops that compute values and tangents together: split it so the
+    # values are recomputed forward and only the tangent part is transposed
+    split = partial_eval_region(body, linear, True)
+    res = eval_region(split.known, loops.pick(args, linear, False))
+    cts_in = iter(backward_pass(split.unknown, [False] * split.num_res + [True] * sum(linear),
+                                res, cts))
     return [next(cts_in) if lin else None for lin in linear]
 
 

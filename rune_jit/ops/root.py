@@ -24,7 +24,8 @@ from ..interpret import eval_region
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import bind, close_together, trace_open, type_of_value
-from .elementwise import div, neg
+from .elementwise import neg
+from .linalg import diag_solve
 from .linalg import solve as lu_solve
 from .shape import concatenate, reshape
 
@@ -133,7 +134,7 @@ def _root_jvp(primals, tangents, *, solve, residual, linear_solver, lanes, num_c
 
     if linear_solver == "diagonal":
         ones = np.ones(layout.n, layout.types[0].dtype)
-        dx = div(rhs, along(layout.basis(ones)))
+        dx = diag_solve(along(layout.basis(ones)), rhs)
     else:
         dx = _dense_solve(along, layout, rhs)
     return x, layout.unflat(dx)

@@ -279,7 +279,7 @@ def _counted_batch(size, lay: Layout, args, dims, params):
     step, nc = params["step"], lay.nc
     caps, counts, laned, init, xs = lay.operands(args)
     cdims, kdim, ldims, idims, xdims = lay.operands(dims)
-    lanes = lanes_of(counts)
+    lanes = lanes_of(counts)[1 if kdim is not None else 0:]  # one example's lanes
     moved, shared, new_laned = add_lane_axis(size, caps, cdims, laned + init, ldims + idims,
                                              lanes)
     n_moved = sum(moved)

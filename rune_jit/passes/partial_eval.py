@@ -53,8 +53,11 @@ class PartialEval:
 
 
 def partial_eval_region(
-    region: Region, unknowns: Sequence[bool], instantiate: bool | Sequence[bool] = False
+    region: Region, unknowns: Sequence[bool], instantiate: bool | Sequence[bool] = False,
+    custom_rules: bool = True,
 ) -> Split:
+    """Split `region` (closed) by which inputs are unknown. Without `custom_rules`, an
+    equation with any unknown input is unknown as a whole."""
     pe = PartialEval()
     n_out = len(region.outputs)
     inst = [instantiate] * n_out if isinstance(instantiate, bool) else list(instantiate)
@@ -70,7 +73,7 @@ def partial_eval_region(
         ins, params = eqn.closed
         args = [read(a) for a in ins]
         unks = [pe.is_unknown(v) for v in args]
-        rule = eqn.prim.rules.get("partial_eval") if any(unks) else None
+        rule = eqn.prim.rules.get("partial_eval") if any(unks) and custom_rules else None
         with at_eqn("partial evaluation", eqn):
             outs = (rule(pe, unks, *args, **params) if rule
                     else pe.default_rule(eqn.prim, unks, args, params))
