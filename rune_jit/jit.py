@@ -21,7 +21,7 @@ from .trace import Tracer
 
 class Program(NamedTuple):
     region: Region
-    compiled: Any  # backend.runtime.Compiled
+    executable: Any  # backend.runtime.Executable
     out_tree: tree.TreeDef
 
 
@@ -82,10 +82,10 @@ class Jitted:
             with self.lock:  # concurrent first calls compile once
                 program = self.cache.get(key)
                 if program is None:
-                    from .backend.runtime import compile_region
+                    from .backend.runtime import prepare
 
                     region, out_tree = self._trace(args, leaves, in_tree, dyn)
-                    program = Program(region, compile_region(region), out_tree)
+                    program = Program(region, prepare(region), out_tree)
                     self.cache[key] = program
         return program, leaves
 
@@ -93,15 +93,16 @@ class Jitted:
         if any(isinstance(x, Tracer) for x in tree.leaves((args, kwargs))):
             return self.f(*args, **kwargs)
         program, leaves = self._program(args, kwargs)
-        outs = program.compiled.run(leaves)
+        outs = program.executable.run(leaves)
         return tree.unflatten(program.out_tree, outs)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         from .backend.runtime import build
+        from .passes.constants import lift_constants
 
         leaves, in_tree, dyn, _ = self._split(args, kwargs)
         region, _ = self._trace(args, leaves, in_tree, dyn)
-        return Lowered(region, build(region))
+        return Lowered(region, build(lift_constants(region)[0]))
 
 
 def jit(f: Callable | None = None, *, static_argnums: int | Sequence[int] = ()) -> Any:

@@ -9,15 +9,17 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import rune_jit as rune  # noqa: E402
+from rune_jit import config  # noqa: E402
 
 BACKENDS = ["eager", "jit"]
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request):
-    """`backend(f)` is f as that backend runs it: "eager" runs the NumPy interpreter,
-    "jit" compiles f to native code."""
+def backend(request, monkeypatch):
+    """`backend(f)` is f as that backend runs it: "eager" runs the NumPy interpreter
+    (loops included: it is the oracle), "jit" compiles f to native code."""
     if request.param == "eager":
+        monkeypatch.setattr(config, "backend", "interpret")
         return lambda f, **kw: f
     return lambda f, **kw: rune.jit(f, **kw)
 

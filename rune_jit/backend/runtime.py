@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import llvmlite.ir as ir
 import numpy as np
 
 from .. import errors
-from ..ir import Region, Type
+from ..ir import Region, Type, fingerprint
+from ..passes.constants import lift_constants
 from . import emit, llvm, mathlib
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
@@ -98,13 +100,46 @@ class Compiled:
         return outs
 
 
-def compile_region(region: Region, level: int = 2) -> Compiled:
+class Executable(NamedTuple):
+    """Compiled code and the constants lifted out of its program."""
+
+    compiled: Compiled
+    constants: list
+
+    def run(self, values: Sequence[Any]) -> list[np.ndarray]:
+        return self.compiled.run(self.constants + list(values))
+
+
+_cache: dict[str, Compiled] = {}
+_cache_lock = threading.Lock()
+
+
+def prepare(region: Region) -> Executable:
+    """Native code for a closed region, compiled once per program in this process."""
+    lifted, constants = lift_constants(region)
+    key = fingerprint(lifted)
+    compiled = _cache.get(key)
+    if compiled is None:
+        with _cache_lock:  # concurrent first calls compile once
+            compiled = _cache.get(key)
+            if compiled is None:
+                compiled = _cache[key] = _compile(lifted)
+    return Executable(compiled, constants)
+
+
+def _compile(region: Region, level: int = 2) -> Compiled:
     built = build(region)
     mod = llvm.optimize(built.llvm_ir, level)
     stats["compiled"] += 1
     return Compiled(built, llvm.emit_object(mod))
 
 
+def run_eqn(prim, args: Sequence[Any], params: dict) -> list[np.ndarray]:
+    """One equation called outside jit (a loop at the prompt), as native code."""
+    from ..trace import bind, trace_flat, type_of_value
+
+    region = trace_flat(lambda *xs: bind(prim, *xs, **params), [type_of_value(a) for a in args])
+    return prepare(region).run(args)
 def failure(status: int, sites: Sequence) -> Exception:
     kind, site, lane = status & 0xFF, (status >> 8) & 0xFFFFFF, status >> 32
     if kind == emit.KINDS["iterate"]:

@@ -132,7 +132,6 @@ def _all_lanes(region: Region, caps: list, values: list, lanes: tuple) -> list:
             for o, w in zip(outs, laned)]
 
 
-@iterate_p.def_rule("impl")
 def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, num_captures):
     caps, laned, carry = _split(args, dict(num_captures=num_captures, num_laned=num_laned))
     lanes = tuple(lanes)
@@ -291,3 +290,6 @@ def _iterate_lower(lw, args, out_types, **params):
 
 
 iterate_p.def_rule("lower", _iterate_lower)
+
+
+iterate_p.def_rule("impl", loops.native_when_eager(iterate_p, _iterate_impl))

@@ -45,6 +45,24 @@ def fixpoint(init: Sequence[bool], step: Callable[[list[bool]], list[bool]]) -> 
         mask = new
 
 
+# ------------------------------------------------------------- outside jit
+
+
+def native_when_eager(prim, interpret: Callable) -> Callable:
+    """A loop's impl: called outside jit, the loop runs as compiled code (cached per
+    program); with RUNE_JIT_BACKEND=interpret, `interpret` runs it (the oracle)."""
+    from .. import config
+
+    def impl(*args, **params):
+        if config.backend == "interpret":
+            return interpret(*args, **params)
+        from ..backend.runtime import run_eqn
+
+        return run_eqn(prim, args, params)
+
+    return impl
+
+
 # ------------------------------------------------------------- lanes
 
 

@@ -163,7 +163,6 @@ def _scan_shape(*types: Type, step, num_carry, num_laned, length, reverse, count
     return init + [t.with_shape(lead + t.shape) for t in step.out_types[num_carry:]]
 
 
-@scan_p.def_rule("impl")
 def _scan_impl(*args, **params):
     lay = Layout(len(args), params)
     step, nc, length = params["step"], lay.nc, params["length"]
@@ -437,3 +436,6 @@ def _scan_lower(lw, args, out_types, **params):
 
 
 scan_p.def_rule("lower", _scan_lower)
+
+
+scan_p.def_rule("impl", loops.native_when_eager(scan_p, _scan_impl))
