@@ -226,7 +226,17 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> list:
     for a in args:
         if isinstance(a, Tracer):
             raise escaped(a)
-    return [np.asarray(o) for o in prim.impl(*args, **params)]
+    outs = [np.asarray(o) for o in prim.impl(*args, **params)]
+    if config.verify_regions:  # the tests check each impl against its shape rule
+        _check_impl(prim, args, params, outs)
+    return outs
+
+
+def _check_impl(prim: Primitive, args, params: dict, outs: list) -> None:
+    expected = prim.shape(*[type_of_value(a) for a in args], **params)
+    got = [type_of_value(o) for o in outs]
+    if list(expected) != got:
+        raise AssertionError(f"{prim.name}: impl gives {got}, its shape rule {expected}")
 
 
 def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:

@@ -169,14 +169,16 @@ def intrinsic_to(b: ir.IRBuilder, name: str, x: ir.Value, to: ir.Type) -> ir.Val
     return b.call(fn, [x])
 
 
-def int_power(b: ir.IRBuilder, x, y):
-    """x ** y for integers, y >= 0 (the caller rejects negative y), by squaring over
-    every bit of y: straight-line code, so it works on vectors of lanes too."""
-    one = const_like(x, 1)
-    result, base, e = one, x, y
-    for _ in range(element(x.type).width):
-        odd = b.icmp_unsigned("!=", b.and_(e, one), const_like(x, 0))
-        result = b.select(odd, b.mul(result, base), result)
-        base = b.mul(base, base)
-        e = b.lshr(e, one)
-    return result
+def int_power(fn, x, y):
+    """x ** y for integers, y >= 0 (the caller rejects negative y), by squaring: a loop
+    over the bits of y, on single values and vectors of lanes alike."""
+    b = fn.b
+    one, zero = const_like(x, 1), const_like(x, 0)
+
+    def square(_, vals):
+        result, base, e = vals
+        odd = b.icmp_unsigned("!=", b.and_(e, one), zero)
+        return [b.select(odd, b.mul(result, base), result), b.mul(base, base), b.lshr(e, one)]
+
+    bits = ir.Constant(ir.IntType(64), element(x.type).width)
+    return fn.loop(ir.Constant(ir.IntType(64), 0), bits, 1, [one, x, y], square)[0]

@@ -85,6 +85,10 @@ class Fn:
             self._arena = self.at_entry.load(self._arena_slot, typ=PTR)
         return self._arena
 
+    def at_start(self, emit_fn) -> None:
+        """Emit with `emit_fn(builder)` in the entry block, before the program runs."""
+        emit_fn(self.at_entry)
+
     def growable_slot(self) -> ir.Value:
         """A pointer slot (null at first) whose buffer is freed at exit."""
         slot = ir.IRBuilder(self.prologue).alloca(PTR)

@@ -12,8 +12,9 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ..ir import Region, Type
+from . import lane_blocks
 from .arith import convert, maximum
-from .loops import Carries, row, row_pointer, while_steps
+from .loops import Carries, Tapes, row, row_pointer, while_steps
 from .lower import Lowerer
 from .values import Array, Value
 
@@ -31,21 +32,27 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
                         step: Region, until: Region, max_steps: int, lanes: tuple, site: int):
     nc = len(init)
     n_lanes = int(np.prod(lanes, dtype=np.int64))
-    outs = [lw.buffer(t) for t in out_types]
-    for t, p in zip(out_types[nc + 1:], outs[nc + 1:]):  # rows a lane does not take stay 0
-        lw.fn.memset0(p, t.size * t.dtype.itemsize)
+    outs = [lw.buffer(t) for t in out_types[:nc + 1]]
+    tapes = Tapes(lw, out_types[nc + 1:], max_steps)
     per = [per_lane(t, lanes) for t in out_types[:nc]]
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc + 1:]]
     laned = [lw.materialize(v) for v in laned]
     init = [lw.materialize(v) for v in init]
+    done = 0
+    if lane_blocks.vectorizable([step, until], caps):
+        width = lane_blocks.block_size([v.type for v in laned + init])
+        lane_blocks.iterate_blocks(lw, caps, laned, init, outs, tapes, out_types, step, until,
+                                   max_steps, n_lanes, width, site)
+        done = n_lanes // width * width
 
     def one_lane(lane, _):
         consts = caps + [lane_value(lw, v, lanes, lane) for v in laned]
         start = [lane_value(lw, v, lanes, lane) for v in init]
 
         def record(n, ys):
+            tapes.reserve(lw.b.add(n, lw.i64(1)))
             at = lw.b.add(lw.b.mul(n, lw.i64(n_lanes)), lane)
-            for y, base, yt in zip(ys, outs[nc + 1:], y_rows):
+            for y, base, yt in zip(ys, tapes.pointers(), y_rows):
                 lw.store(y, row_pointer(lw, base, yt, at))
 
         final, n = while_steps(lw, consts, start, per, step, until, max_steps, site, lane,
@@ -55,8 +62,8 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
         lw.store_at(outs[nc], np.dtype(np.int64), lane, n)
         return []
 
-    lw.fn.loop(lw.i64(0), lw.i64(n_lanes), 1, [], one_lane)
-    return [Array(t, p) for t, p in zip(out_types, outs)]
+    lw.fn.loop(lw.i64(done), lw.i64(n_lanes), 1, [], one_lane)  # lanes past the blocks
+    return [Array(t, p) for t, p in zip(out_types, outs)] + tapes.arrays()
 
 
 def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init: list,
@@ -66,12 +73,18 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     n_lanes = int(np.prod(lanes, dtype=np.int64))
     outs = [lw.buffer(t) for t in out_types]
     for t, p in zip(out_types[nc:], outs[nc:]):  # ys rows past a lane's count are 0
-        lw.fn.memset0(p, t.size * t.dtype.itemsize)
+        lw.fn.memset0(p, t.size * t.dtype.itemsize)  # (these are tangents: read whole)
     per = [per_lane(t, lanes) for t in out_types[:nc]]
     x_rows = [per_lane(x.type.with_shape(x.type.shape[1:]), lanes) for x in xs]
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc:]]
     counts, laned = lw.materialize(counts), [lw.materialize(v) for v in laned]
     init, xs = [lw.materialize(v) for v in init], [lw.materialize(x) for x in xs]
+    done = 0
+    if lane_blocks.vectorizable([step], caps):
+        width = lane_blocks.block_size([v.type for v in laned + init + xs])
+        lane_blocks.counted_scan_blocks(lw, caps, counts, laned, init, xs, outs, out_types,
+                                        step, length, reverse, n_lanes, width)
+        done = n_lanes // width * width
 
     def one_lane(lane, _):
         consts = caps + [lane_value(lw, v, lanes, lane) for v in laned]
@@ -96,6 +109,6 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
             lw.store(v, row_pointer(lw, base, t, lane))
         return []
 
-    lw.fn.loop(lw.i64(0), lw.i64(n_lanes), 1, [], one_lane)
+    lw.fn.loop(lw.i64(done), lw.i64(n_lanes), 1, [], one_lane)  # lanes past the blocks
     return [Array(t, p) for t, p in zip(out_types, outs)]
 

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import llvmlite.ir as ir
 from ..ir import Region, Type
+from . import arith, emit
 from .lower import Lowerer
 from .values import Array, Scalar, Value
 
@@ -61,6 +62,50 @@ class Carries:
                 self.lw.store(v, other)
                 out += [other, cur]
         return out
+
+
+class Tapes:
+    """The tapes of an iterate: one row per step, grown (doubling) as steps are taken,
+    so memory follows the steps a loop takes, not its max_steps."""
+
+    FIRST_ROWS = 16
+
+    def __init__(self, lw: Lowerer, types: Sequence[Type], max_steps: int):
+        self.lw, self.types, self.max_steps = lw, list(types), max_steps
+        self.slots = [lw.fn.growable_slot() for _ in self.types]
+        self.capacity = ir.IRBuilder(lw.fn.prologue).alloca(emit.I64)
+        lw.fn.at_start(lambda b: b.store(ir.Constant(emit.I64, 0), self.capacity))
+
+    def row_bytes(self, t: Type) -> int:
+        return t.size // t.shape[0] * t.dtype.itemsize
+
+    def reserve(self, rows: ir.Value) -> None:
+        """Room for `rows` rows in every tape."""
+        if not self.types:
+            return
+        lw, b = self.lw, self.lw.b
+        cap = b.load(self.capacity, typ=emit.I64)
+
+        def grow():
+            new = arith.maximum(b, b.mul(cap, lw.i64(2)), lw.i64(self.FIRST_ROWS), True)
+            new = arith.maximum(b, arith.maximum(b, new, rows, True), lw.i64(self.max_steps),
+                                False)
+            for slot, t in zip(self.slots, self.types):
+                old = b.load(slot, typ=emit.PTR)
+                ptr = lw.fn.call("realloc", emit.PTR, [old, b.mul(new, lw.i64(self.row_bytes(t)))])
+                lw.fail_if_any(b.icmp_unsigned("==", ptr, ir.Constant(emit.PTR, None)), "memory")
+                b.store(ptr, slot)
+            b.store(new, self.capacity)
+            return []
+
+        lw.fn.if_else(b.icmp_signed(">", rows, cap), grow, lambda: [])
+
+    def pointers(self) -> list[ir.Value]:
+        return [self.lw.b.load(s, typ=emit.PTR) for s in self.slots]
+
+    def arrays(self) -> list[Array]:
+        rows = self.lw.b.load(self.capacity, typ=emit.I64)
+        return [Array(t, p, rows) for t, p in zip(self.types, self.pointers())]
 
 
 def row(lw: Lowerer, x: Array, t: Type, index: ir.Value) -> Value:
@@ -114,13 +159,17 @@ def lower_iterate(lw: Lowerer, args, out_types, *, step: Region, until: Region, 
         return lower_laned_iterate(lw, caps, laned, init, out_types, step, until, max_steps,
                                    tuple(lanes), site)
     nc = num_carry
-    tapes = [lw.buffer(t) for t in out_types[nc + 1:]]
+    tapes = Tapes(lw, out_types[nc + 1:], max_steps)
     rows = [t.with_shape(t.shape[1:]) for t in out_types[nc + 1:]]
+
+    def record(n, ys):
+        tapes.reserve(lw.b.add(n, lw.i64(1)))
+        for y, base, yt in zip(ys, tapes.pointers(), rows):
+            lw.store(y, row_pointer(lw, base, yt, n))
+
     final, n = while_steps(lw, caps + laned, init, out_types[:nc], step, until, max_steps,
-                           site, None, lambda n, ys: [lw.store(y, row_pointer(lw, base, yt, n))
-                                                      for y, base, yt in zip(ys, tapes, rows)])
-    return final + [Scalar(out_types[nc], n)] + [Array(t, p)
-                                                  for t, p in zip(out_types[nc + 1:], tapes)]
+                           site, None, record)
+    return final + [Scalar(out_types[nc], n)] + tapes.arrays()
 
 
 def while_steps(lw: Lowerer, consts: list, init: list, types: list[Type], step: Region,

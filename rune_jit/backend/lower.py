@@ -118,7 +118,9 @@ class Lowerer:
         return self.load_at(v.ptr, v.type.dtype, self.offset(v.type.shape, idx))
 
     def scalar(self, v: Value) -> ir.Value:
-        return v.v if isinstance(v, Scalar) else self.load(v, [self.i64(0)] * v.type.ndim)
+        if isinstance(v, Scalar):
+            return self.splat(v.v)
+        return self.load(v, [self.i64(0)] * v.type.ndim)
 
     def buffer(self, t: Type) -> ir.Value:
         return self.fn.buffer(t.size * t.dtype.itemsize)
@@ -136,7 +138,10 @@ class Lowerer:
     def store(self, v: Value, dest: ir.Value) -> None:
         """Write all of `v` to the buffer at `dest`."""
         t = v.type
-        if isinstance(v, Array):
+        if isinstance(v, Array) and v.rows is not None:  # only the rows a tape holds
+            row_bytes = t.size // max(t.shape[0], 1) * t.dtype.itemsize
+            self.fn.memcpy(dest, v.ptr, self.b.mul(v.rows, self.i64(row_bytes)))
+        elif isinstance(v, Array):
             if v.ptr is not dest:
                 self.fn.memcpy(dest, v.ptr, t.size * t.dtype.itemsize)
         elif isinstance(v, Scalar) and t.shape == ():

@@ -28,6 +28,7 @@ class Scalar:
 class Array:
     type: Type
     ptr: ir.Value
+    rows: ir.Value | None = None  # a tape holds only this many leading rows; the rest is unset
 
 
 @dataclass(eq=False)

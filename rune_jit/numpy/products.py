@@ -8,8 +8,8 @@ import numpy as np
 
 from ..ops import linalg as la
 from ..ops.shape import reshape
-from ._core import (as_array_value, broadcast_shapes, broadcast_to_shape, float_operands,
-                    promote, shape_of)
+from ._core import (accept, as_array_value, broadcast_shapes, broadcast_to_shape, dtype_weak,
+                    promote, shape_of, to_dtype)
 from .math import multiply
 
 
@@ -64,7 +64,10 @@ def _size(x: Any) -> int:
 def solve(a: Any, b: Any) -> Any:
     """x with a @ x = b; b is [M] or [..., M, K], as in NumPy 2."""
     where = "rune_jit.numpy.linalg.solve"
-    a, b = [as_array_value(x) for x in float_operands(a, b, where=where)]
+    # as numpy.linalg: float32 only when both are float32, float64 otherwise
+    single = all(dtype_weak(accept(x, where))[0] == np.float32 for x in (a, b))
+    a, b = [as_array_value(x) for x in promote(a, b, where=where)]
+    a, b = [to_dtype(x, np.dtype(np.float32 if single else np.float64)) for x in (a, b)]
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) < 2 or sa[-1] != sa[-2]:
         raise ValueError(f"{where}: a must be square in its last two axes, got shape {sa}")

@@ -367,7 +367,7 @@ def _lowering():
             return math("pow")(lw, x, y)
         negative = lw.b.icmp_signed("<", y, A.const_like(y, 0))
         lw.fail_if_any(negative, "negative_power")
-        return A.int_power(lw.b, x, y)
+        return A.int_power(lw.fn, x, y)
 
     table = {
         "add": lambda lw, x, y: A.add(lw.b, x, y),

@@ -335,8 +335,10 @@ diag_solve_p = Primitive("diag_solve", traits=frozenset({"elementwise"}))
 
 @diag_solve_p.def_rule("shape")
 def _diag_shape(d: Type, b: Type) -> list[Type]:
-    if d != b or d.dtype.kind != "f":
-        raise ValueError(f"diag_solve: the diagonal {d} and b {b} must be alike and float")
+    if d.dtype != b.dtype or d.dtype.kind != "f":
+        raise TypeError(f"diag_solve: the diagonal {d} and b {b} must have one float dtype")
+    if d.shape != b.shape:
+        raise ValueError(f"diag_solve: the diagonal {d} and b {b} must have one shape")
     return [b]
 
 
