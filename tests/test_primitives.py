@@ -22,7 +22,7 @@ from rune_jit.trace import bind, bind1
 from primitive_cases import (BOOL, DTYPES, F32, F64, FLOATS, I64, INTS, NUMERIC, UNARY, draw,
                              prims_in)
 
-CHECKED_SLOTS = ("shape", "impl", "jvp", "transpose", "batch")  # "lower" comes with the compiler
+CHECKED_SLOTS = ("shape", "impl", "jvp", "transpose", "batch", "lower")
 MEANING = ("shape", "impl")  # a primitive may lack a derivative, never a type or a value
 PRIMITIVES = sorted(Primitive.registry)
 
