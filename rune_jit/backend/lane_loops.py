@@ -32,7 +32,7 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
                         step: Region, until: Region, max_steps: int, lanes: tuple, site: int):
     nc = len(init)
     n_lanes = int(np.prod(lanes, dtype=np.int64))
-    outs = [lw.buffer(t) for t in out_types[:nc + 1]]
+    outs = [lw.out_buffer(i, t) for i, t in enumerate(out_types[:nc + 1])]
     tapes = Tapes(lw, out_types[nc + 1:], max_steps)
     per = [per_lane(t, lanes) for t in out_types[:nc]]
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc + 1:]]
@@ -71,7 +71,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     lanes = counts.type.shape
     nc = len(init)
     n_lanes = int(np.prod(lanes, dtype=np.int64))
-    outs = [lw.buffer(t) for t in out_types]
+    outs = [lw.out_buffer(i, t) for i, t in enumerate(out_types)]
     for t, p in zip(out_types[nc:], outs[nc:]):  # ys rows past a lane's count are 0
         lw.fn.memset0(p, t.size * t.dtype.itemsize)  # (these are tangents: read whole)
     per = [per_lane(t, lanes) for t in out_types[:nc]]

@@ -130,7 +130,7 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
         return lower_counted_scan(lw, caps, counts, laned, init, xs, out_types, step, length,
                                   reverse)
     nc = num_carry
-    ys = [lw.buffer(t) for t in out_types[nc:]]
+    ys = [lw.out_buffer(nc + i, t) for i, t in enumerate(out_types[nc:])]
     y_rows = [t.with_shape(t.shape[1:]) for t in out_types[nc:]]
     carries = Carries(lw, out_types[:nc])
     xs = [lw.materialize(x) for x in xs]

@@ -125,6 +125,15 @@ class Lowerer:
     def buffer(self, t: Type) -> ir.Value:
         return self.fn.buffer(t.size * t.dtype.itemsize)
 
+    def out_buffer(self, i: int, t: Type) -> ir.Value:
+        """A buffer for output `i` of the equation being lowered: where the function's
+        caller wants it, if it is one of the function's outputs (no copy at the end)."""
+        pending = getattr(self, "pending", None)
+        if pending and i < len(pending) and pending[i] is not None:
+            dest, pending[i] = pending[i], None
+            return dest
+        return self.buffer(t)
+
     def loop_nest(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
         def level(d: int, idx: list[ir.Value]) -> None:
             if d == len(shape):
@@ -166,8 +175,10 @@ class Lowerer:
 
     # ------------------------------------------------------------- regions
 
-    def lower_region(self, region: Region, args: Sequence[Value]) -> list[Value]:
-        """Lower a closed region on lowered arguments; -> its outputs, lowered."""
+    def lower_region(self, region: Region, args: Sequence[Value],
+                     dests: dict[Var, ir.Value] | None = None) -> list[Value]:
+        """Lower a closed region on lowered arguments; -> its outputs, lowered. `dests`
+        offers buffers to write some outputs into (the function's own outputs)."""
         env: dict[Var, Value] = dict(zip(region.params, args))
         uses = _uses(region)
 
@@ -179,6 +190,7 @@ class Lowerer:
         for eqn in region.eqns:
             ins, params = eqn.closed
             out_types = [v.type for v in eqn.outputs]
+            self.pending = [dests.get(v) if dests else None for v in eqn.outputs]
             outs = self.lower_eqn(eqn.prim, [read(a) for a in ins], out_types, params)
             for var, val in zip(eqn.outputs, outs):
                 if cost(val) > 0 and uses[var] > 1:

@@ -20,9 +20,9 @@ import llvmlite.ir as ir
 import numpy as np
 
 from .. import errors
-from ..ir import Region, Type, fingerprint
+from ..ir import Region, Type, Var, fingerprint
 from ..passes.constants import lift_constants
-from . import emit, llvm, mathlib
+from . import cache, emit, llvm, mathlib
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
 from .values import Array, Scalar
@@ -42,19 +42,37 @@ _check_layout()
 
 
 @dataclass
-class Built:
-    """A program as LLVM IR, with what its caller needs to know."""
+class Meta:
+    """What a caller needs to know of compiled code: its symbol, types and failure sites."""
 
-    llvm_ir: str
     symbol: str
     in_types: list[Type]
     out_types: list[Type]
     sites: list = field(default_factory=list)
 
+    def to_json(self) -> dict:
+        types = lambda ts: [[t.dtype.str, list(t.shape)] for t in ts]  # noqa: E731
+        return {"symbol": self.symbol, "in": types(self.in_types),
+                "out": types(self.out_types), "sites": self.sites}
 
-def build(region: Region, name: str = "program") -> Built:
+    @staticmethod
+    def from_json(d: dict) -> "Meta":
+        types = lambda ts: [Type(np.dtype(s), tuple(shape)) for s, shape in ts]  # noqa: E731
+        sites = [(kind, info) for kind, info in d["sites"]]
+        return Meta(d["symbol"], types(d["in"]), types(d["out"]), sites)
+
+
+@dataclass
+class Built:
+    """A program as LLVM IR, with its metadata."""
+
+    llvm_ir: str
+    meta: Meta
+
+
+def build(region: Region, symbol: str | None = None) -> Built:
     """The LLVM IR of a closed region as a function of its params and outputs."""
-    symbol = f"rune_{name}_{next(_names)}"
+    symbol = symbol or f"rune_program_{next(_names)}"
     module = ir.Module(symbol)
     n_in, n_out = len(region.params), len(region.outputs)
     fn = Fn(module, symbol, [PTR] * (n_in + n_out))
@@ -62,12 +80,16 @@ def build(region: Region, name: str = "program") -> Built:
     lw = Lowerer(fn, sites)
     data = [_data_pointer(fn, a) for a in fn.func.args]
     args = [_argument(lw, t, p) for t, p in zip(region.in_types, data)]
-    outs = lw.lower_region(region, args)
+    dests: dict = {}
+    for o, d in zip(region.outputs, data[n_in:]):
+        if isinstance(o, Var) and o not in region.params:
+            dests.setdefault(o, d)
+    outs = lw.lower_region(region, args, dests)
     for v, dest in zip(outs, data[n_in:]):
         lw.store(v, dest)
     fn.finish()
     mathlib.finish_module(module)
-    return Built(str(module), symbol, region.in_types, region.out_types, sites.sites)
+    return Built(str(module), Meta(symbol, region.in_types, region.out_types, sites.sites))
 
 
 def _data_pointer(fn: Fn, obj: ir.Value) -> ir.Value:
@@ -84,19 +106,19 @@ def _argument(lw: Lowerer, t: Type, ptr: ir.Value):
 class Compiled:
     """Native code for one program; call it with arrays, get arrays back."""
 
-    def __init__(self, built: Built, obj: bytes):
-        self.built = built
-        self.tracker, address = llvm.link(obj, built.symbol)  # the tracker keeps code mapped
-        n = len(built.in_types) + len(built.out_types)
+    def __init__(self, meta: Meta, obj: bytes):
+        self.meta = meta
+        self.tracker, address = llvm.link(obj, meta.symbol)  # the tracker keeps code mapped
+        n = len(meta.in_types) + len(meta.out_types)
         self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, *[ctypes.c_void_p] * n)(address)
-        self.specs = [(t.shape, t.dtype) for t in built.out_types]
+        self.specs = [(t.shape, t.dtype) for t in meta.out_types]
 
     def run(self, values: Sequence[Any]) -> list[np.ndarray]:
-        arrays = [as_input(x, t) for x, t in zip(values, self.built.in_types)]
+        arrays = [as_input(x, t) for x, t in zip(values, self.meta.in_types)]
         outs = [np.empty(shape, dtype) for shape, dtype in self.specs]
         status = self.cfunc(*[id(a) for a in arrays], *[id(o) for o in outs])
         if status:
-            raise failure(status, self.built.sites)
+            raise failure(status, self.meta.sites)
         return outs
 
 
@@ -128,10 +150,20 @@ def prepare(region: Region) -> Executable:
 
 
 def _compile(region: Region, level: int = 2) -> Compiled:
-    built = build(region)
-    mod = llvm.optimize(built.llvm_ir, level)
+    """Native code for a region: from the disk cache when it has it, else from LLVM."""
+    from .. import __version__
+
+    k = cache.key(f"{str(region)}\nO{level}", llvm.fingerprint(), __version__)
+    entry = cache.load(k)
+    if entry is not None:
+        stats["loaded"] += 1
+        meta, obj = entry
+        return Compiled(Meta.from_json(meta), obj)
+    built = build(region, symbol=f"rune_{k[:24]}")
+    obj = llvm.emit_object(llvm.optimize(built.llvm_ir, level))
     stats["compiled"] += 1
-    return Compiled(built, llvm.emit_object(mod))
+    cache.store(k, built.meta.to_json(), obj)
+    return Compiled(built.meta, obj)
 
 
 def run_eqn(prim, args: Sequence[Any], params: dict) -> list[np.ndarray]:

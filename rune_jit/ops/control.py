@@ -218,7 +218,7 @@ def _cond_lower(lw, args, out_types, *, branches, num_captures):
     from ..backend.values import Array, Scalar
 
     caps, pred, ops = _split(args, num_captures)
-    dests = [None if t.shape == () else lw.buffer(t) for t in out_types]
+    dests = [None if t.shape == () else lw.out_buffer(i, t) for i, t in enumerate(out_types)]
 
     def run(region):
         def body():

@@ -196,7 +196,7 @@ def _dus_lower(lw, args, out_types, *, batch):
 
     x, upd, *starts = args
     out = out_types[0]
-    ptr = lw.materialize(x, lw.buffer(out)).ptr
+    ptr = lw.materialize(x, lw.out_buffer(0, out)).ptr
     dims, sizes = out.shape[batch:], upd.type.shape[batch:]
     fixed = None if batch else _clamped_starts(lw, starts, dims, sizes, [])
 

@@ -243,7 +243,7 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
 
     if out.shape == ():
         return [Scalar(out, dot(lw.i64(0), lw.i64(0), lw.i64(0)))]
-    ptr = lw.buffer(out)
+    ptr = lw.out_buffer(0, out)
     lw.loop_nest((nb, m, n), lambda i: lw.store_at(
         ptr, dt, lw.offset((nb, m, n), i), dot(*i)))
     return [Array(out, ptr)]
@@ -261,7 +261,7 @@ def _solve_lower(lw, args, out_types, **_):
     n, k = a.type.shape[-1], b.type.shape[-1]
     nb = int(np.prod(a.type.shape[:-2], dtype=np.int64))
     lu = lw.materialize(a, lw.buffer(a.type)).ptr  # a copy we may overwrite
-    x = lw.materialize(b, lw.buffer(out)).ptr
+    x = lw.materialize(b, lw.out_buffer(0, out)).ptr
     i64 = lw.i64
 
     def at(ptr, bi, r, c, cols):

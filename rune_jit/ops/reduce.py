@@ -225,12 +225,12 @@ def _lower_reduce(kind: str):
 
             if not kept:
                 return [Scalar(out, reduce_at([]))]
-            ptr = lw.buffer(out)
+            ptr = lw.out_buffer(0, out)
             lw.loop_nest(out.shape, lambda k: lw.store_at(ptr, out.dtype, lw.offset(out.shape, k),
                                                           reduce_at(k)))
             return [Array(out, ptr)]
         acc_type = out.with_dtype(acc_t)
-        acc_ptr = lw.buffer(acc_type)
+        acc_ptr = lw.out_buffer(0, out) if acc_t == out.dtype else lw.buffer(acc_type)
         lw.loop_nest(out.shape, lambda k: lw.store_at(acc_ptr, acc_t, lw.offset(out.shape, k),
                                                       init))
 
@@ -244,7 +244,7 @@ def _lower_reduce(kind: str):
         lw.loop_nest(red_shape, accumulate)
         if acc_t == out.dtype:
             return [Array(out, acc_ptr)]
-        ptr = lw.buffer(out)
+        ptr = lw.out_buffer(0, out)
         lw.loop_nest(out.shape, lambda k: lw.store_at(
             ptr, out.dtype, lw.offset(out.shape, k),
             finish(lw.load_at(acc_ptr, acc_t, lw.offset(out.shape, k)))))
@@ -297,7 +297,7 @@ def _lower_arg(larger: bool):
 
         if out.shape == ():
             return [Scalar(out, arg_at([]))]
-        ptr = lw.buffer(out)
+        ptr = lw.out_buffer(0, out)
         lw.loop_nest(out.shape, lambda k: lw.store_at(ptr, out.dtype, lw.offset(out.shape, k),
                                                       arg_at(k)))
         return [Array(out, ptr)]

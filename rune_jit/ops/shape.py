@@ -418,7 +418,7 @@ def _pad_lower(lw, args, out_types, *, shape, starts, strides):
     from ..backend.values import Array
 
     (x,), out = args, out_types[0]
-    ptr = lw.buffer(out)
+    ptr = lw.out_buffer(0, out)
     lw.fn.memset0(ptr, out.size * out.dtype.itemsize)
     place = _slice_remap(lw, x.type, out, starts=starts, limits=shape, strides=strides)
     lw.loop_nest(x.type.shape, lambda idx: lw.store_at(
@@ -431,7 +431,7 @@ def _concat_lower(lw, args, out_types, *, axis):
     from ..backend.values import Array
 
     out = out_types[0]
-    ptr = lw.buffer(out)
+    ptr = lw.out_buffer(0, out)
     offset = 0
     for x in args:
         _place(lw, ptr, out, x, lw.i64(offset), axis)

@@ -1,0 +1,246 @@
+"""jit: the API, the code it makes, its errors, the caches and threads."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import rune_jit as rune
+import rune_jit.numpy as rnp
+from rune_jit.backend import runtime
+
+
+def newton(a, max_steps=50):
+    return rune.iterate(lambda x: (x + a / x) / 2, a,
+                        until=lambda x: rnp.abs(x * x - a) <= 1e-12 * a, max_steps=max_steps)
+
+
+# ------------------------------------------------------------- API
+
+
+def test_one_program_per_signature():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x * 2
+
+    g = rune.jit(f)
+    g(np.ones(3)), g(np.zeros(3)), g(np.ones(4)), g(np.ones(3, np.float32))
+    assert len(calls) == 3  # (3,) f64 twice, then (4,) f64 and (3,) f32
+
+
+def test_static_argnums_are_part_of_the_signature():
+    g = rune.jit(lambda n, x: x ** n, static_argnums=0)
+    np.testing.assert_allclose(g(2, np.arange(3.0)), [0.0, 1.0, 4.0])
+    np.testing.assert_allclose(g(3, np.arange(3.0)), [0.0, 1.0, 8.0])
+
+
+def test_usable_as_a_decorator_with_and_without_options():
+    @rune.jit
+    def a(x):
+        return x + 1
+
+    @rune.jit(static_argnums=(1,))
+    def b(x, k):
+        return x + k
+
+    assert a(np.float64(1.0)) == 2.0 and b(np.float64(1.0), 5) == 6.0
+
+
+def test_grad_of_jit_sees_the_operations():
+    f = rune.jit(lambda x: rnp.sin(x) * x)
+    ir = str(rune.make_ir(rune.grad(f))(1.0))
+    assert "sin" in ir and "cos" in ir
+    np.testing.assert_allclose(rune.grad(f)(1.0), np.cos(1.0) + np.sin(1.0), rtol=1e-14)
+
+
+def test_jit_of_transformations():
+    x = np.linspace(0.1, 1.0, 5)
+    np.testing.assert_allclose(rune.jit(rune.vmap(rune.grad(lambda v: rnp.sin(v) ** 2)))(x),
+                               2 * np.sin(x) * np.cos(x), rtol=1e-13)
+    np.testing.assert_allclose(rune.jit(rune.hessian(lambda v: rnp.sum(v ** 3)))(x),
+                               np.diag(6 * x), rtol=1e-13)
+
+
+def test_lowered_stages_are_text():
+    low = rune.jit(lambda x, y: rnp.tanh(rnp.sin(x) * 2 + y)).lower(np.ones(8), np.ones(8))
+    assert "tanh" in low.ir and "define" in low.llvm_ir and "ret" in low.asm
+
+
+def test_elementwise_chain_is_one_loop():
+    """tanh(sin(x) * 2 + y) fuses into a single loop: no temporary arrays."""
+    llvm_ir = rune.jit(lambda x, y: rnp.tanh(rnp.sin(x) * 2 + y)).lower(
+        np.ones(1000), np.ones(1000)).llvm_ir
+    assert llvm_ir.count("phi") == 1  # one induction variable
+    assert "malloc" not in llvm_ir and "arena" not in llvm_ir
+
+
+def test_scan_reads_rows_in_place_and_keeps_scalars_in_registers():
+    f = lambda xs: rune.scan(lambda c, x: (c * 0.5 + rnp.sin(x),) * 2, 0.0, xs)  # noqa: E731
+    llvm_ir = rune.jit(f).lower(np.ones(100)).llvm_ir
+    assert "arena" not in llvm_ir  # the carry is a register, rows are read where they are
+    np.testing.assert_allclose(rune.jit(f)(np.ones(100))[1], f(np.ones(100))[1], rtol=1e-13)
+
+
+def test_float32_sum_is_accurate():
+    x = np.full(1_000_000, 0.1, np.float32)
+    got = rune.jit(rnp.sum)(x)
+    assert got.dtype == np.float32
+    assert abs(float(got) - 100000.0) / 100000.0 < 1e-6  # a naive float32 sum is off by 1e-2
+
+
+# ------------------------------------------------------------- errors
+
+
+def test_iterate_error_from_compiled_code_has_the_same_text():
+    lanes = np.array([1.0, 16.0, 1e6] * 20)  # enough lanes for vector blocks
+    f = rune.jit(rune.vmap(lambda a: newton(a, 3)))
+    with pytest.raises(rune.IterateError) as err:
+        f(lanes)
+    assert str(err.value) == ("rune_jit.iterate: until is still false after max_steps = 3 "
+                              "steps, in lane 1")
+    with pytest.raises(rune.IterateError, match=r"max_steps = 2 steps$"):
+        rune.jit(lambda a: newton(a, 2))(16.0)
+
+
+def test_nan_lane_runs_to_max_steps_and_raises():
+    a = np.ones(40)
+    a[35] = np.nan
+    with pytest.raises(rune.IterateError, match="in lane 35"):
+        rune.jit(rune.vmap(newton))(a)
+
+
+def test_nested_lanes_name_a_tuple():
+    a = np.ones((3, 40))
+    a[2, 7] = 1e300
+    with pytest.raises(rune.IterateError, match=r"in lane \(2, 7\)"):
+        rune.jit(rune.vmap(rune.vmap(lambda v: newton(v, 5))))(a)
+
+
+def test_integer_division_by_zero_is_numpys():
+    a = np.array([7, -7, 0, 5], np.int64)
+    b = np.array([0, 2, 0, -1], np.int64)
+    with np.errstate(all="ignore"):
+        want = (a // b, a % b)
+    got = rune.jit(lambda a, b: (a // b, a % b))(a, b)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_traced_index_is_clamped():
+    f = rune.jit(lambda x, i: x[i])
+    x = np.arange(5.0)
+    assert [float(f(x, np.int64(i))) for i in (-1, 2, 9, -9)] == [4.0, 2.0, 4.0, 0.0]
+
+
+def test_singular_solve_raises():
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        rune.jit(rnp.linalg.solve)(np.zeros((2, 2)), np.ones(2))
+
+
+def test_allocation_failure_raises_memory_error():
+    # the stacked ys are scratch of 2**41 bytes: malloc fails, the call raises, the process lives
+    def f(x):
+        ys = rune.scan(lambda c, _: (c + x, c), x, None, length=2 ** 38)[1]
+        return rnp.sum(ys)
+
+    with pytest.raises(MemoryError):
+        rune.jit(f)(1.0)
+
+
+def test_negative_integer_power_raises_like_numpy():
+    with pytest.raises(ValueError, match="negative integer powers"):
+        rune.jit(lambda a, b: a ** b)(np.arange(3), np.array([1, -1, 2]))
+
+
+# ------------------------------------------------------------- caches
+
+
+def _run_fresh(code: str, cache_dir, **env) -> str:
+    full_env = dict(os.environ, RUNE_JIT_CACHE_DIR=str(cache_dir), **env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+PROGRAM = """
+    import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+    from rune_jit.backend import runtime
+    f = rune.jit(lambda xs: rune.scan(lambda c, x: (c * 0.5 + rnp.sin(x),) * 2, 0.0, xs)[0])
+    print(float(f(np.linspace(0, 1, 50))), runtime.stats["compiled"], runtime.stats["loaded"])
+"""
+
+
+def test_second_process_loads_from_disk_without_compiling(tmp_path):
+    first = _run_fresh(PROGRAM, tmp_path).split()
+    second = _run_fresh(PROGRAM, tmp_path).split()
+    assert first[1:] == ["1", "0"] and second[1:] == ["0", "1"]
+    assert first[0] == second[0]
+
+
+def test_corrupt_entry_is_recompiled(tmp_path):
+    _run_fresh(PROGRAM, tmp_path)
+    (entry,) = list(tmp_path.rglob("*.bin"))
+    entry.write_bytes(entry.read_bytes()[:-100])  # cut short
+    assert _run_fresh(PROGRAM, tmp_path).split()[1:] == ["1", "0"]
+    entry.write_bytes(entry.read_bytes()[:40] + b"x" * 8 + entry.read_bytes()[48:])  # flipped
+    assert _run_fresh(PROGRAM, tmp_path).split()[1:] == ["1", "0"]
+    assert _run_fresh(PROGRAM, tmp_path).split()[1:] == ["0", "1"]  # rewritten whole
+
+
+def test_cache_can_be_disabled(tmp_path):
+    _run_fresh(PROGRAM, tmp_path, RUNE_JIT_CACHE="0")
+    assert not list(tmp_path.rglob("*.bin"))
+
+
+def test_loop_outside_jit_runs_compiled_and_cached():
+    before = dict(runtime.stats)
+    xs = np.linspace(0, 1, 7)
+    step = lambda c, x: (c + x * 3.25, c)  # noqa: E731
+    for _ in range(3):
+        carry, ys = rune.scan(step, 0.0, xs)
+    compiled = runtime.stats["compiled"] + runtime.stats["loaded"] - before["compiled"] - before[
+        "loaded"]
+    assert compiled <= 1  # once for the program, then from the in-memory cache
+    np.testing.assert_allclose(carry, np.sum(xs * 3.25))
+
+
+# ------------------------------------------------------------- threads
+
+
+def test_threads_call_one_jitted_function_at_once():
+    f = rune.jit(rune.vmap(newton))
+    inputs = [np.linspace(1, 100 + k, 5000) for k in range(8)]
+    results: dict = {}
+
+    def work(k):
+        results[k] = f(inputs[k])
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(8):
+        np.testing.assert_allclose(results[k], np.sqrt(inputs[k]), rtol=1e-12)
+
+
+def test_concurrent_first_calls_compile_once():
+    before = runtime.stats["compiled"] + runtime.stats["loaded"]
+    f = rune.jit(lambda x: rnp.exp(x) * 1.2345678)
+    barrier = threading.Barrier(4)
+
+    def work():
+        barrier.wait()
+        f(np.ones(11))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert runtime.stats["compiled"] + runtime.stats["loaded"] - before == 1
