@@ -244,3 +244,18 @@ def test_concurrent_first_calls_compile_once():
     for t in threads:
         t.join()
     assert runtime.stats["compiled"] + runtime.stats["loaded"] - before == 1
+
+
+def test_unresolved_symbol_fails_when_linking_not_when_called():
+    from rune_jit.backend import llvm
+
+    code = """
+    declare double @no_such_function_in_this_process(double)
+    define double @calls_missing(double %x) {
+      %y = call double @no_such_function_in_this_process(double %x)
+      ret double %y
+    }
+    """
+    obj = llvm.emit_object(llvm.optimize(textwrap.dedent(code), 0))
+    with pytest.raises(RuntimeError, match="materialize|not found|Symbols"):
+        llvm.link(obj, "calls_missing")
