@@ -15,7 +15,6 @@ from typing import Any, Callable, NamedTuple, Sequence
 from . import tree
 from .api import flatten_args, leaf_type, trace_fn
 from .ir import Region
-from .passes.simplify import simplify
 from .trace import Tracer
 
 
@@ -33,6 +32,7 @@ class Lowered:
 
     @property
     def ir(self) -> str:
+        """The program as compiled: after the passes that run before lowering."""
         return str(self.region)
 
     @property
@@ -73,7 +73,7 @@ class Jitted:
             return self.f(*full, **kwargs)
 
         tr = trace_fn(g, leaves, in_tree)
-        return simplify(tr.region), tr.out_tree
+        return tr.region, tr.out_tree
 
     def _program(self, args: tuple, kwargs: dict) -> tuple[Program, list]:
         leaves, in_tree, dyn, key = self._split(args, kwargs)
@@ -99,10 +99,12 @@ class Jitted:
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         from .backend.runtime import build
         from .passes.constants import lift_constants
+        from .passes.pipeline import before_lowering
 
         leaves, in_tree, dyn, _ = self._split(args, kwargs)
         region, _ = self._trace(args, leaves, in_tree, dyn)
-        return Lowered(region, build(lift_constants(region)[0]))
+        final = before_lowering(lift_constants(region)[0])
+        return Lowered(final, build(final))
 
 
 def jit(f: Callable | None = None, *, static_argnums: int | Sequence[int] = ()) -> Any:

@@ -11,6 +11,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
+from rune_jit import config
 from rune_jit.backend import runtime
 
 
@@ -81,10 +82,21 @@ def test_elementwise_chain_is_one_loop():
 
 
 def test_scan_reads_rows_in_place_and_keeps_scalars_in_registers():
-    f = lambda xs: rune.scan(lambda c, x: (c * 0.5 + rnp.sin(x),) * 2, 0.0, xs)  # noqa: E731
+    f = lambda xs: rune.scan(lambda c, x: (c * 0.5 + x * 2.0,) * 2, 0.0, xs)  # noqa: E731
     llvm_ir = rune.jit(f).lower(np.ones(100)).llvm_ir
     assert "arena" not in llvm_ir  # the carry is a register, rows are read where they are
     np.testing.assert_allclose(rune.jit(f)(np.ones(100))[1], f(np.ones(100))[1], rtol=1e-13)
+
+
+def test_scan_fission_maps_what_does_not_read_the_carry(monkeypatch):
+    f = lambda xs: rune.scan(lambda c, x: (c * 0.5 + rnp.sin(x),) * 2, 0.0, xs)  # noqa: E731
+    xs = np.linspace(-3, 3, 100)
+    compiled = rune.jit(f).lower(xs).ir
+    top, loop = compiled.split("scan", 1)
+    assert "sin" in top and "sin" not in loop  # sin(x) for all rows, before the loop
+    got = rune.jit(f)(xs)[1]
+    monkeypatch.setattr(config, "backend", "interpret")
+    np.testing.assert_allclose(got, f(xs)[1], rtol=1e-13)
 
 
 def test_float32_sum_is_accurate():

@@ -1,7 +1,7 @@
 """Object code on disk, so a new process skips LLVM for programs it has compiled before.
 
 An entry is keyed by a hash of the program (its IR), the CPU name and features,
-and the llvmlite, LLVM and rune_jit versions. It is written to a temporary file
+the llvmlite and LLVM versions, and rune_jit's version and source. It is written to a temporary file
 and renamed into place (atomic), and it carries a checksum: an entry that is
 corrupt or cut short is detected, ignored and written again, never trusted.
 
@@ -16,6 +16,7 @@ import json
 import os
 import struct
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 MAGIC = b"RUNEJIT1"
@@ -34,8 +35,21 @@ def directory() -> Path:
     return Path(base) / "rune_jit"
 
 
-def key(program: str, machine: str, version: str) -> str:
-    return hashlib.sha256("\0".join([program, machine, version]).encode()).hexdigest()
+def key(program: str, machine: str) -> str:
+    return hashlib.sha256("\0".join([program, machine, compiler_version()]).encode()).hexdigest()
+
+
+@lru_cache(maxsize=None)
+def compiler_version() -> str:
+    """rune_jit's version and a hash of its source: code from an older compiler (or a
+    changed checkout) is never loaded."""
+    from .. import __version__
+
+    h = hashlib.sha256(__version__.encode())
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def _path(k: str) -> Path:

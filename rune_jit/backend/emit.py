@@ -2,7 +2,8 @@
 
 A compiled function has this shape:
 
-    prologue:  the arena (one allocation for every buffer the function needs) -> entry
+    prologue:  the arena (one block for every buffer the function needs: on the
+               stack, or scratch memory the caller passes and keeps) -> entry
     entry:     buffer addresses within the arena -> body
     body ...   the program; loops; a failure stores a status and jumps to exit
     exit:      free the arena and the growable buffers; return the status
@@ -29,7 +30,6 @@ ALIGN = 64
 # A failed call returns kind | site << 8 | lane << 32 (see runtime.py for the errors).
 OK = 0
 KINDS = {"iterate": 1, "memory": 2, "singular": 3, "negative_power": 4}
-OUT_OF_MEMORY = KINDS["memory"]
 
 
 def key(dtype: np.dtype) -> str:
@@ -57,7 +57,10 @@ class Fn:
 
     def __init__(self, module: ir.Module, name: str, arg_types: Sequence[ir.Type]):
         self.module = module
-        self.func = ir.Function(module, ir.FunctionType(I64, list(arg_types)), name)
+        # the last argument is scratch memory from the caller for an arena too big for the
+        # stack: kept between calls, it spares each call a large allocation and its page faults
+        self.func = ir.Function(module, ir.FunctionType(I64, list(arg_types) + [PTR]), name)
+        self.scratch = self.func.args[-1]
         self.prologue = self.func.append_basic_block("prologue")
         self.entry = self.func.append_basic_block("entry")
         self.start = start = self.func.append_basic_block("start")
@@ -195,15 +198,18 @@ class Fn:
 
     # ------------------------------------------------------------- closing
 
+    @property
+    def scratch_bytes(self) -> int:
+        """Scratch memory the caller must pass (0: the arena fits on the stack)."""
+        return self.arena_size if self.arena_size > STACK_LIMIT else 0
+
     def finish(self) -> ir.Function:
         """Fill the prologue (arena) and exit (frees, return) once the body is done."""
         self.b.branch(self.exit)
         pro = ir.IRBuilder(self.prologue)
-        malloced = self.arena_size > STACK_LIMIT
         if hasattr(self, "_arena"):
-            if malloced:
-                arena = pro.call(declare(self.module, "malloc", PTR, [I64]),
-                                 [ir.Constant(I64, self.arena_size)])
+            if self.scratch_bytes:
+                arena = self.scratch
             else:
                 arena = pro.alloca(ir.ArrayType(I8, self.arena_size), name="arena")
                 arena.align = ALIGN
@@ -211,19 +217,10 @@ class Fn:
         for slot in self.growable:
             pro.store(ir.Constant(PTR, None), slot)
         pro.store(ir.Constant(I64, OK), self.status)
-        if hasattr(self, "_arena") and malloced:
-            failed = self.func.append_basic_block("no.memory")
-            pro.cbranch(pro.icmp_unsigned("==", arena, ir.Constant(PTR, None)), failed,
-                        self.entry)
-            fb = ir.IRBuilder(failed)
-            fb.ret(ir.Constant(I64, OUT_OF_MEMORY))
-        else:
-            pro.branch(self.entry)
+        pro.branch(self.entry)
         self.at_entry.branch(self.start)
         ex = ir.IRBuilder(self.exit)
         free = declare(self.module, "free", ir.VoidType(), [PTR])
-        if hasattr(self, "_arena") and malloced:
-            ex.call(free, [ex.load(self._arena_slot, typ=PTR)])
         for slot in self.growable:
             ex.call(free, [ex.load(slot, typ=PTR)])
         ex.ret(ex.load(self.status, typ=I64))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
@@ -49,17 +50,19 @@ class Meta:
     in_types: list[Type]
     out_types: list[Type]
     sites: list = field(default_factory=list)
+    scratch_bytes: int = 0
 
     def to_json(self) -> dict:
         types = lambda ts: [[t.dtype.str, list(t.shape)] for t in ts]  # noqa: E731
         return {"symbol": self.symbol, "in": types(self.in_types),
-                "out": types(self.out_types), "sites": self.sites}
+                "out": types(self.out_types), "sites": self.sites,
+                "scratch": self.scratch_bytes}
 
     @staticmethod
     def from_json(d: dict) -> "Meta":
         types = lambda ts: [Type(np.dtype(s), tuple(shape)) for s, shape in ts]  # noqa: E731
         sites = [(kind, info) for kind, info in d["sites"]]
-        return Meta(d["symbol"], types(d["in"]), types(d["out"]), sites)
+        return Meta(d["symbol"], types(d["in"]), types(d["out"]), sites, d["scratch"])
 
 
 @dataclass
@@ -78,7 +81,7 @@ def build(region: Region, symbol: str | None = None) -> Built:
     fn = Fn(module, symbol, [PTR] * (n_in + n_out))
     sites = ErrorSites()
     lw = Lowerer(fn, sites)
-    data = [_data_pointer(fn, a) for a in fn.func.args]
+    data = [_data_pointer(fn, a) for a in fn.func.args[:-1]]
     args = [_argument(lw, t, p) for t, p in zip(region.in_types, data)]
     dests: dict = {}
     for o, d in zip(region.outputs, data[n_in:]):
@@ -89,7 +92,8 @@ def build(region: Region, symbol: str | None = None) -> Built:
         lw.store(v, dest)
     fn.finish()
     mathlib.finish_module(module)
-    return Built(str(module), Meta(symbol, region.in_types, region.out_types, sites.sites))
+    meta = Meta(symbol, region.in_types, region.out_types, sites.sites, fn.scratch_bytes)
+    return Built(str(module), meta)
 
 
 def _data_pointer(fn: Fn, obj: ir.Value) -> ir.Value:
@@ -109,14 +113,24 @@ class Compiled:
     def __init__(self, meta: Meta, obj: bytes):
         self.meta = meta
         self.tracker, address = llvm.link(obj, meta.symbol)  # the tracker keeps code mapped
-        n = len(meta.in_types) + len(meta.out_types)
+        n = len(meta.in_types) + len(meta.out_types) + 1
         self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, *[ctypes.c_void_p] * n)(address)
         self.specs = [(t.shape, t.dtype) for t in meta.out_types]
+        self.local = threading.local()  # each thread's scratch memory, kept between calls
+
+    def scratch(self) -> int:
+        """The address of this thread's scratch memory, 64-byte aligned."""
+        addr = getattr(self.local, "addr", None)
+        if addr is None:
+            self.local.buf = np.empty(self.meta.scratch_bytes + 64, np.uint8)
+            addr = self.local.addr = -(-self.local.buf.ctypes.data // 64) * 64
+        return addr
 
     def run(self, values: Sequence[Any]) -> list[np.ndarray]:
         arrays = [as_input(x, t) for x, t in zip(values, self.meta.in_types)]
         outs = [np.empty(shape, dtype) for shape, dtype in self.specs]
-        status = self.cfunc(*[id(a) for a in arrays], *[id(o) for o in outs])
+        scratch = self.scratch() if self.meta.scratch_bytes else None
+        status = self.cfunc(*[id(a) for a in arrays], *[id(o) for o in outs], scratch)
         if status:
             raise failure(status, self.meta.sites)
         return outs
@@ -151,16 +165,21 @@ def prepare(region: Region) -> Executable:
 
 def _compile(region: Region, level: int = 2) -> Compiled:
     """Native code for a region: from the disk cache when it has it, else from LLVM."""
-    from .. import __version__
+    from ..passes.pipeline import before_lowering, dumping
 
-    k = cache.key(f"{str(region)}\nO{level}", llvm.fingerprint(), __version__)
+    k = cache.key(f"{str(region)}\nO{level}", llvm.fingerprint())
     entry = cache.load(k)
     if entry is not None:
         stats["loaded"] += 1
         meta, obj = entry
         return Compiled(Meta.from_json(meta), obj)
-    built = build(region, symbol=f"rune_{k[:24]}")
-    obj = llvm.emit_object(llvm.optimize(built.llvm_ir, level))
+    built = build(before_lowering(region), symbol=f"rune_{k[:24]}")
+    mod = llvm.optimize(built.llvm_ir, level)
+    if dumping("llvm"):
+        print(str(mod), file=sys.stderr)
+    if dumping("asm"):
+        print(llvm.emit_assembly(mod), file=sys.stderr)
+    obj = llvm.emit_object(mod)
     stats["compiled"] += 1
     cache.store(k, built.meta.to_json(), obj)
     return Compiled(built.meta, obj)
