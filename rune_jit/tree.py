@@ -84,6 +84,10 @@ class TreeDef:
         self.keys = keys  # the path step to each child, e.g. "['w']" or ".b"
         self.num_leaves = 1 if kind is None else sum(c.num_leaves for c in children)
 
+    def fill(self, leaves: list) -> Any:
+        """This structure with `leaves` in it (unflatten, quick for a lone leaf)."""
+        return leaves[0] if self.kind is None else unflatten(self, leaves)
+
     def _key(self):
         return (self.kind, _hashable(self.aux), tuple(c._key() for c in self.children))
 

@@ -127,10 +127,13 @@ class Compiled:
         return addr
 
     def run(self, values: Sequence[Any]) -> list[np.ndarray]:
-        arrays = [as_input(x, t) for x, t in zip(values, self.meta.in_types)]
+        return self.run_exact([as_input(x, t) for x, t in zip(values, self.meta.in_types)])
+
+    def run_exact(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Call with arrays known to be contiguous and of the expected dtypes."""
         outs = [np.empty(shape, dtype) for shape, dtype in self.specs]
         scratch = self.scratch() if self.meta.scratch_bytes else None
-        status = self.cfunc(*[id(a) for a in arrays], *[id(o) for o in outs], scratch)
+        status = self.cfunc(*map(id, arrays), *map(id, outs), scratch)
         if status:
             raise failure(status, self.meta.sites)
         return outs
@@ -144,6 +147,9 @@ class Executable(NamedTuple):
 
     def run(self, values: Sequence[Any]) -> list[np.ndarray]:
         return self.compiled.run(self.constants + list(values))
+
+    def run_exact(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return self.compiled.run_exact(self.constants + list(arrays))
 
 
 _cache: dict[str, Compiled] = {}
