@@ -207,24 +207,71 @@ def _canonical(lw, x, batch: Sequence[int], free: Sequence[int], contract: Seque
     return lw.materialize(view)
 
 
+SMALL_K = 4  # contractions this short stay lazy: an outer product fuses with its consumer
+
+
+def _in_place(x, order) -> bool:
+    from ..backend.values import Array
+
+    return isinstance(x, Array) and list(order) == sorted(order)
+
+
 @dot_general_p.def_rule("lower")
 def _dot_lower(lw, args, out_types, *, contract, batch):
-    """Every product as C[b, m, n] = sum_k A[b, m, k] B[b, n, k], both operands laid out
-    with k contiguous: the inner loop is a dot product of two contiguous rows, which
-    vectorizes (its sum reassociates)."""
-    from ..backend import arith as A
-    from ..backend.values import Array, Scalar
-
+    """Three forms. A short contraction (an outer product) is a lazy sum of products.
+    When b's rows run along its free axes, C[b, m, :] += A[b, m, k] B[b, k, :] ("axpy":
+    the inner loop runs along contiguous rows of B and C). Otherwise both operands are
+    laid out with k contiguous and C[b, m, n] = sum_k A[b, m, k] B[b, n, k] ("dot": the
+    inner loop is a dot product, which vectorizes as its sum reassociates)."""
     a, b = args
     out = out_types[0]
     (ca, cb), (ba, bb) = contract, batch
     fa, fb = _free(a.type.ndim, ca, ba), _free(b.type.ndim, cb, bb)
+    size = lambda x, axes: int(np.prod([x.type.shape[i] for i in axes], dtype=np.int64))  # noqa
+    nb, m, n, k = size(a, ba), size(a, fa), size(b, fb), size(a, ca)
+    if k <= SMALL_K:
+        return [_lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)]
     am = _canonical(lw, a, ba, fa, ca)
-    bm = _canonical(lw, b, bb, fb, cb)
-    nb = int(np.prod([a.type.shape[i] for i in ba], dtype=np.int64))
-    m = int(np.prod([a.type.shape[i] for i in fa], dtype=np.int64))
-    n = int(np.prod([b.type.shape[i] for i in fb], dtype=np.int64))
-    k = int(np.prod([a.type.shape[i] for i in ca], dtype=np.int64))
+    if n > 1 and _in_place(b, list(bb) + list(cb) + list(fb)):
+        bm = _canonical(lw, b, bb, cb, fb)
+        return [_axpy_dot(lw, am, bm, out, nb, m, n, k)]
+    return [_inner_dot(lw, am, _canonical(lw, b, bb, fb, cb), out, nb, m, n, k)]
+
+
+def _lazy_dot(lw, a, b, out, contract, batch, fa, fb):
+    """Each element as its own short sum of products, read where it is needed."""
+    from itertools import product
+
+    from ..backend import arith as A
+    from ..backend.values import Lazy, cost
+
+    (ca, cb), (ba, bb) = contract, batch
+    terms = list(product(*[range(a.type.shape[i]) for i in ca]))
+
+    def at(idx):
+        nbt, nfa = len(ba), len(fa)
+        total = None
+        for term in terms:
+            ai, bi = [None] * a.type.ndim, [None] * b.type.ndim
+            for pos, (i, j) in enumerate(zip(ba, bb)):
+                ai[i] = bi[j] = idx[pos]
+            for pos, i in enumerate(fa):
+                ai[i] = idx[nbt + pos]
+            for pos, j in enumerate(fb):
+                bi[j] = idx[nbt + nfa + pos]
+            for t, i, j in zip(term, ca, cb):
+                ai[i] = bi[j] = lw.i64(t)
+            prod = A.mul(lw.b, lw.load(a, ai), lw.load(b, bi))
+            total = prod if total is None else A.add(lw.b, total, prod)
+        return total if total is not None else lw.const(out.dtype, 0)
+
+    return Lazy(out, at, len(terms) + cost(a) + cost(b))
+
+
+def _inner_dot(lw, am, bm, out, nb, m, n, k):
+    from ..backend import arith as A
+    from ..backend.values import Array, Scalar
+
     dt = out.dtype
     zero = lw.const(dt, 0)
 
@@ -242,11 +289,36 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
         return lw.fn.loop(lw.i64(0), lw.i64(k), 1, [zero], step)[0]
 
     if out.shape == ():
-        return [Scalar(out, dot(lw.i64(0), lw.i64(0), lw.i64(0)))]
+        return Scalar(out, dot(lw.i64(0), lw.i64(0), lw.i64(0)))
     ptr = lw.out_buffer(0, out)
-    lw.loop_nest((nb, m, n), lambda i: lw.store_at(
-        ptr, dt, lw.offset((nb, m, n), i), dot(*i)))
-    return [Array(out, ptr)]
+    lw.loop_nest((nb, m, n), lambda i: lw.store_at(ptr, dt, lw.offset((nb, m, n), i), dot(*i)))
+    return Array(out, ptr)
+
+
+def _axpy_dot(lw, am, bm, out, nb, m, n, k):
+    from ..backend import arith as A
+    from ..backend.values import Array
+
+    dt = out.dtype
+    ptr = lw.out_buffer(0, out)
+    lw.fn.memset0(ptr, out.size * dt.itemsize)
+
+    def row(idx):
+        bi, mi, ki = idx
+        coef = lw.load_at(am.ptr, dt, lw.offset((nb, m, k), [bi, mi, ki]))
+        c_row = lw.offset((nb, m, n), [bi, mi, lw.i64(0)])
+        b_row = lw.offset((nb, k, n), [bi, ki, lw.i64(0)])
+
+        def axpy(j, _):
+            at = lw.b.add(c_row, j)
+            prod = A.mul(lw.b, coef, lw.load_at(bm.ptr, dt, lw.b.add(b_row, j)))
+            lw.store_at(ptr, dt, at, A.add(lw.b, lw.load_at(ptr, dt, at), prod))
+            return []
+
+        lw.fn.loop(lw.i64(0), lw.i64(n), 1, [], axpy)
+
+    lw.loop_nest((nb, m, k), row)
+    return Array(out, ptr)
 
 
 @solve_p.def_rule("lower")

@@ -95,17 +95,18 @@ def _remat_partial_eval(pe, unknowns, *args, body, num_captures):
 
 @remat_p.def_rule("transpose")
 def _remat_transpose(cts, *args, body, num_captures):
-    """Recompute the body's non-linear part from the saved arguments, then transpose."""
+    """Recompute the body's non-linear part from the saved arguments, then transpose.
+    The recomputation stays a remat equation, so later passes (scan fission) know it
+    is meant to be computed here, step by step, and not stored."""
     from ..ad_util import UndefinedPrimal
-    from ..passes.transpose import backward_pass
-
     from ..passes.partial_eval import partial_eval_region
+    from ..passes.transpose import backward_pass
 
     linear = [isinstance(a, UndefinedPrimal) for a in args]
     # the body may hold loops that compute values and tangents together: split it so the
     # values are recomputed forward and only the tangent part is transposed
     split = partial_eval_region(body, linear, True)
-    res = eval_region(split.known, loops.pick(args, linear, False))
+    res = _bind(loops.pick(args, linear, False), split.known)
     cts_in = iter(backward_pass(split.unknown, [False] * split.num_res + [True] * sum(linear),
                                 res, cts))
     return [next(cts_in) if lin else None for lin in linear]

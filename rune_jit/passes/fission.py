@@ -49,8 +49,10 @@ def _run(region: Region, args: list) -> list:
     return [read(o) for o in region.outputs]
 
 
-def _worth_it(known: Region) -> bool:
-    return any(e.prim.name in COSTLY for e in known.eqns)
+def _worth_it(step: Region, known: Region) -> bool:
+    """Costly work to map, in a step that does not recompute on purpose (remat)."""
+    return (any(e.prim.name in COSTLY for e in known.eqns)
+            and not any(e.prim.name == "remat" for e in step.eqns))
 
 
 def _split_scan(vals: list, params: dict) -> list:
@@ -63,7 +65,7 @@ def _split_scan(vals: list, params: dict) -> list:
     ny = len(step.outputs) - nc
     split = partial_eval_region(step, [False] * lay.k + [True] * nc + [False] * lay.nx,
                                 [True] * nc + [False] * ny, custom_rules=False)
-    if not _worth_it(split.known):
+    if not _worth_it(step, split.known):
         return bind(scan_p, *vals, **params)
     mapped, dims = batch_eval(split.known, n, caps + xs, [None] * lay.k + [0] * lay.nx)
     n_known = len(split.known.outputs) - split.num_res
