@@ -55,6 +55,7 @@ class Jitted:
         self.cache: dict[Any, Program] = {}
         # calls whose arguments are contiguous arrays, by (dtype, shape, strides) alone
         self.fast: dict[tuple, Program] = {}
+        self.entries: list = []
         self.lock = threading.Lock()
         wraps(f)(self)
 
@@ -94,6 +95,11 @@ class Jitted:
         return program, leaves
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Replaced, per jitted function, by the native entry of its latest signature;
+        the entry comes back here for any other call."""
+        return self._general(*args, **kwargs)
+
+    def _general(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and not self.static:  # the common case: arrays in, arrays out
             try:
                 program = self.fast[tuple([(a.dtype, a.shape, a.strides) for a in args])]
@@ -106,8 +112,26 @@ class Jitted:
         program, leaves = self._program(args, kwargs)
         if not kwargs and not self.static and _exact_arrays(args, leaves):
             self.fast[tuple([(a.dtype, a.shape, a.strides) for a in args])] = program
+            self._install_entry(program)
         outs = program.executable.run(leaves)
         return tree.unflatten(program.out_tree, outs)
+
+    def _install_entry(self, program: Program) -> None:
+        """Calls with this signature go straight to native code from now on."""
+        from .backend.entry import Entry
+        from .backend.runtime import raiser
+
+        ex = program.executable
+        out = program.out_tree
+        flat = out.kind is None or (out.kind is tuple and all(c.kind is None
+                                                              for c in out.children))
+        if ex.compiled.entry_address is None or ex.constants or not flat:
+            return
+        entry = Entry(ex.compiled.entry_address, self._general, raiser(ex.compiled.meta.sites))
+        # an entry may be running (this call may come from its slow path): keep every
+        # entry, and its method table, alive with the function
+        self.entries.append(entry)
+        type(self).__call__ = entry.builtin
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         from .backend.runtime import build
@@ -132,7 +156,10 @@ def jit(f: Callable | None = None, *, static_argnums: int | Sequence[int] = ()) 
     """Compile `f` to native code, once per signature. Usable as `@jit` or
     `@jit(static_argnums=...)`."""
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    if f is None:
-        return lambda g: Jitted(g, nums)
-    return Jitted(f, nums)
+
+    def make(g: Callable) -> Jitted:
+        # a class of its own, whose __call__ can become this function's native entry
+        return type("Jitted", (Jitted,), {})(g, nums)
+
+    return make if f is None else make(f)
 

@@ -270,4 +270,42 @@ def test_unresolved_symbol_fails_when_linking_not_when_called():
     """
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(code), 0))
     with pytest.raises(RuntimeError, match="materialize|not found|Symbols"):
-        llvm.link(obj, "calls_missing")
+        llvm.link(obj, ["calls_missing"])
+
+
+# ------------------------------------------------------------- the native entry
+
+
+def test_native_entry_falls_back_for_every_other_call():
+    f = rune.jit(lambda x, y: (x * y, x + y))
+    a, b = np.arange(3.0), np.ones(3)
+    f(a, b)  # compiles and installs the entry for this signature
+    for x, y in [(a, b), (a[::-1], b), (a.astype(np.float32), b), (np.ones(4), np.ones(4)),
+                 (2.0, b), (a.reshape(3, 1), b)]:
+        got = f(x, y)
+        np.testing.assert_allclose(got[0], np.asarray(x) * y)
+        np.testing.assert_allclose(got[1], np.asarray(x) + y)
+    assert f(y=b, x=a)[1].tolist() == [1.0, 2.0, 3.0]  # keywords take the Python path
+    with pytest.raises(TypeError):
+        f(a)
+
+
+def test_native_entry_keeps_reference_counts():
+    f = rune.jit(lambda x: x * 2)
+    x = np.ones(5)
+    f(x)
+    before = sys.getrefcount(x), sys.getrefcount(np.dtype(np.float64))
+    outs = [f(x) for _ in range(1000)]
+    assert (sys.getrefcount(x), sys.getrefcount(np.dtype(np.float64))) == (
+        before[0], before[1] + 1000)  # each result holds its dtype
+    last = outs.pop()
+    count = sys.getrefcount(last)  # outside the assert: pytest's rewriting holds references
+    assert count == 2 and last.flags.writeable
+
+
+def test_native_entry_raises_the_programs_errors():
+    f = rune.jit(rune.vmap(lambda a: newton(a, 3)))
+    lanes = np.array([1.0, 16.0, 1e6])
+    for _ in range(3):  # the first call compiles; later ones go through the entry
+        with pytest.raises(rune.IterateError, match="in lane 1$"):
+            f(lanes)

@@ -79,10 +79,16 @@ def emit_assembly(mod: llvm.ModuleRef) -> str:
         return target_machine().emit_assembly(mod)
 
 
-def link(obj: bytes, symbol: str) -> tuple[llvm.ResourceTracker, int]:
-    """Load object code; -> (the tracker that keeps the code mapped, the symbol's address).
-    A symbol the code needs and nobody defines raises here, not at call time."""
+def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
+         ) -> tuple[llvm.ResourceTracker, list[int]]:
+    """Load object code; -> (the tracker that keeps the code mapped, each symbol's address).
+    `imports` names addresses of this process the code refers to. A symbol the code
+    needs and nobody defines raises here, not at call time."""
     with _lock:
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-        tracker = builder.export_symbol(symbol).link(engine(), f"rune{next(_names)}")
-    return tracker, tracker[symbol]
+        for name, address in (imports or {}).items():
+            builder.import_symbol(name, address)
+        for symbol in symbols:
+            builder.export_symbol(symbol)
+        tracker = builder.link(engine(), f"rune{next(_names)}")
+    return tracker, [tracker[s] for s in symbols]

@@ -15,7 +15,7 @@ import itertools
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import llvmlite.ir as ir
 import numpy as np
@@ -23,7 +23,7 @@ import numpy as np
 from .. import errors
 from ..ir import Region, Type, Var, fingerprint
 from ..passes.constants import lift_constants
-from . import cache, emit, llvm, mathlib
+from . import cache, emit, entry, llvm, mathlib
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
 from .values import Array, Scalar
@@ -51,18 +51,20 @@ class Meta:
     out_types: list[Type]
     sites: list = field(default_factory=list)
     scratch_bytes: int = 0
+    entry: bool = False  # whether the module holds a native entry (entry.py)
 
     def to_json(self) -> dict:
         types = lambda ts: [[t.dtype.str, list(t.shape)] for t in ts]  # noqa: E731
         return {"symbol": self.symbol, "in": types(self.in_types),
                 "out": types(self.out_types), "sites": self.sites,
-                "scratch": self.scratch_bytes}
+                "scratch": self.scratch_bytes, "entry": self.entry}
 
     @staticmethod
     def from_json(d: dict) -> "Meta":
         types = lambda ts: [Type(np.dtype(s), tuple(shape)) for s, shape in ts]  # noqa: E731
         sites = [(kind, info) for kind, info in d["sites"]]
-        return Meta(d["symbol"], types(d["in"]), types(d["out"]), sites, d["scratch"])
+        return Meta(d["symbol"], types(d["in"]), types(d["out"]), sites, d["scratch"],
+                    d["entry"])
 
 
 @dataclass
@@ -92,7 +94,11 @@ def build(region: Region, symbol: str | None = None) -> Built:
         lw.store(v, dest)
     fn.finish()
     mathlib.finish_module(module)
-    meta = Meta(symbol, region.in_types, region.out_types, sites.sites, fn.scratch_bytes)
+    has_entry = entry.eligible(region.in_types, region.out_types, fn.scratch_bytes)
+    if has_entry:
+        entry.add_entry(module, fn.func, f"{symbol}.entry", region.in_types, region.out_types)
+    meta = Meta(symbol, region.in_types, region.out_types, sites.sites, fn.scratch_bytes,
+                has_entry)
     return Built(str(module), meta)
 
 
@@ -112,7 +118,10 @@ class Compiled:
 
     def __init__(self, meta: Meta, obj: bytes):
         self.meta = meta
-        self.tracker, address = llvm.link(obj, meta.symbol)  # the tracker keeps code mapped
+        symbols = [meta.symbol] + ([f"{meta.symbol}.entry"] if meta.entry else [])
+        # the tracker keeps the code mapped as long as this object lives
+        self.tracker, addresses = llvm.link(obj, symbols, entry.imports())
+        address, self.entry_address = addresses[0], (addresses[1:] or [None])[0]
         n = len(meta.in_types) + len(meta.out_types) + 1
         self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, *[ctypes.c_void_p] * n)(address)
         self.specs = [(t.shape, t.dtype) for t in meta.out_types]
@@ -219,3 +228,10 @@ def as_input(x: Any, t: Type) -> np.ndarray:
     if a.dtype != t.dtype or not a.flags.c_contiguous or not a.flags.aligned:
         a = np.ascontiguousarray(a, dtype=t.dtype)
     return a
+
+
+def raiser(sites: Sequence) -> Callable[[int], None]:
+    """What a native entry calls with a failure status: raise its error."""
+    def raise_status(status: int) -> None:
+        raise failure(status, sites)
+    return raise_status
