@@ -197,3 +197,60 @@ def test_iterate_vmap_matches_a_loop_over_lanes(case):
     got_g = rune.vmap(g, in_axes=(0, None, 0))(c0s, w, ms)
     want_g = lanes(lambda c0, m: g(c0, w, m), c0s, ms)
     assert_trees_close(got_g, want_g, rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------- compiled against interpreted
+
+
+def transformations(f, n_args):
+    """f and its transformations, each a function of the same arguments (the first
+    one batched for vmap)."""
+    loss = lambda *a: rnp.sum(f(*a)[0])  # noqa: E731
+
+    def jvp_of_loss(*a):  # along ones, in the first two arguments
+        ones = tuple(np.ones_like(x) for x in a[:2])
+        return rune.jvp(lambda x, y: loss(x, y, *a[2:]), a[:2], ones)[1]
+
+    return {
+        "value": f,
+        "grad": rune.grad(loss, argnums=(0, 1)),
+        "jvp": jvp_of_loss,
+        "vmap": rune.vmap(f, in_axes=(0,) + (None,) * (n_args - 1)),
+        "vmap of grad": rune.vmap(rune.grad(loss), in_axes=(0,) + (None,) * (n_args - 1)),
+    }
+
+
+def check_compiled(f, args, batched_first, monkeypatch):
+    from rune_jit import config
+
+    for name, g in transformations(f, len(args)).items():
+        call = [batched_first] + list(args[1:]) if name.startswith("vmap") else list(args)
+        compiled = rune.jit(g)(*call)
+        monkeypatch.setattr(config, "backend", "interpret")
+        interpreted = g(*call)
+        monkeypatch.setattr(config, "backend", "native")
+        assert_trees_close(compiled, interpreted, rtol=1e-12, atol=1e-13)
+
+
+@SETTINGS
+@given(scan_cases)
+def test_compiled_scans_match_the_interpreter(case):
+    import pytest
+
+    prog, reverse, n, seed = case
+    init, xs, w = values(seed, K, (n, K), K)
+    with pytest.MonkeyPatch.context() as mp:
+        check_compiled(rune_scan(prog, reverse), [init, xs, w],
+                       np.stack([init, init * 0.5, -init]), mp)
+
+
+@SETTINGS
+@given(iterate_cases)
+def test_compiled_iterates_match_the_interpreter(case):
+    import pytest
+
+    prog, steps, seed = case
+    c0, w = values(seed, K, K)
+    m = np.int32(steps[0])
+    with pytest.MonkeyPatch.context() as mp:
+        check_compiled(rune_iterate(prog), [c0, w, m], np.stack([c0, c0 * 0.5, -c0]), mp)
