@@ -309,3 +309,14 @@ def test_native_entry_raises_the_programs_errors():
     for _ in range(3):  # the first call compiles; later ones go through the entry
         with pytest.raises(rune.IterateError, match="in lane 1$"):
             f(lanes)
+
+
+def test_backend_interpret_runs_loops_without_compiling(tmp_path):
+    code = """
+        import numpy as np, rune_jit as rune
+        from rune_jit.backend import runtime
+        carry, ys = rune.scan(lambda c, x: (c + x, c), 0.0, np.arange(4.0))
+        print(float(carry), runtime.stats["compiled"] + runtime.stats["loaded"])
+    """
+    assert _run_fresh(code, tmp_path, RUNE_JIT_BACKEND="interpret").split() == ["6.0", "0"]
+    assert _run_fresh(code, tmp_path).split() == ["6.0", "1"]
