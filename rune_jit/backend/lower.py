@@ -181,6 +181,7 @@ class Lowerer:
         offers buffers to write some outputs into (the function's own outputs)."""
         env: dict[Var, Value] = dict(zip(region.params, args))
         uses = _uses(region)
+        captured = {c for e in region.eqns for c in e.captures}
 
         def read(a) -> Value:
             if isinstance(a, Literal):
@@ -193,7 +194,9 @@ class Lowerer:
             self.pending = [dests.get(v) if dests else None for v in eqn.outputs]
             outs = self.lower_eqn(eqn.prim, [read(a) for a in ins], out_types, params)
             for var, val in zip(eqn.outputs, outs):
-                if cost(val) > 0 and uses[var] > 1:
+                # stored once here rather than computed (or copied) again in every loop step
+                inside_loops = var in captured and isinstance(val, Lazy) and not val.cheap
+                if inside_loops or (cost(val) > 0 and uses[var] > 1):
                     val = self.materialize(val)
                 env[var] = self.settle(val)
         return [read(o) for o in region.outputs]

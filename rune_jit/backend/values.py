@@ -36,6 +36,7 @@ class Lazy:
     type: Type
     at: Callable[[list[ir.Value]], ir.Value]  # element at an index (one i64 per axis)
     cost: int  # arithmetic it repeats when read twice: 0 for pure index remapping
+    cheap: bool = False  # reads no memory at all (a broadcast scalar, an iota)
 
 
 Value = Scalar | Array | Lazy

@@ -352,7 +352,7 @@ def _lower_view(remap_for):
         (x,) = args
         out = out_types[0]
         if isinstance(x, Scalar):
-            return [Lazy(out, lambda idx: lw.splat(x.v), 0)]
+            return [Lazy(out, lambda idx: lw.splat(x.v), 0, cheap=True)]
         remap = remap_for(lw, x.type, out, **params)
         return [Lazy(out, lambda idx: lw.load(x, remap(idx)), cost(x))]
     return lower
@@ -393,7 +393,9 @@ def _reshape_lower(lw, args, out_types, *, shape):
 
     (x,), out = args, out_types[0]
     if isinstance(x, Scalar):
-        return [Scalar(out, x.v) if out.shape == () else Lazy(out, lambda idx: lw.splat(x.v), 0)]
+        if out.shape == ():
+            return [Scalar(out, x.v)]
+        return [Lazy(out, lambda idx: lw.splat(x.v), 0, cheap=True)]
     kept = [n for n in x.type.shape if n != 1]
     if isinstance(x, Lazy) and kept == [n for n in out.shape if n != 1]:
         # only axes of size 1 come or go: read through with those indices dropped or zero
@@ -410,7 +412,8 @@ def _iota_lower(lw, args, out_types, *, shape, axis, dtype):
     from ..backend.arith import convert
     from ..backend.values import Lazy
 
-    return [Lazy(out_types[0], lambda idx: convert(lw.b, idx[axis], np.dtype(dtype)), 0)]
+    return [Lazy(out_types[0], lambda idx: convert(lw.b, idx[axis], np.dtype(dtype)), 0,
+                 cheap=True)]
 
 
 @pad_p.def_rule("lower")

@@ -63,11 +63,19 @@ def _split_scan(vals: list, params: dict) -> list:
     caps, _, _, init, xs = lay.operands(vals)
     step, nc, n = params["step"], lay.nc, params["length"]
     ny = len(step.outputs) - nc
-    split = partial_eval_region(step, [False] * lay.k + [True] * nc + [False] * lay.nx,
+    # loop-invariant code motion: what the step computes from captures alone is computed
+    # once, here, and the loop captures the results instead
+    hoist = partial_eval_region(step, [False] * lay.k + [True] * (nc + lay.nx), True,
+                                custom_rules=False)
+    if hoist.known.eqns:
+        caps, step = eval_region(hoist.known, caps), hoist.unknown
+        params = {**params, "step": step, "num_captures": len(caps)}
+        vals = caps + init + xs
+    split = partial_eval_region(step, [False] * len(caps) + [True] * nc + [False] * lay.nx,
                                 [True] * nc + [False] * ny, custom_rules=False)
     if not _worth_it(step, split.known):
         return bind(scan_p, *vals, **params)
-    mapped, dims = batch_eval(split.known, n, caps + xs, [None] * lay.k + [0] * lay.nx)
+    mapped, dims = batch_eval(split.known, n, caps + xs, [None] * len(caps) + [0] * lay.nx)
     n_known = len(split.known.outputs) - split.num_res
     known_ys = [materialize(v, d, n) for v, d in zip(mapped[:n_known], dims[:n_known])]
     res, res_dims = mapped[n_known:], dims[n_known:]
@@ -80,4 +88,3 @@ def _split_scan(vals: list, params: dict) -> list:
 
     outs = scan_flat(step_fn, init, pick(res, per_row), length=n, reverse=params["reverse"])
     return outs[:nc] + merge(split.out_unknowns[nc:], outs[nc:], known_ys)
-

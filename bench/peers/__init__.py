@@ -1,0 +1,1 @@
+"""Peers of rune_jit: the same workloads written for NumPy, JAX, Numba and plain C."""

@@ -1,0 +1,128 @@
+"""The C reference: c_ref.c built with the system's cc into a temporary directory and
+loaded with ctypes. Importing this module fails when there is no `cc` on PATH."""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+CC = shutil.which("cc")
+if CC is None:
+    raise ImportError("no C compiler: `cc` is not on PATH")
+SOURCE = Path(__file__).with_name("c_ref.c")
+FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-shared", "-fPIC"]
+_lib: list = []  # the loaded library, built on first use
+
+
+def version() -> str:
+    return subprocess.run([CC, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+
+
+def build() -> ctypes.CDLL:
+    """Compile c_ref.c afresh and load it (a first call of the C peer includes this)."""
+    tmp = tempfile.mkdtemp(prefix="rune_bench_c_")
+    atexit.register(shutil.rmtree, tmp, True)  # the library stays mapped until exit
+    out = Path(tmp) / "c_ref.so"
+    subprocess.run([CC, *FLAGS, str(SOURCE), "-o", str(out), "-lm"], check=True)
+    lib = ctypes.CDLL(str(out))
+    lib.newton.restype = lib.newton_grad.restype = ctypes.c_long
+    _lib[:] = [lib]
+    return lib
+
+
+def _library() -> ctypes.CDLL:
+    return _lib[0] if _lib else build()
+
+
+def _p(a: np.ndarray) -> ctypes.c_void_p:
+    return ctypes.c_void_p(a.ctypes.data)
+
+
+def w1(p):
+    f, xs, n = _library().w1, _p(p.xs), ctypes.c_long(p.n)
+
+    def run():
+        ys = np.empty(p.n)
+        f(xs, n, _p(ys))
+        return ys[-1], ys
+    return run
+
+
+def w2(p):
+    f, xs, n = _library().w2, _p(p.xs), ctypes.c_long(p.n)
+
+    def run():
+        g = np.empty(p.n)
+        f(xs, n, _p(g))
+        return g
+    return run
+
+
+def _rnn(lib, p):
+    W, U, b, xs, h0 = map(_p, (p.W, p.U, p.b, p.xs, p.h0))
+    dims = [ctypes.c_long(v) for v in (p.t, p.h, p.d)]
+
+    def forward():
+        hs = np.empty((p.t + 1, p.h))
+        lib.rnn(W, U, b, xs, h0, *dims, _p(hs))
+        return hs
+    return forward
+
+
+def w3(p):
+    forward = _rnn(_library(), p)
+
+    def run():
+        hs = forward()
+        return hs[-1], hs[1:]
+    return run
+
+
+def w3g(p):
+    lib = _library()
+    forward, W, xs = _rnn(lib, p), _p(p.W), _p(p.xs)
+    dims = [ctypes.c_long(v) for v in (p.t, p.h, p.d)]
+
+    def run():
+        hs = forward()
+        gW, gU, gb = np.zeros((p.h, p.h)), np.zeros((p.h, p.d)), np.zeros(p.h)
+        scratch = [np.empty(p.h), np.empty(p.h)]  # held here: C gets bare pointers
+        lib.rnn_adjoint(W, xs, _p(hs), *dims, _p(gW), _p(gU), _p(gb), *map(_p, scratch))
+        return gW, gU, gb
+    return run
+
+
+def _lanes(fn, p):
+    a, n, steps = _p(p.a), ctypes.c_long(p.a.size), ctypes.c_long(p.max_steps)
+
+    def run():
+        x = np.empty(p.a.size)
+        lane = fn(a, n, steps, _p(x))
+        if lane >= 0:
+            raise ValueError(f"newton: lane {lane} still running after {p.max_steps} steps")
+        return x
+    return run
+
+
+def w6(p):
+    f, W, xs, c0 = _library().deep_grad, _p(p.W), _p(p.xs), _p(p.c0)
+    t, h = ctypes.c_long(p.t), ctypes.c_long(p.h)
+
+    def run():
+        gW = np.zeros((p.h, p.h))
+        scratch = [np.empty((p.t + 1) * p.h), np.empty(p.t * p.h), np.empty(p.h), np.empty(p.h)]
+        f(W, xs, c0, t, h, _p(gW), *map(_p, scratch))
+        return gW
+    return run
+
+
+IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g,
+         "W4": lambda p: _lanes(_library().newton, p),
+         "W4s": lambda p: _lanes(_library().newton, p),
+         "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6}

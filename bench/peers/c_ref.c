@@ -1,0 +1,120 @@
+/* The workloads in plain C: the loops a C programmer writes first, adjoints by hand.
+   Built with cc -O3 -march=native -ffp-contract=off (no FMA contraction, no fast-math),
+   so sums keep their order and results match the other peers to rounding. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define R 0.999999
+
+void w1(const double *xs, long n, double *ys) {
+    double c = 0.0;
+    for (long i = 0; i < n; i++) {
+        c = c * R + sin(xs[i]);
+        ys[i] = c;
+    }
+}
+
+void w2(const double *xs, long n, double *g) {
+    double ct = 1.0; /* d(final c)/d(c after step i), walking back from the last step */
+    for (long i = n - 1; i >= 0; i--) {
+        g[i] = ct * cos(xs[i]);
+        ct *= R;
+    }
+}
+
+/* The transpose of a rows x cols matrix, so that a matrix-vector product can run as a sum
+   of scaled columns: the loop over rows is then contiguous and vectorizes without
+   reordering any sum. The caller frees it. */
+static double *transposed(const double *m, long rows, long cols) {
+    double *t = malloc(rows * cols * sizeof(double));
+    for (long i = 0; i < rows; i++)
+        for (long j = 0; j < cols; j++) t[j * rows + i] = m[i * cols + j];
+    return t;
+}
+
+/* z += m v, with mt the transpose of m (cols x rows) */
+static void add_matvec(double *z, const double *mt, const double *v, long rows, long cols) {
+    for (long j = 0; j < cols; j++)
+        for (long i = 0; i < rows; i++) z[i] += mt[j * rows + i] * v[j];
+}
+
+/* hs has t + 1 rows: h0, then the state after each step */
+void rnn(const double *W, const double *U, const double *b, const double *xs,
+         const double *h0, long t, long h, long d, double *hs) {
+    double *Wt = transposed(W, h, h), *Ut = transposed(U, h, d);
+    memcpy(hs, h0, h * sizeof(double));
+    for (long s = 0; s < t; s++) {
+        double *z = hs + (s + 1) * h;
+        memcpy(z, b, h * sizeof(double));
+        add_matvec(z, Wt, hs + s * h, h, h);
+        add_matvec(z, Ut, xs + s * d, h, d);
+        for (long i = 0; i < h; i++) z[i] = tanh(z[i]);
+    }
+    free(Wt);
+    free(Ut);
+}
+
+/* gW, gU, gb must be zeroed; gh and dz are scratch of size h */
+void rnn_adjoint(const double *W, const double *xs, const double *hs, long t, long h, long d,
+                 double *gW, double *gU, double *gb, double *gh, double *dz) {
+    for (long i = 0; i < h; i++) gh[i] = 1.0;
+    for (long s = t - 1; s >= 0; s--) {
+        const double *prev = hs + s * h, *next = hs + (s + 1) * h, *x = xs + s * d;
+        for (long i = 0; i < h; i++) {
+            dz[i] = gh[i] * (1.0 - next[i] * next[i]);
+            gb[i] += dz[i];
+            for (long j = 0; j < h; j++) gW[i * h + j] += dz[i] * prev[j];
+            for (long j = 0; j < d; j++) gU[i * d + j] += dz[i] * x[j];
+        }
+        for (long j = 0; j < h; j++) gh[j] = 0.0;
+        for (long i = 0; i < h; i++)
+            for (long j = 0; j < h; j++) gh[j] += W[i * h + j] * dz[i];
+    }
+}
+
+/* returns -1, or the first lane still running after max_steps */
+long newton(const double *a, long n, long max_steps, double *x) {
+    for (long i = 0; i < n; i++) {
+        double xi = a[i], ai = a[i];
+        long k = 0;
+        while (!(fabs(xi * xi - ai) <= 1e-12 * ai)) {
+            if (k++ == max_steps) return i;
+            xi = (xi + ai / xi) / 2;
+        }
+        x[i] = xi;
+    }
+    return -1;
+}
+
+/* implicit function theorem on r = x*x - a: da = -(dr/dx)^-1 (dr/da) = 1 / (2x) */
+long newton_grad(const double *a, long n, long max_steps, double *g) {
+    long failed = newton(a, n, max_steps, g);
+    for (long i = 0; i < n; i++) g[i] = 1.0 / (2.0 * g[i]);
+    return failed;
+}
+
+/* gW must be zeroed; cs is scratch of (t + 1) * h, zs of t * h, gc and dz of h */
+void deep_grad(const double *W, const double *xs, const double *c0, long t, long h,
+               double *gW, double *cs, double *zs, double *gc, double *dz) {
+    double *Wt = transposed(W, h, h);
+    memcpy(cs, c0, h * sizeof(double));
+    for (long s = 0; s < t; s++) {
+        double *z = zs + s * h;
+        memcpy(z, xs + s * h, h * sizeof(double));
+        add_matvec(z, Wt, cs + s * h, h, h);
+        for (long i = 0; i < h; i++) cs[(s + 1) * h + i] = tanh(sin(z[i]));
+    }
+    free(Wt);
+    for (long i = 0; i < h; i++) gc[i] = 1.0;
+    for (long s = t - 1; s >= 0; s--) {
+        for (long i = 0; i < h; i++) {
+            double c = cs[(s + 1) * h + i];
+            dz[i] = gc[i] * (1.0 - c * c) * cos(zs[s * h + i]);
+            for (long j = 0; j < h; j++) gW[i * h + j] += dz[i] * cs[s * h + j];
+        }
+        for (long j = 0; j < h; j++) gc[j] = 0.0;
+        for (long i = 0; i < h; i++)
+            for (long j = 0; j < h; j++) gc[j] += W[i * h + j] * dz[i];
+    }
+}

@@ -1,0 +1,181 @@
+"""The results as markdown tables, issue 6's targets, JSON and a chart."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import workloads as wl
+
+# (workload, peers, factor): rune_jit at least `factor` times faster than the fastest of peers
+SPEED_TARGETS = [("W1", ("jax", "numba"), 4.0), ("W2", ("jax",), 4.0), ("W2", ("numba",), 2.0),
+                 ("W3", ("jax",), 1.0), ("W3g", ("jax",), 1.5), ("W4", ("jax",), 5.0),
+                 ("W4", ("numba",), 5.0), ("W4s", ("jax",), 20.0), ("W5", ("jax",), 1.0),
+                 ("W5", ("jax_unrolled",), 5.0), ("W6", ("jax",), 1.0), ("D", ("numba",), 1.0)]
+COMPILE_TARGET_WORKLOADS = ("W1", "W2", "W3", "W3g", "W4", "W4s", "W5")
+
+
+def seconds(s: float | None) -> str:
+    if s is None or not math.isfinite(s):
+        return "–"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s * 1e9:.3g} ns"
+
+
+def _ratio(r: float | None) -> str:
+    return "–" if r is None else f"{r:.3g}"
+
+
+def add_ratios(workload: dict) -> None:
+    """Each timed peer's steady median divided by C's and by JAX's, where those ran."""
+    peers = workload["peers"]
+    base = {b: peers[b]["steady"]["median"] for b in ("c", "jax")
+            if "steady" in peers.get(b, {})}
+    for rec in peers.values():
+        if "steady" in rec:
+            for b, t in base.items():
+                rec[f"ratio_to_{b}"] = rec["steady"]["median"] / t
+
+
+def _note(rec: dict) -> str:
+    if rec["status"] != "ok":
+        return f"{rec['status']}: {rec['reason']}"
+    note = "reference" if "rel_diff" not in rec else f"Δ {rec['rel_diff']:.1e}"
+    for key in ("first_call_error", "first_call_warm_disk_error"):
+        note += f"; {key.replace('_', ' ')}: {rec[key]}" if key in rec else ""
+    return note
+
+
+def main_table(results: dict) -> str:
+    lines = ["| workload | peer | first call | steady median | min | max | ×C | ×JAX | note |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, w in results["workloads"].items():
+        for peer, rec in w["peers"].items():
+            st = rec.get("steady", {})
+            lines.append(f"| {name} | {peer} | {seconds(rec.get('first_call_s'))} | "
+                         f"{seconds(st.get('median'))} | {seconds(st.get('min'))} | "
+                         f"{seconds(st.get('max'))} | {_ratio(rec.get('ratio_to_c'))} | "
+                         f"{_ratio(rec.get('ratio_to_jax'))} | {_note(rec)} |")
+    return "\n".join(lines)
+
+
+def compile_table(results: dict) -> str:
+    cols = ["c", "numba", "jax", "jax_unrolled"]
+    lines = ["| workload | rune_jit cold | rune_jit warm (disk) | warm / cold | "
+             + " | ".join(cols) + " |", "|---" * (4 + len(cols)) + "|"]
+    for name, w in results["workloads"].items():
+        rune = w["peers"].get("rune_jit", {})
+        cold, warm = rune.get("first_call_s"), rune.get("first_call_warm_disk_s")
+        frac = _ratio(warm / cold) if cold and warm else "–"
+        others = [seconds(w["peers"].get(p, {}).get("first_call_s")) for p in cols]
+        lines.append(f"| {name} | {seconds(cold)} | {seconds(warm)} | {frac} | "
+                     + " | ".join(others) + " |")
+    return "\n".join(lines)
+
+
+def _median(results: dict, name: str, peer: str) -> float | None:
+    rec = results["workloads"].get(name, {}).get("peers", {}).get(peer, {})
+    return rec.get("steady", {}).get("median")
+
+
+def _target(text: str, measured: float, bound: str, want: float) -> dict:
+    met = measured >= want if bound == "≥" else measured <= want
+    return {"target": text, "measured": measured, "bound": bound, "want": want, "met": met}
+
+
+def targets(results: dict) -> list[dict]:
+    """Issue 6's targets that this run measured, each with its measured ratio."""
+    out = []
+    for name, peers, factor in SPEED_TARGETS:
+        rune = _median(results, name, "rune_jit")
+        times = [t for t in (_median(results, name, p) for p in peers) if t is not None]
+        if rune and times:
+            out.append(_target(f"{name}: {' or '.join(peers)} time / rune_jit time",
+                               min(times) / rune, "≥", factor))
+    plain, remat = _median(results, "W6", "rune_jit"), _median(results, "W6r", "rune_jit")
+    if plain and remat:
+        out.append(_target("W6r: rune_jit time with remat / without", remat / plain, "≤", 1.5))
+    kept = {n: results["workloads"].get(n, {}).get("kept_bytes", {}).get("rune_jit")
+            for n in ("W6", "W6r")}
+    if all(isinstance(b, int) and b for b in kept.values()):
+        out.append(_target("W6r: rune_jit kept bytes with remat / without",
+                           kept["W6r"] / kept["W6"], "≤", 1 / 3))
+    return out + _compile_targets(results)
+
+
+def _compile_targets(results: dict) -> list[dict]:
+    out = []
+    for name in COMPILE_TARGET_WORKLOADS:
+        peers = results["workloads"].get(name, {}).get("peers", {})
+        cold = peers.get("rune_jit", {}).get("first_call_s")
+        warm = peers.get("rune_jit", {}).get("first_call_warm_disk_s")
+        jax = peers.get("jax", {}).get("first_call_s")
+        if cold and jax:
+            out.append(_target(f"{name}: rune_jit cold first call / JAX's", cold / jax, "≤", 1))
+        if cold and warm:
+            out.append(_target(f"{name}: rune_jit first call warm from disk / cold",
+                               warm / cold, "≤", 0.2))
+    return out
+
+
+def targets_table(rows: list[dict]) -> str:
+    lines = ["| target | measured | wanted | met |", "|---|---|---|---|"]
+    lines += [f"| {t['target']} | {t['measured']:.3g} | {t['bound']} {t['want']:.3g} | "
+              f"{'yes' if t['met'] else 'NO'} |" for t in rows]
+    return "\n".join(lines)
+
+
+def notes(results: dict) -> str:
+    lines = []
+    for name, w in results["workloads"].items():
+        extra = [w["note"]] if w["note"] else []
+        kept = ", ".join(f"{p} {b / 2**20:.3g} MiB" if isinstance(b, int) else f"{p} {b}"
+                         for p, b in w.get("kept_bytes", {}).items())
+        extra += [f"kept for the backward pass: {kept}"] if kept else []
+        lines.append(f"- {name}: {w['title']} ({w['size']})" + "".join(f"; {e}" for e in extra))
+    return "\n".join(lines)
+
+
+def write_json(results: dict, path: str) -> None:
+    with open(path, "w") as f:
+        json.dump(results, f, indent=1, default=str)
+
+
+def chart(results: dict, path: str) -> bool:
+    """A PNG of each peer's steady time over C's and over JAX's (log scale); False
+    without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    names = list(results["workloads"])
+    fig, axes = plt.subplots(2, 1, figsize=(max(6, 1.1 * len(names)), 7), sharex=True)
+    width = 0.8 / len(wl.PEERS)
+    for ax, base in zip(axes, ("c", "jax")):
+        for k, peer in enumerate(wl.PEERS):
+            xs, ys = [], []
+            for i, name in enumerate(names):
+                r = results["workloads"][name]["peers"].get(peer, {}).get(f"ratio_to_{base}")
+                if r is not None:
+                    xs.append(i + (k - len(wl.PEERS) / 2 + 0.5) * width)
+                    ys.append(r)
+            if xs:
+                ax.bar(xs, ys, width, label=peer, color=f"C{k}")  # one colour per peer
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_ylabel(f"steady time / {'C' if base == 'c' else 'JAX'}  (lower is faster)")
+    by_label = {lb: h for ax in axes for h, lb in zip(*ax.get_legend_handles_labels())}
+    labels = [p for p in wl.PEERS if p in by_label]
+    fig.legend([by_label[p] for p in labels], labels, ncol=len(labels), fontsize="small",
+               loc="lower center")
+    axes[1].set_xticks(range(len(names)), names)
+    axes[0].set_title(f"rune_jit bench, {results['meta']['date']}, {results['meta']['cpu']}",
+                      fontsize="medium")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

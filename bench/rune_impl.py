@@ -1,0 +1,108 @@
+"""The workloads in rune_jit, written as its docs show: scan, iterate, root, remat under jit.
+
+Each factory builds a NEW `rune.jit` object, so its first call traces and compiles
+(unless this process or the disk cache has already compiled the same program).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import rune_jit as rune
+import rune_jit.numpy as rnp
+from rune_jit.api import linearize
+from rune_jit.ir import Var
+
+
+def warm_up() -> None:
+    """Pay the one-time costs of the process (LLVM initialization) outside any timing."""
+    rune.jit(lambda x: x * 2.0)(np.ones(3))
+
+
+def _scan1(xs):
+    return rune.scan(lambda c, x: (c * 0.999999 + rnp.sin(x),) * 2, np.float64(0.0), xs)
+
+
+def _rnn(W, U, b, xs, h0):
+    return rune.scan(lambda h, x: (rnp.tanh(W @ h + U @ x + b),) * 2, h0, xs)
+
+
+def _newton(max_steps):
+    def solve(a):
+        return rune.iterate(lambda x: (x + a / x) / 2, a,
+                            until=lambda x: rnp.abs(x * x - a) <= 1e-12 * a,
+                            max_steps=max_steps)
+    return rune.vmap(solve)
+
+
+def _sum_root(a, max_steps):
+    x = rune.root(lambda x: x * x - a, lambda: _newton(max_steps)(a), linear_solver="diagonal")
+    return rnp.sum(x)
+
+
+def _deep(remat):
+    def loss(W, xs, c0):
+        def step(c, x):
+            return rnp.tanh(rnp.sin(W @ c + x))
+        body = rune.remat(step) if remat else step
+        return rnp.sum(rune.scan(lambda c, x: (body(c, x), None), c0, xs)[0])
+    return loss
+
+
+def w1(p):
+    f = rune.jit(_scan1)
+    return lambda: f(p.xs)
+
+
+def w2(p):
+    f = rune.jit(rune.grad(lambda xs: _scan1(xs)[0]))
+    return lambda: f(p.xs)
+
+
+def w3(p):
+    f = rune.jit(_rnn)
+    return lambda: f(p.W, p.U, p.b, p.xs, p.h0)
+
+
+def w3g(p):
+    f = rune.jit(rune.grad(lambda *a: rnp.sum(_rnn(*a)[0]), argnums=(0, 1, 2)))
+    return lambda: f(p.W, p.U, p.b, p.xs, p.h0)
+
+
+def w4(p):
+    f = rune.jit(_newton(p.max_steps))
+    return lambda: f(p.a)
+
+
+def w5(p):
+    f = rune.jit(rune.grad(lambda a: _sum_root(a, p.max_steps)))
+    return lambda: f(p.a)
+
+
+def _w6(remat):
+    def make(p):
+        f = rune.jit(rune.grad(_deep(remat)))
+        return lambda: f(p.W, p.xs, p.c0)
+    return make
+
+
+def dispatch(p):
+    f = rune.jit(lambda x: x + 1)
+    return lambda: f(p.x)
+
+
+IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
+         "W6": _w6(False), "W6r": _w6(True), "D": dispatch}
+
+
+def kept_bytes(name: str, p) -> int:
+    """Bytes reverse mode passes from the forward to the backward program: the residuals
+    of linearize's known region, not counting inputs passed through (the caller holds
+    them anyway) nor constants."""
+    args = (p.W, p.xs, p.c0)
+    region = rune.make_ir(_deep(name == "W6r"))(*args)
+    lin = linearize(region, len(region.params) - len(args))
+    residuals = lin.known.outputs[len(region.outputs):]
+    inputs = set(lin.known.params)
+    return sum(v.type.size * v.type.dtype.itemsize for v in residuals
+               if isinstance(v, Var) and v not in inputs)

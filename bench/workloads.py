@@ -1,0 +1,132 @@
+"""The workloads of the benchmark: sizes per mode, seeded inputs, and which peers run them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+MODES = ("full", "quick", "tiny")
+PEERS = ("rune_jit", "c", "numba", "jax", "jax_unrolled", "numpy")
+TOL = 1e-9  # relative, against rune_jit's result, unless a workload states otherwise
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    group: str  # what --only selects: W3 selects W3 and W3g
+    title: str
+    peers: tuple[str, ...]
+    not_applicable: dict  # peer -> why it has no version of this workload
+    sizes: dict  # mode -> size parameters
+
+
+_HAND = "hand-written adjoint loop"
+_NO_REMAT = "no remat variant: its W6 row already keeps only c and W c + x per step"
+_NO_DISPATCH = "not a jit: a ctypes call measures ctypes, not a compiler's dispatch"
+
+WORKLOADS = [
+    Workload("W1", "W1", "scalar scan c' = c*0.999999 + sin(x), ys = c'",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {},
+             {"full": dict(n=1_000_000), "quick": dict(n=100_000), "tiny": dict(n=1000)}),
+    Workload("W2", "W2", "gradient of W1's final carry w.r.t. all of xs (" + _HAND + "s)",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {},
+             {"full": dict(n=1_000_000), "quick": dict(n=100_000), "tiny": dict(n=1000)}),
+    Workload("W3", "W3", "RNN forward h' = tanh(W h + U x + b), ys = h",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {},
+             {"full": dict(t=1000, h=64, d=32), "quick": dict(t=200, h=64, d=32),
+              "tiny": dict(t=20, h=8, d=4)}),
+    Workload("W3g", "W3", "RNN: gradient of sum(final h) w.r.t. (W, U, b)",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {},
+             {"full": dict(t=1000, h=64, d=32), "quick": dict(t=200, h=64, d=32),
+              "tiny": dict(t=20, h=8, d=4)}),
+    Workload("W4", "W4", "vmapped Newton sqrt, a log-uniform in [1e-6, 1e12], max_steps=200",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {},
+             {"full": dict(n=100_000, max_steps=200), "quick": dict(n=10_000, max_steps=200),
+              "tiny": dict(n=1000, max_steps=200)}),
+    Workload("W4s", "W4s", "W4 with 0.1% of lanes at a = 1e300 (stragglers), max_steps=2000",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {},
+             {"full": dict(n=100_000, max_steps=2000), "quick": dict(n=10_000, max_steps=2000),
+              "tiny": dict(n=1000, max_steps=2000)}),
+    Workload("W5", "W5", "gradient of sum(root(x*x - a, Newton)) w.r.t. a, diagonal solver",
+             ("rune_jit", "c", "numba", "jax", "jax_unrolled", "numpy"), {},
+             {"full": dict(n=10_000, max_steps=200), "quick": dict(n=2000, max_steps=200),
+              "tiny": dict(n=100, max_steps=200)}),
+    Workload("W6", "W6", "gradient w.r.t. W of sum(final c), c' = tanh(sin(W c + x)), no remat",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {},
+             {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256),
+              "tiny": dict(t=20, h=16)}),
+    Workload("W6r", "W6", "W6 with rune.remat / jax.checkpoint on the step",
+             ("rune_jit", "jax"), dict(c=_NO_REMAT, numba=_NO_REMAT, numpy=_NO_REMAT),
+             {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256),
+              "tiny": dict(t=20, h=16)}),
+    Workload("D", "D", "dispatch: jitted x + 1 on a one-element float64 array",
+             ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_DISPATCH),
+             {m: {} for m in MODES}),
+]
+BY_NAME = {w.name: w for w in WORKLOADS}
+
+
+def select(only: str | None) -> list[Workload]:
+    """The workloads `--only` names (by name or group), all of them without it."""
+    if not only:
+        return list(WORKLOADS)
+    wanted = {s.strip() for s in only.split(",") if s.strip()}
+    unknown = wanted - {w.name for w in WORKLOADS} - {w.group for w in WORKLOADS}
+    if unknown:
+        raise SystemExit(f"--only: unknown workloads {sorted(unknown)}; "
+                         f"known: {', '.join(w.name for w in WORKLOADS)}")
+    return [w for w in WORKLOADS if w.name in wanted or w.group in wanted]
+
+
+def inputs(w: Workload, mode: str) -> SimpleNamespace:
+    """The workload's inputs in `mode`: float64 arrays from a fixed seed."""
+    size = w.sizes[mode]
+    rng = np.random.default_rng(20240501)
+    if w.group in ("W1", "W2"):
+        return SimpleNamespace(xs=rng.uniform(-3.0, 3.0, size["n"]), **size)
+    if w.group == "W3":
+        t, h, d = size["t"], size["h"], size["d"]
+        # W's spectral radius about 0.5: contracting, so rounding differences between
+        # peers fade instead of growing over the steps
+        return SimpleNamespace(W=rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
+                               U=rng.normal(0, 1 / np.sqrt(d), (h, d)),
+                               b=rng.normal(0, 0.1, h), xs=rng.normal(size=(t, d)),
+                               h0=np.zeros(h), **size)
+    if w.group in ("W4", "W4s", "W5"):
+        a = np.exp(rng.uniform(np.log(1e-6), np.log(1e12), size["n"]))
+        if w.name == "W4s":
+            a[rng.choice(a.size, max(1, a.size // 1000), replace=False)] = 1e300
+        return SimpleNamespace(a=a, **size)
+    if w.group == "W6":
+        t, h = size["t"], size["h"]
+        return SimpleNamespace(W=rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
+                               xs=rng.normal(size=(t, h)), c0=np.zeros(h), **size)
+    return SimpleNamespace(x=np.array([1.5]))
+
+
+def newton_steps(a: np.ndarray, max_steps: int) -> np.ndarray:
+    """Steps each lane of the Newton sqrt takes (the until test comes before each step)."""
+    x, steps = a.copy(), np.zeros(a.size, np.int64)
+    with np.errstate(over="ignore"):  # x*x is inf while x is far above sqrt(1e300)
+        live = np.flatnonzero(~(np.abs(x * x - a) <= 1e-12 * a))
+        for _ in range(max_steps):
+            if not live.size:
+                break
+            x[live] = (x[live] + a[live] / x[live]) / 2
+            steps[live] += 1
+            live = live[~(np.abs(x[live] * x[live] - a[live]) <= 1e-12 * a[live])]
+    return steps
+
+
+def note(w: Workload, inp: SimpleNamespace) -> str:
+    """Facts about the inputs a reader needs to judge the timings."""
+    if w.group not in ("W4", "W4s", "W5"):
+        return ""
+    steps = newton_steps(inp.a, inp.max_steps)
+    if w.name != "W4s":
+        return f"steps per lane: median {int(np.median(steps))}, max {steps.max()}"
+    far = inp.a == 1e300
+    return (f"{far.sum()} straggler lanes take {steps[far].min()}-{steps[far].max()} steps; "
+            f"the others at most {steps[~far].max()}")

@@ -1,0 +1,38 @@
+"""bench/run.py keeps working: a tiny run of a few workloads exits 0 and writes the JSON
+the docs describe. Peers that are not installed are reported as missing, which passes.
+No timing is asserted: timings belong to the benchmark, not to the tests."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+STATUSES = {"ok", "missing", "n/a", "error", "disagrees"}
+
+
+def test_bench_runs_tiny_and_writes_its_json(tmp_path):
+    out = tmp_path / "results.json"
+    cmd = [sys.executable, str(BENCH / "run.py"), "--quick", "--tiny", "--only", "W1,W4,D",
+           "--json", str(out), "--png", str(tmp_path / "results.png")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads(out.read_text())
+    assert {"date", "cpu", "versions", "mode", "first_call"} <= set(results["meta"])
+    assert results["meta"]["mode"] == "tiny"
+    assert list(results["workloads"]) == ["W1", "W4", "D"]
+    for name, w in results["workloads"].items():
+        assert {"title", "size", "tolerance", "peers"} <= set(w), name
+        assert set(w["peers"]) >= {"rune_jit", "numpy", "jax", "numba"}, name
+        for peer, rec in w["peers"].items():
+            assert rec["status"] in STATUSES, (name, peer, rec)
+            if rec["status"] == "ok":
+                assert {"median", "min", "max", "runs"} <= set(rec["steady"]), (name, peer)
+                assert rec["steady"]["runs"] >= 7
+            else:
+                assert rec["reason"], (name, peer)
+        assert w["peers"]["rune_jit"]["status"] == "ok", w["peers"]["rune_jit"]
+        assert w["peers"]["numpy"]["status"] == "ok", w["peers"]["numpy"]
+        assert "first_call_s" in w["peers"]["rune_jit"]
+    assert isinstance(results["targets"], list)
+    assert "W1" in proc.stdout and "| workload | peer |" in proc.stdout
