@@ -7,7 +7,7 @@ dataclass instances, and classes given to `register`. Everything else is a leaf.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 
 class Node(NamedTuple):
@@ -114,18 +114,20 @@ LEAF = TreeDef(None, None, ())
 def flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
     """-> ([(path, leaf)], treedef); a path is a string like "[0]['w'].b"."""
     out: list[tuple[str, Any]] = []
-
-    def go(obj, path):
-        node = None if (is_leaf and is_leaf(obj)) else _node_of(obj)
-        if node is None:
-            out.append((path, obj))
-            return LEAF
-        kids, aux, keys = node.children(obj)
-        subtrees = tuple(go(k, path + key) for k, key in zip(kids, keys))
-        return TreeDef(type(obj), aux, subtrees, node.rebuild, tuple(keys))
-
-    treedef = go(tree, "")
+    treedef = _flatten_into(out, tree, "", is_leaf)
     return out, treedef
+
+
+def _flatten_into(out: list, obj: Any, path: str, is_leaf) -> TreeDef:
+    # recursion through a module function: a recursive closure is a reference cycle that
+    # would keep the caller's arrays alive until the garbage collector runs
+    node = None if (is_leaf and is_leaf(obj)) else _node_of(obj)
+    if node is None:
+        out.append((path, obj))
+        return LEAF
+    kids, aux, keys = node.children(obj)
+    subtrees = tuple(_flatten_into(out, k, path + key, is_leaf) for k, key in zip(kids, keys))
+    return TreeDef(type(obj), aux, subtrees, node.rebuild, tuple(keys))
 
 
 def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, TreeDef]:
@@ -147,14 +149,15 @@ def unflatten(treedef: TreeDef, leaves: Iterable) -> Any:
     if len(leaves) != treedef.num_leaves:
         raise ValueError(f"unflatten: the structure {treedef} has {treedef.num_leaves} "
                          f"leaves, but {len(leaves)} were given")
-    it = iter(leaves)
+    return _build(treedef, iter(leaves))
 
-    def build(td):
-        if td.kind is None:
-            return next(it)
-        return td._rebuild(td.aux, [build(c) for c in td.children])
 
-    return build(treedef)
+def _build(td: TreeDef, it: Iterator) -> Any:
+    # a module function, not a recursive closure: such a closure is a reference cycle,
+    # which would keep every leaf alive until the garbage collector runs
+    if td.kind is None:
+        return next(it)
+    return td._rebuild(td.aux, [_build(c, it) for c in td.children])
 
 
 def leaves(tree: Any) -> list:
@@ -178,25 +181,25 @@ def flatten_as(treedef: TreeDef, tree: Any, what: str = "value") -> list:
 def broadcast_prefix(prefix: Any, treedef: TreeDef, what: str = "prefix") -> list:
     """One entry of `prefix` per leaf of `treedef`; a leaf of `prefix` covers a subtree."""
     out: list = []
-
-    def go(pre, td, path):
-        # None in a prefix is a leaf: it means "not mapped" for the whole subtree.
-        if td.kind is None or pre is None or _node_of(pre) is None:
-            out.extend([pre] * td.num_leaves)
-            return
-        kids, aux, keys = _node_of(pre).children(pre)
-        if type(pre) is not td.kind or len(kids) != len(td.children) or (
-            _hashable(aux) != _hashable(td.aux)
-        ):
-            raise ValueError(
-                f"{what} at {path or 'the root'} is {type(pre).__name__} with "
-                f"{len(kids)} children, which does not match the structure {td} there"
-            )
-        for k, key, c in zip(kids, keys, td.children):
-            go(k, c, path + key)
-
-    go(prefix, treedef, "")
+    _prefix_into(out, prefix, treedef, "", what)
     return out
+
+
+def _prefix_into(out: list, pre: Any, td: TreeDef, path: str, what: str) -> None:
+    # None in a prefix is a leaf: it means "not mapped" for the whole subtree.
+    if td.kind is None or pre is None or _node_of(pre) is None:
+        out.extend([pre] * td.num_leaves)
+        return
+    kids, aux, keys = _node_of(pre).children(pre)
+    if type(pre) is not td.kind or len(kids) != len(td.children) or (
+        _hashable(aux) != _hashable(td.aux)
+    ):
+        raise ValueError(
+            f"{what} at {path or 'the root'} is {type(pre).__name__} with "
+            f"{len(kids)} children, which does not match the structure {td} there"
+        )
+    for k, key, c in zip(kids, keys, td.children):
+        _prefix_into(out, k, c, path + key, what)
 
 
 def describe_path(path: str, root: str = "") -> str:

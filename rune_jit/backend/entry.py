@@ -32,7 +32,12 @@ CARRAY = 0x0001 | 0x0100
 METH_FASTCALL_KEYWORDS = 0x0080 | 0x0002
 PY_ARRAY_EMPTY = 184  # index of PyArray_Empty in NumPy's C API table (fixed by its ABI)
 def eligible(in_types: Sequence[Type], out_types: Sequence[Type], scratch: int) -> bool:
-    return not scratch and bool(out_types)
+    """Programs with small outputs and no scratch memory: their calls are short enough
+    that dispatch matters (large results come from runtime.OutputPool instead)."""
+    from .runtime import OutputPool
+
+    return not scratch and bool(out_types) and all(
+        t.size * t.dtype.itemsize < OutputPool.MIN_BYTES for t in out_types)
 
 
 def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
