@@ -200,7 +200,7 @@ def _canonical(lw, x, batch: Sequence[int], free: Sequence[int], contract: Seque
     order = list(batch) + list(free) + list(contract)
     shape = tuple(xt.shape[i] for i in order)
     t = xt.with_shape(shape)
-    if isinstance(x, Array) and order == sorted(order):
+    if _in_place(x, order):
         return Array(t, x.ptr)
     inverse = np.argsort(order)
     view = Lazy(t, lambda idx: lw.load(x, [idx[inverse[i]] for i in range(xt.ndim)]), 0)
@@ -211,9 +211,11 @@ SMALL_K = 4  # contractions this short stay lazy: an outer product fuses with it
 
 
 def _in_place(x, order) -> bool:
+    """x is in memory with its axes in this order (axes of size 1 go anywhere)."""
     from ..backend.values import Array
 
-    return isinstance(x, Array) and list(order) == sorted(order)
+    real = [i for i in order if x.type.shape[i] != 1]
+    return isinstance(x, Array) and real == sorted(real)
 
 
 @dot_general_p.def_rule("lower")
@@ -231,6 +233,9 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
     nb, m, n, k = size(a, ba), size(a, fa), size(b, fb), size(a, ca)
     if k <= SMALL_K:
         return [_lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)]
+    if m >= TILE and n >= TILE and out.dtype.kind == "f" and _in_place(
+            a, list(ba) + list(ca) + list(fa)) and _in_place(b, list(bb) + list(cb) + list(fb)):
+        return [_outer_dot(lw, a, b, out, nb, m, n, k)]
     am = _canonical(lw, a, ba, fa, ca)
     if n > 1 and _in_place(b, list(bb) + list(cb) + list(fb)):
         bm = _canonical(lw, b, bb, cb, fb)
@@ -268,12 +273,18 @@ def _lazy_dot(lw, a, b, out, contract, batch, fa, fb):
     return Lazy(out, at, len(terms) + cost(a) + cost(b))
 
 
+TILE = 4  # a product of big matrices computes TILE x TILE outputs per pass over k
+
+
 def _inner_dot(lw, am, bm, out, nb, m, n, k):
     from ..backend import arith as A
     from ..backend.values import Array, Scalar
 
     dt = out.dtype
     zero = lw.const(dt, 0)
+    tile = (2 * TILE, 1) if n < TILE else (TILE, TILE)  # a matrix-vector product: 8 rows
+    if dt.kind == "f" and m >= tile[0] and n >= tile[1] and k >= 32:
+        return _tiled_dot(lw, am, bm, out, nb, m, n, k, tile)
 
     def dot(bi, mi, ni):
         a_row = lw.b.mul(lw.b.add(lw.b.mul(bi, lw.i64(m)), mi), lw.i64(k))
@@ -293,6 +304,120 @@ def _inner_dot(lw, am, bm, out, nb, m, n, k):
     ptr = lw.out_buffer(0, out)
     lw.loop_nest((nb, m, n), lambda i: lw.store_at(ptr, dt, lw.offset((nb, m, n), i), dot(*i)))
     return Array(out, ptr)
+
+
+def _tiled_dot(lw, am, bm, out, nb, m, n, k, tile_shape):
+    """C = A Bᵀ with k contiguous in both, a tile of rows of A against a tile of rows of
+    B at a time: each load feeds several products (independent sums, vectorized along
+    k), where one output at a time would stream both rows from memory for each product.
+    Rows past the last full tile take the plain loop."""
+    from ..backend.values import Array
+
+    dt = out.dtype
+    ptr = lw.out_buffer(0, out)
+    zero = lw.const(dt, 0)
+    fadd = lambda x, y: lw.b.fadd(x, y, flags=("reassoc",))  # noqa: E731
+    tm, tn = tile_shape
+
+    def tile(idx):
+        bi, ti, tj = idx
+        m0, n0 = lw.b.mul(ti, lw.i64(tm)), lw.b.mul(tj, lw.i64(tn))
+        a_rows = [lw.offset((nb, m, k), [bi, lw.b.add(m0, lw.i64(r)), lw.i64(0)])
+                  for r in range(tm)]
+        b_rows = [lw.offset((nb, n, k), [bi, lw.b.add(n0, lw.i64(r)), lw.i64(0)])
+                  for r in range(tn)]
+
+        def step(t, acc):
+            xs = [lw.load_at(am.ptr, dt, lw.b.add(r, t)) for r in a_rows]
+            ys = [lw.load_at(bm.ptr, dt, lw.b.add(r, t)) for r in b_rows]
+            return [fadd(acc[i * tn + j], lw.b.fmul(xs[i], ys[j]))
+                    for i in range(tm) for j in range(tn)]
+
+        sums = lw.fn.loop(lw.i64(0), lw.i64(k), 1, [zero] * tm * tn, step)
+        for i in range(tm):
+            for j in range(tn):
+                at = [bi, lw.b.add(m0, lw.i64(i)), lw.b.add(n0, lw.i64(j))]
+                lw.store_at(ptr, dt, lw.offset((nb, m, n), at), sums[i * tn + j])
+
+    lw.loop_nest((nb, m // tm, n // tn), tile)
+    mt, nt = m // tm * tm, n // tn * tn
+    edges = [((nb, m - mt, n), (0, mt, 0)), ((nb, mt, n - nt), (0, 0, nt))]
+    for shape, shift in edges:  # the rows and columns past the tiles
+        lw.loop_nest(shape, lambda i, shift=shift: _store_dot(
+            lw, am, bm, ptr, dt, (nb, m, n, k), [lw.b.add(v, lw.i64(s)) for v, s in
+                                                 zip(i, shift)]))
+    return Array(out, ptr)
+
+
+WIDE = 16  # columns of B per register tile of the outer-product form
+K_BLOCK = 128  # rows of A and B per pass over C
+
+
+def _outer_dot(lw, a, b, out, nb, m, n, k):
+    """C[b] = A[b]ᵀ B[b] with k leading in both (stacked steps, say): a register tile
+    of TILE x WIDE sums, over k, of a column of A times a row of B — the outer-product
+    form of a matrix product, which reads both operands in place, without transposes.
+    k goes in blocks, so the rows of A and B a block reads stay in cache for all tiles."""
+    from ..backend import arith
+    from ..backend.values import Array
+
+    dt = out.dtype
+    ptr = lw.out_buffer(0, out)
+    lw.fn.memset0(ptr, out.size * dt.itemsize)
+    a_dims, b_dims, c_dims = (nb, k, m), (nb, k, n), (nb, m, n)
+
+    def tile(idx, k0, rows: int, cols: int, m0, n0):
+        """Add rows k0..k0+K_BLOCK of A's columns times B's rows to a tile of C."""
+        bi = idx[0]
+        at = [[lw.offset(c_dims, [bi, lw.b.add(m0, lw.i64(i)), lw.b.add(n0, lw.i64(j))])
+               for j in range(cols)] for i in range(rows)]
+
+        def step(t, acc):
+            xs = [lw.load_at(a.ptr, dt, lw.offset(a_dims, [bi, t, lw.b.add(m0, lw.i64(i))]))
+                  for i in range(rows)]
+            ys = [lw.load_at(b.ptr, dt, lw.offset(b_dims, [bi, t, lw.b.add(n0, lw.i64(j))]))
+                  for j in range(cols)]
+            return [lw.b.fadd(acc[i * cols + j], lw.b.fmul(xs[i], ys[j]))
+                    for i in range(rows) for j in range(cols)]
+
+        start = [lw.load_at(ptr, dt, at[i][j]) for i in range(rows) for j in range(cols)]
+        stop = arith.maximum(lw.b, lw.b.add(k0, lw.i64(K_BLOCK)), lw.i64(k), False)
+        sums = lw.fn.loop(k0, stop, 1, start, step)
+        for i in range(rows):
+            for j in range(cols):
+                lw.store_at(ptr, dt, at[i][j], sums[i * cols + j])
+
+    mt, nt = m // TILE * TILE, n // WIDE * WIDE
+    scale = lambda v, s: lw.b.mul(v, lw.i64(s))  # noqa: E731
+
+    def block(kb):  # a block of rows of A and B small enough to stay in cache
+        k0 = scale(kb[0], K_BLOCK)
+        lw.loop_nest((nb, m // TILE, n // WIDE), lambda i: tile(
+            i, k0, TILE, WIDE, scale(i[1], TILE), scale(i[2], WIDE)))
+        if n > nt:  # columns past the last wide tile, one at a time
+            lw.loop_nest((nb, m, n - nt), lambda i: tile(
+                i, k0, 1, 1, i[1], lw.b.add(i[2], lw.i64(nt))))
+        if m > mt:  # rows past the last tile
+            lw.loop_nest((nb, m - mt, nt), lambda i: tile(
+                i, k0, 1, 1, lw.b.add(i[1], lw.i64(mt)), i[2]))
+
+    lw.loop_nest((-(-k // K_BLOCK),), block)
+    return Array(out, ptr)
+
+
+def _store_dot(lw, am, bm, ptr, dt, dims, at):
+    nb, m, n, k = dims
+    bi, mi, ni = at
+    a_row = lw.offset((nb, m, k), [bi, mi, lw.i64(0)])
+    b_row = lw.offset((nb, n, k), [bi, ni, lw.i64(0)])
+
+    def step(t, acc):
+        x = lw.load_at(am.ptr, dt, lw.b.add(a_row, t))
+        y = lw.load_at(bm.ptr, dt, lw.b.add(b_row, t))
+        return [lw.b.fadd(acc[0], lw.b.fmul(x, y), flags=("reassoc",))]
+
+    (v,) = lw.fn.loop(lw.i64(0), lw.i64(k), 1, [lw.const(dt, 0)], step)
+    lw.store_at(ptr, dt, lw.offset((nb, m, n), at), v)
 
 
 def _axpy_dot(lw, am, bm, out, nb, m, n, k):

@@ -1,12 +1,17 @@
-"""Scan fission: the part of a step that does not read the carry leaves the loop.
+"""Scan fission: the parts of a step that need not be in the loop leave it.
 
 In `c' = c * 0.999999 + sin(x)` only the multiply-add is a recurrence; `sin(x)`
 can be computed for every row at once, vectorized, before the loop. Fission
 splits each scan's step by partial evaluation with the carries unknown: the
 known part (captures and rows only) runs as a map over all rows (the step's
 vmap along the scan axis), and the loop keeps the rest, reading the map's
-results as rows. Results are the same values computed in another order (a
-transcendental may round differently vectorized: see docs/accuracy.md).
+results as rows. What the step computes from captures alone is computed once,
+before the loop. And a carry that only sums what each step adds to it (a
+gradient with respect to a weight, in reverse mode) becomes a sum after the
+loop: for a product, as one product over the stacked operands, so 2000 rank-1
+updates of a matrix become one matrix product. Results are the same values
+summed in another order (and a transcendental may round differently
+vectorized: see docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ def _run(region: Region, args: list) -> list:
         vals = [read(a) for a in ins]
         params = map_regions(params, fission)
         if eqn.prim is scan_p and not params["counted"] and params["length"] > 0:
-            outs = _split_scan(vals, params)
+            outs = _sum_accumulators(vals, params)
         else:
             outs = bind(eqn.prim, *vals, **params)
         env.update(zip(eqn.outputs, outs))
@@ -88,3 +93,91 @@ def _split_scan(vals: list, params: dict) -> list:
 
     outs = scan_flat(step_fn, init, pick(res, per_row), length=n, reverse=params["reverse"])
     return outs[:nc] + merge(split.out_unknowns[nc:], outs[nc:], known_ys)
+
+
+# ------------------------------------------------------------- accumulators
+
+
+def _sum_accumulators(vals: list, params: dict) -> list:
+    """Carries updated as acc' = acc + g, read nowhere else, leave the loop: each step
+    returns g (or, when g is a product, its two operands) as ys, and after the loop
+    acc = init + the sum over steps (the product, contracting the step axis too)."""
+    from ..ops.linalg import dot_general_p
+    from ..ops.scan import Layout
+
+    lay = Layout(len(vals), params)
+    step = params["step"]
+    found = _accumulators(step, lay)
+    if not found:
+        return _split_scan(vals, params)
+    caps, _, _, init, xs = lay.operands(vals)
+    nc, ny = lay.nc, len(step.outputs) - lay.nc
+    keep = [i for i in range(nc) if i not in found]
+    extra = []  # per accumulator: the step values stacked for its sum
+    for i in sorted(found):
+        g = found[i]
+        extra.append(list(g.inputs) if g.prim is dot_general_p else [g.outputs[0]])
+    rows = dict(zip(step.params[lay.k + nc:], xs))  # a row is read whole from xs, not restacked
+    stacked_outs = [a for group in extra for a in group if a not in rows]
+    outputs = [step.outputs[i] for i in keep] + list(step.outputs[nc:]) + stacked_outs
+    carry_params = step.params[lay.k:lay.k + nc]
+    params_ = (step.params[:lay.k] + tuple(carry_params[i] for i in keep)
+               + step.params[lay.k + nc:])
+    from .simplify import dce
+
+    body = dce(Region(params_, step.eqns, tuple(outputs)))
+    new = {**params, "step": body, "num_carry": len(keep)}
+    outs = _split_scan(caps + [init[i] for i in keep] + xs, new)
+    carries = dict(zip(keep, outs[:len(keep)]))
+    stacked = iter(outs[len(keep) + ny:])
+    for i in sorted(found):
+        group = [rows[a] if a in rows else next(stacked) for a in extra.pop(0)]
+        carries[i] = _summed(init[i], found[i], group, params["reverse"])
+    return [carries[i] for i in range(nc)] + outs[len(keep):len(keep) + ny]
+
+
+def _accumulators(step: Region, lay) -> dict:
+    """carry index -> the equation computing what each step adds to it."""
+    from collections import Counter
+
+    from ..ir import Var
+
+    uses: Counter = Counter(a for e in step.eqns for a in e.inputs if isinstance(a, Var))
+    uses.update(c for e in step.eqns for c in e.captures)
+    uses.update(o for o in step.outputs if isinstance(o, Var))
+    made = {v: e for e in step.eqns for v in e.outputs}
+    found = {}
+    for i in range(lay.nc):
+        acc, out = step.params[lay.k + i], step.outputs[i]
+        add = made.get(out)
+        if add is None or add.prim.name != "add" or uses[acc] != 1 or acc not in add.inputs:
+            continue
+        g = add.inputs[1] if add.inputs[0] is acc else add.inputs[0]
+        if (isinstance(g, Var) and g in made and g.type == acc.type and uses[g] == 1
+                and uses[out] == 1 and _stackable(made[g])):
+            found[i] = made[g]
+    return found
+
+
+SMALL_SUMMAND = 4096  # a summand this small is stacked whole; a product, by its operands
+
+
+def _stackable(g_eqn) -> bool:
+    return g_eqn.prim.name == "dot_general" or g_eqn.outputs[0].type.size <= SMALL_SUMMAND
+
+
+def _summed(init, g_eqn, stacked: list, reverse: bool):
+    """init + the sum over the stacked steps of what g_eqn computed each step (the
+    order of the steps does not matter to a sum, so `reverse` does not either)."""
+    from ..ops.elementwise import add
+    from ..ops.linalg import dot_general, dot_general_p
+    from ..ops.reduce import reduce_sum
+
+    if g_eqn.prim is dot_general_p:
+        (ca, cb), (ba, bb) = g_eqn.params["contract"], g_eqn.params["batch"]
+        up = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731
+        total = dot_general(stacked[0], stacked[1], ((0,) + up(ca), (0,) + up(cb)),
+                            (up(ba), up(bb)))
+    else:
+        total = reduce_sum(stacked[0], (0,))
+    return add(init, total)
