@@ -320,3 +320,37 @@ def test_backend_interpret_runs_loops_without_compiling(tmp_path):
     """
     assert _run_fresh(code, tmp_path, RUNE_JIT_BACKEND="interpret").split() == ["6.0", "0"]
     assert _run_fresh(code, tmp_path).split() == ["6.0", "1"]
+
+
+# ------------------------------------------------------------- fission
+
+
+def rnn_loss(W, U, xs):
+    step = lambda h, x: (rnp.tanh(W @ h + U @ x), None)  # noqa: E731
+    return rnp.sum(rune.scan(step, np.zeros(W.shape[0]), xs)[0])
+
+
+def test_weight_gradients_are_summed_after_the_loop(monkeypatch):
+    rng = np.random.default_rng(3)
+    W, U, xs = rng.normal(size=(6, 6)) * 0.3, rng.normal(size=(6, 4)), rng.normal(size=(9, 4))
+    g = rune.grad(rnn_loss, argnums=(0, 1))
+    eqns = rune.jit(g).lower(W, U, xs).region.eqns
+    (back,) = [i for i, e in enumerate(eqns) if e.prim.name == "scan" and e.params["reverse"]]
+    carries = [v.type.shape for v in eqns[back].outputs[:eqns[back].params["num_carry"]]]
+    assert (6, 6) not in carries and (6, 4) not in carries  # no weight gradient carried
+    assert sum(e.prim.name == "dot_general" for e in eqns[back + 1:]) == 2  # summed after
+    got = rune.jit(g)(W, U, xs)
+    monkeypatch.setattr(config, "backend", "interpret")
+    for a, b in zip(got, g(W, U, xs)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_loop_invariant_work_is_hoisted(monkeypatch):
+    W = np.random.default_rng(4).normal(size=(5, 5))
+    f = lambda xs: rune.scan(lambda c, x: (rnp.tanh(W.T @ c) + x, None), np.ones(5), xs)[0]  # noqa
+    xs = np.ones((7, 5))
+    (loop,) = [e for e in rune.jit(f).lower(xs).region.eqns if e.prim.name == "scan"]
+    assert all(e.prim.name != "transpose" for e in loop.params["step"].eqns)  # taken once
+    got = rune.jit(f)(xs)
+    monkeypatch.setattr(config, "backend", "interpret")
+    np.testing.assert_allclose(got, f(xs), rtol=1e-12)
