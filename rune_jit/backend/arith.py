@@ -31,7 +31,7 @@ def const_like(v: ir.Value, value) -> ir.Constant:
     return c
 
 
-def _suffix(t: ir.Type) -> str:
+def suffix(t: ir.Type) -> str:
     e = element(t)
     base = {F64: "f64", F32: "f32"}.get(e) or f"i{e.width}"
     return f"v{t.count}{base}" if isinstance(t, ir.VectorType) else base
@@ -41,7 +41,7 @@ def intrinsic(b: ir.IRBuilder, name: str, *args: ir.Value, ret: ir.Type | None =
     """llvm.<name> on the operands' type (declared by its mangled name, which works for
     vector types too); it returns that type unless `ret` says otherwise."""
     t = args[0].type
-    fn = declare(b.module, f"llvm.{name}.{_suffix(t)}", ret or t, [a.type for a in args])
+    fn = declare(b.module, f"llvm.{name}.{suffix(t)}", ret or t, [a.type for a in args])
     return b.call(fn, list(args))
 
 
@@ -165,7 +165,7 @@ def convert(b, x, dtype) -> ir.Value:
 
 
 def intrinsic_to(b: ir.IRBuilder, name: str, x: ir.Value, to: ir.Type) -> ir.Value:
-    fn = declare(b.module, f"llvm.{name}.{_suffix(to)}.{_suffix(x.type)}", to, [x.type])
+    fn = declare(b.module, f"llvm.{name}.{suffix(to)}.{suffix(x.type)}", to, [x.type])
     return b.call(fn, [x])
 
 

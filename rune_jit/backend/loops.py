@@ -19,7 +19,7 @@ import llvmlite.ir as ir
 from ..ir import Region, Type
 from . import arith, emit
 from .lower import Lowerer
-from .values import Array, Scalar, Value
+from .values import Array, Lazy, Scalar, Value
 
 
 class Carries:
@@ -133,19 +133,58 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
     ys = [lw.out_buffer(nc + i, t) for i, t in enumerate(out_types[nc:])]
     y_rows = [t.with_shape(t.shape[1:]) for t in out_types[nc:]]
     carries = Carries(lw, out_types[:nc])
-    xs = [lw.materialize(x) for x in xs]
     x_rows = [x.type.with_shape(x.type.shape[1:]) for x in xs]
+    blocked = [isinstance(x, Lazy) and x.cost > 0 for x in xs]
+    block = _block_rows(x_rows, blocked, length)
+    xs = [x if b else lw.materialize(x) for x, b in zip(xs, blocked)]
+    buffers = [lw.buffer(xt.with_shape((block,) + xt.shape)) if b else None
+               for xt, b in zip(x_rows, blocked)]
 
-    def body(t, regs):
-        rows = [row(lw, x, xt, t) for x, xt in zip(xs, x_rows)]
+    def body(t, i, regs):  # step t, row i of the block buffers
+        rows = [row(lw, Array(xt, buf), xt, i) if buf is not None else row(lw, x, xt, t)
+                for x, xt, buf in zip(xs, x_rows, buffers)]
         outs = lw.lower_region(step, caps + carries.values(regs) + rows)
         for y, base, yt in zip(outs[nc:], ys, y_rows):
             lw.store(y, row_pointer(lw, base, yt, t))
         return carries.step(regs, outs[:nc])
 
-    start, stop, by = (length - 1, -1, -1) if reverse else (0, length, 1)
-    final = lw.fn.loop(lw.i64(start), lw.i64(stop), by, carries.start(init), body)
+    def one_block(j, regs):
+        t0 = lw.b.mul(j, lw.i64(block))
+        count = arith.maximum(lw.b, lw.b.sub(lw.i64(length), t0), lw.i64(block), False)
+        for x, xt, buf in zip(xs, x_rows, buffers):
+            if buf is not None:  # computed for a block of rows at once: vectorized
+                _fill_rows(lw, x, xt, buf, t0, count)
+        at = lambda i, r: body(lw.b.add(t0, i), i, r)  # noqa: E731
+        if reverse:
+            return lw.fn.loop(lw.b.sub(count, lw.i64(1)), lw.i64(-1), -1, regs, at)
+        return lw.fn.loop(lw.i64(0), count, 1, regs, at)
+
+    n_blocks = -(-length // block)
+    start, stop, by = (n_blocks - 1, -1, -1) if reverse else (0, n_blocks, 1)
+    final = lw.fn.loop(lw.i64(start), lw.i64(stop), by, carries.start(init), one_block)
     return carries.values(final) + [Array(t, p) for t, p in zip(out_types[nc:], ys)]
+
+
+BLOCK_BYTES = 32 * 1024  # rows of lazy xs computed per block: they stay in cache
+
+
+def _block_rows(x_rows: list[Type], blocked: list[bool], length: int) -> int:
+    """Rows per block: the whole scan at once unless some xs are computed (lazy) rows,
+    which are computed a block at a time into a buffer that stays in cache."""
+    row_bytes = sum(t.size * t.dtype.itemsize for t, b in zip(x_rows, blocked) if b)
+    if not row_bytes:
+        return max(length, 1)
+    return max(1, min(length, BLOCK_BYTES // row_bytes))
+
+
+def _fill_rows(lw: Lowerer, x: Lazy, xt: Type, buf, t0, count) -> None:
+    def one(i, _):
+        lw.loop_nest(xt.shape, lambda idx: lw.store_at(
+            buf, xt.dtype, lw.b.add(lw.b.mul(i, lw.i64(xt.size)), lw.offset(xt.shape, idx)),
+            lw.load(x, [lw.b.add(t0, i)] + idx)))
+        return []
+
+    lw.fn.loop(lw.i64(0), count, 1, [], one)
 
 
 def lower_iterate(lw: Lowerer, args, out_types, *, step: Region, until: Region, num_carry,

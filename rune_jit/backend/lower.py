@@ -117,6 +117,31 @@ class Lowerer:
             return v.at(list(idx))
         return self.load_at(v.ptr, v.type.dtype, self.offset(v.type.shape, idx))
 
+    # ------------------------------------------------------------- explicit vectors
+
+    def lanes_for(self, dtype: np.dtype) -> int:
+        """How many elements of `dtype` one vector register holds here."""
+        from .llvm import vector_bits
+
+        return vector_bits() // (8 * dtype.itemsize)
+
+    def vload(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value, width: int) -> ir.Value:
+        vt = ir.VectorType(emit.mem_type(dtype), width)
+        return self.b.load(self.address(ptr, dtype, offset), typ=vt, align=dtype.itemsize)
+
+    def vstore(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value, v: ir.Value) -> None:
+        self.b.store(v, self.address(ptr, dtype, offset), align=dtype.itemsize)
+
+    def vsplat(self, v: ir.Value, width: int) -> ir.Value:
+        return self.with_width(width).splat(v)
+
+    def hsum(self, v: ir.Value) -> ir.Value:
+        """The sum of a vector's elements (in any order)."""
+        zero = ir.Constant(v.type.element, 0.0)
+        fn = emit.declare(self.fn.module, f"llvm.vector.reduce.fadd.{arith.suffix(v.type)}",
+                          v.type.element, [v.type.element, v.type])
+        return self.b.call(fn, [zero, v], fastmath=("reassoc",))
+
     def scalar(self, v: Value) -> ir.Value:
         if isinstance(v, Scalar):
             return self.splat(v.v)

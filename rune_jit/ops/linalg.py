@@ -308,16 +308,17 @@ def _inner_dot(lw, am, bm, out, nb, m, n, k):
 
 def _tiled_dot(lw, am, bm, out, nb, m, n, k, tile_shape):
     """C = A Bᵀ with k contiguous in both, a tile of rows of A against a tile of rows of
-    B at a time: each load feeds several products (independent sums, vectorized along
-    k), where one output at a time would stream both rows from memory for each product.
+    B at a time: each load feeds several products, in explicit vector registers along
+    k, where one output at a time would stream both rows from memory for each product.
     Rows past the last full tile take the plain loop."""
     from ..backend.values import Array
 
     dt = out.dtype
     ptr = lw.out_buffer(0, out)
-    zero = lw.const(dt, 0)
-    fadd = lambda x, y: lw.b.fadd(x, y, flags=("reassoc",))  # noqa: E731
     tm, tn = tile_shape
+    width = lw.lanes_for(dt)
+    main = k // width * width
+    vzero = lw.with_width(width).const(dt, 0)
 
     def tile(idx):
         bi, ti, tj = idx
@@ -327,17 +328,27 @@ def _tiled_dot(lw, am, bm, out, nb, m, n, k, tile_shape):
         b_rows = [lw.offset((nb, n, k), [bi, lw.b.add(n0, lw.i64(r)), lw.i64(0)])
                   for r in range(tn)]
 
-        def step(t, acc):
-            xs = [lw.load_at(am.ptr, dt, lw.b.add(r, t)) for r in a_rows]
-            ys = [lw.load_at(bm.ptr, dt, lw.b.add(r, t)) for r in b_rows]
-            return [fadd(acc[i * tn + j], lw.b.fmul(xs[i], ys[j]))
+        def step(v, acc):  # one vector of k
+            t = lw.b.mul(v, lw.i64(width))
+            xs = [lw.vload(am.ptr, dt, lw.b.add(r, t), width) for r in a_rows]
+            ys = [lw.vload(bm.ptr, dt, lw.b.add(r, t), width) for r in b_rows]
+            return [lw.b.fadd(acc[i * tn + j], lw.b.fmul(xs[i], ys[j]))
                     for i in range(tm) for j in range(tn)]
 
-        sums = lw.fn.loop(lw.i64(0), lw.i64(k), 1, [zero] * tm * tn, step)
+        sums = lw.fn.loop(lw.i64(0), lw.i64(main // width), 1, [vzero] * tm * tn, step)
+        totals = [lw.hsum(v) for v in sums]
+
+        def rest(t, acc):  # the k past the last full vector
+            xs = [lw.load_at(am.ptr, dt, lw.b.add(r, t)) for r in a_rows]
+            ys = [lw.load_at(bm.ptr, dt, lw.b.add(r, t)) for r in b_rows]
+            return [lw.b.fadd(acc[i * tn + j], lw.b.fmul(xs[i], ys[j]))
+                    for i in range(tm) for j in range(tn)]
+
+        totals = lw.fn.loop(lw.i64(main), lw.i64(k), 1, totals, rest)
         for i in range(tm):
             for j in range(tn):
                 at = [bi, lw.b.add(m0, lw.i64(i)), lw.b.add(n0, lw.i64(j))]
-                lw.store_at(ptr, dt, lw.offset((nb, m, n), at), sums[i * tn + j])
+                lw.store_at(ptr, dt, lw.offset((nb, m, n), at), totals[i * tn + j])
 
     lw.loop_nest((nb, m // tm, n // tn), tile)
     mt, nt = m // tm * tm, n // tn * tn
@@ -349,57 +360,68 @@ def _tiled_dot(lw, am, bm, out, nb, m, n, k, tile_shape):
     return Array(out, ptr)
 
 
-WIDE = 16  # columns of B per register tile of the outer-product form
 K_BLOCK = 128  # rows of A and B per pass over C
 
 
 def _outer_dot(lw, a, b, out, nb, m, n, k):
     """C[b] = A[b]ᵀ B[b] with k leading in both (stacked steps, say): a register tile
-    of TILE x WIDE sums, over k, of a column of A times a row of B — the outer-product
-    form of a matrix product, which reads both operands in place, without transposes.
-    k goes in blocks, so the rows of A and B a block reads stay in cache for all tiles."""
+    of TILE rows x two vectors of columns, summing over k a column of A times a row of
+    B — the outer-product form of a matrix product, which reads both operands in
+    place, without transposes. k goes in blocks, so the rows of A and B a block reads
+    stay in cache for all tiles. Rows and columns past the tiles go one at a time."""
     from ..backend import arith
     from ..backend.values import Array
 
     dt = out.dtype
     ptr = lw.out_buffer(0, out)
     lw.fn.memset0(ptr, out.size * dt.itemsize)
+    width = lw.lanes_for(dt)
+    wide = 2 * width
     a_dims, b_dims, c_dims = (nb, k, m), (nb, k, n), (nb, m, n)
 
-    def tile(idx, k0, rows: int, cols: int, m0, n0):
-        """Add rows k0..k0+K_BLOCK of A's columns times B's rows to a tile of C."""
+    def tile(idx, k0, rows: int, chunks: int, m0, n0):
+        """Add rows k0..k0+K_BLOCK of A's columns times B's rows to a tile of C;
+        `chunks` vectors of columns, or one column when 0."""
         bi = idx[0]
-        at = [[lw.offset(c_dims, [bi, lw.b.add(m0, lw.i64(i)), lw.b.add(n0, lw.i64(j))])
-               for j in range(cols)] for i in range(rows)]
+        vec = chunks > 0
+        cols = [lw.b.add(n0, lw.i64(c * width)) for c in range(max(chunks, 1))]
+        at = [[lw.offset(c_dims, [bi, lw.b.add(m0, lw.i64(i)), c]) for c in cols]
+              for i in range(rows)]
+        load = (lambda p, o: lw.vload(p, dt, o, width)) if vec else (
+            lambda p, o: lw.load_at(p, dt, o))
 
         def step(t, acc):
-            xs = [lw.load_at(a.ptr, dt, lw.offset(a_dims, [bi, t, lw.b.add(m0, lw.i64(i))]))
-                  for i in range(rows)]
-            ys = [lw.load_at(b.ptr, dt, lw.offset(b_dims, [bi, t, lw.b.add(n0, lw.i64(j))]))
-                  for j in range(cols)]
-            return [lw.b.fadd(acc[i * cols + j], lw.b.fmul(xs[i], ys[j]))
-                    for i in range(rows) for j in range(cols)]
+            ys = [load(b.ptr, lw.offset(b_dims, [bi, t, c])) for c in cols]
+            out_ = []
+            for i in range(rows):
+                x = lw.load_at(a.ptr, dt, lw.offset(a_dims, [bi, t, lw.b.add(m0, lw.i64(i))]))
+                x = lw.vsplat(x, width) if vec else x
+                out_ += [lw.b.fadd(acc[i * len(cols) + j], lw.b.fmul(x, y))
+                         for j, y in enumerate(ys)]
+            return out_
 
-        start = [lw.load_at(ptr, dt, at[i][j]) for i in range(rows) for j in range(cols)]
+        start = [load(ptr, at[i][j]) for i in range(rows) for j in range(len(cols))]
         stop = arith.maximum(lw.b, lw.b.add(k0, lw.i64(K_BLOCK)), lw.i64(k), False)
         sums = lw.fn.loop(k0, stop, 1, start, step)
+        store = (lambda o, v: lw.vstore(ptr, dt, o, v)) if vec else (
+            lambda o, v: lw.store_at(ptr, dt, o, v))
         for i in range(rows):
-            for j in range(cols):
-                lw.store_at(ptr, dt, at[i][j], sums[i * cols + j])
+            for j in range(len(cols)):
+                store(at[i][j], sums[i * len(cols) + j])
 
-    mt, nt = m // TILE * TILE, n // WIDE * WIDE
+    mt, nt = m // TILE * TILE, n // wide * wide
     scale = lambda v, s: lw.b.mul(v, lw.i64(s))  # noqa: E731
 
     def block(kb):  # a block of rows of A and B small enough to stay in cache
         k0 = scale(kb[0], K_BLOCK)
-        lw.loop_nest((nb, m // TILE, n // WIDE), lambda i: tile(
-            i, k0, TILE, WIDE, scale(i[1], TILE), scale(i[2], WIDE)))
+        lw.loop_nest((nb, m // TILE, n // wide), lambda i: tile(
+            i, k0, TILE, 2, scale(i[1], TILE), scale(i[2], wide)))
         if n > nt:  # columns past the last wide tile, one at a time
             lw.loop_nest((nb, m, n - nt), lambda i: tile(
-                i, k0, 1, 1, i[1], lw.b.add(i[2], lw.i64(nt))))
+                i, k0, 1, 0, i[1], lw.b.add(i[2], lw.i64(nt))))
         if m > mt:  # rows past the last tile
             lw.loop_nest((nb, m - mt, nt), lambda i: tile(
-                i, k0, 1, 1, lw.b.add(i[1], lw.i64(mt)), i[2]))
+                i, k0, 1, 0, lw.b.add(i[1], lw.i64(mt)), i[2]))
 
     lw.loop_nest((-(-k // K_BLOCK),), block)
     return Array(out, ptr)
