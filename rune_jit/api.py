@@ -20,11 +20,11 @@ from .interpret import eval_region
 from .ir import Region, Type
 from .passes.jvp import jvp_eval, jvp_region
 from .passes.partial_eval import partial_eval_region
-from .passes.simplify import simplify
+from .passes.simplify import dce, simplify
 from .passes.transpose import transpose_region
 from .passes.vmap import batch_eval, materialize
 from .numpy._core import is_python_scalar
-from .trace import Tracer, trace_closed, type_of_value
+from .trace import Tracer, current, trace_closed, type_of_value
 
 
 
@@ -159,7 +159,10 @@ def linearize(region: Region, num_caps: int) -> Linearized:
                                         instantiate_out=False)
     it = iter(t_nz)
     in_nz = [next(it) if d else False for d in diff[num_caps:]]
-    return Linearized(simplify(split.known), simplify(transposed), out_nz, in_nz, split.num_res)
+    # called eagerly, the two regions run as they are: simplify them (CSE, dead code);
+    # inside a trace (jit) they are inlined, and the compiler simplifies the whole
+    tidy = simplify if current() is None else dce
+    return Linearized(tidy(split.known), tidy(transposed), out_nz, in_nz, split.num_res)
 
 
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):
