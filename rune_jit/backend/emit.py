@@ -113,28 +113,14 @@ class Fn:
     def loop(self, start: ir.Value, stop: ir.Value, step: int, carried: Sequence[ir.Value],
              body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]]) -> list[ir.Value]:
         """for t in range(start, stop, step): carried = body(t, carried); -> final carried."""
-        b = self.b
-        pre = b.block
-        header = self.func.append_basic_block("loop")
-        inside = self.func.append_basic_block("loop.body")
-        after = self.func.append_basic_block("loop.end")
-        b.branch(header)
-        b.position_at_end(header)
-        t = b.phi(I64, name="t")
-        t.add_incoming(start, pre)
-        phis = [b.phi(v.type) for v in carried]
-        for p, v in zip(phis, carried):
-            p.add_incoming(v, pre)
-        b.cbranch(b.icmp_signed("<" if step > 0 else ">", t, stop), inside, after)
-        b.position_at_end(inside)
-        new = list(body(t, list(phis)))
-        latch = b.block
-        for p, v in zip(phis, new):
-            p.add_incoming(v, latch)
-        t.add_incoming(b.add(t, ir.Constant(I64, step)), latch)
-        b.branch(header)
-        b.position_at_end(after)
-        return list(phis)
+        cmp = "<" if step > 0 else ">"
+
+        def advance(regs):
+            new = list(body(regs[0], regs[1:]))
+            return [self.b.add(regs[0], ir.Constant(I64, step))] + new
+
+        return self.while_loop([start] + list(carried),
+                               lambda regs: self.b.icmp_signed(cmp, regs[0], stop), advance)[1:]
 
     def while_loop(self, carried: Sequence[ir.Value],
                    test: Callable[[list[ir.Value]], ir.Value],

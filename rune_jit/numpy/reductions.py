@@ -66,24 +66,25 @@ min = _extremum("min", red.reduce_min)  # noqa: A001
 amax, amin = max, min
 
 
-def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
-    b = _as_bool(a)
-    shape = shape_of(b)
-    axes = normalize_axes(axis, len(shape), "rune_jit.numpy.all")
-    if builtins.any(shape[i] == 0 for i in axes):
-        return _keep(np.ones(tuple(n for i, n in enumerate(shape) if i not in axes), bool),
-                     shape, axes, keepdims)
-    return _keep(red.reduce_min(b, axes), shape, axes, keepdims)
+def _truth(name: str, op, empty: bool):
+    """all (min over bools) and any (max): an empty reduction gives `empty`."""
+    where = f"rune_jit.numpy.{name}"
+
+    def f(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        b = _as_bool(a)
+        shape = shape_of(b)
+        axes = normalize_axes(axis, len(shape), where)
+        if builtins.any(shape[i] == 0 for i in axes):
+            kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+            return _keep(np.full(kept, empty), shape, axes, keepdims)
+        return _keep(op(b, axes), shape, axes, keepdims)
+
+    f.__name__ = name
+    return f
 
 
-def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
-    b = _as_bool(a)
-    shape = shape_of(b)
-    axes = normalize_axes(axis, len(shape), "rune_jit.numpy.any")
-    if builtins.any(shape[i] == 0 for i in axes):
-        return _keep(np.zeros(tuple(n for i, n in enumerate(shape) if i not in axes), bool),
-                     shape, axes, keepdims)
-    return _keep(red.reduce_max(b, axes), shape, axes, keepdims)
+all = _truth("all", red.reduce_min, True)  # noqa: A001
+any = _truth("any", red.reduce_max, False)  # noqa: A001
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:

@@ -16,7 +16,6 @@ from ..ad_util import Zero, is_undefined, zeros
 from ..ir import Type
 from ..primitive import Primitive
 from ..trace import bind1, type_of_value
-from .shape import broadcast_in_dim
 
 dynamic_slice_p = Primitive("dynamic_slice")
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
@@ -130,31 +129,28 @@ def _dus_transpose(cts, x, upd, *starts, batch):
 # ------------------------------------------------------------- batching
 
 
-def _lift_lane(a: Any, d: int | None, size: int) -> Any:
-    if d is not None:
-        return a
-    t = type_of_value(a)
-    return broadcast_in_dim(a, (size,) + t.shape, tuple(range(1, 1 + t.ndim)))
-
-
 @dynamic_slice_p.def_rule("batch")
 def _ds_batch(size, args, dims, *, sizes, batch):
+    from ..passes.vmap import materialize
+
     x, *starts = args
     if batch == 0 and all(d is None for d in dims[1:]):
         zero = np.zeros((), type_of_value(starts[0]).dtype) if starts else np.int64(0)
         return [dynamic_slice(x, [zero, *starts], (size, *sizes))], [0]
-    args = [_lift_lane(a, d, size) for a, d in zip(args, dims)]
+    args = [materialize(a, d, size) for a, d in zip(args, dims)]
     return [dynamic_slice(args[0], args[1:], sizes, batch + 1)], [0]
 
 
 @dynamic_update_slice_p.def_rule("batch")
 def _dus_batch(size, args, dims, *, batch):
+    from ..passes.vmap import materialize
+
     x, upd, *starts = args
     if batch == 0 and all(d is None for d in dims[2:]):
-        x, upd = _lift_lane(x, dims[0], size), _lift_lane(upd, dims[1], size)
+        x, upd = materialize(x, dims[0], size), materialize(upd, dims[1], size)
         zero = np.zeros((), type_of_value(starts[0]).dtype) if starts else np.int64(0)
         return [dynamic_update_slice(x, upd, [zero, *starts])], [0]
-    args = [_lift_lane(a, d, size) for a, d in zip(args, dims)]
+    args = [materialize(a, d, size) for a, d in zip(args, dims)]
     return [dynamic_update_slice(args[0], args[1], args[2:], batch + 1)], [0]
 
 

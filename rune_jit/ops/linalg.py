@@ -18,7 +18,7 @@ from ..ir import Type
 from ..primitive import Primitive
 from ..trace import bind1, type_of_value
 from .elementwise import neg
-from .shape import broadcast_in_dim, transpose
+from .shape import transpose
 
 dot_general_p = Primitive("dot_general")
 solve_p = Primitive("solve")
@@ -182,10 +182,9 @@ def _solve_transpose(cts, a, b):
 
 @solve_p.def_rule("batch")
 def _solve_batch(size, args, dims):
-    args = [a if d is not None else broadcast_in_dim(
-        a, (size,) + type_of_value(a).shape, tuple(range(1, 1 + type_of_value(a).ndim)))
-        for a, d in zip(args, dims)]
-    return [solve(*args)], [0]
+    from ..passes.vmap import materialize
+
+    return [solve(*[materialize(a, d, size) for a, d in zip(args, dims)])], [0]
 
 
 
@@ -596,10 +595,9 @@ def _diag_transpose(cts, d, b):
 
 @diag_solve_p.def_rule("batch")
 def _diag_batch(size, args, dims):
-    args = [a if dim is not None else broadcast_in_dim(
-        a, (size,) + type_of_value(a).shape, tuple(range(1, 1 + type_of_value(a).ndim)))
-        for a, dim in zip(args, dims)]
-    return [diag_solve(*args)], [0]
+    from ..passes.vmap import materialize
+
+    return [diag_solve(*[materialize(a, d, size) for a, d in zip(args, dims)])], [0]
 
 
 @diag_solve_p.def_rule("lower")

@@ -297,11 +297,9 @@ _linear_jvp(concatenate_p)
 
 @concatenate_p.def_rule("batch")
 def _concat_batch(size, args, dims, *, axis):
-    args = [
-        a if d is not None else broadcast_in_dim(
-            a, (size,) + type_of_value(a).shape, tuple(range(1, 1 + type_of_value(a).ndim)))
-        for a, d in zip(args, dims)
-    ]
+    from ..passes.vmap import materialize
+
+    args = [materialize(a, d, size) for a, d in zip(args, dims)]
     return [bind1(concatenate_p, *args, axis=axis + 1)], [0]
 
 
