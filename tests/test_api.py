@@ -8,6 +8,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
+from loop_helpers import central_difference
 from rune_jit import tree
 
 X3 = np.array([0.5, -1.25, 2.0])
@@ -24,19 +25,6 @@ def assert_tree_close(out, expected, rtol=1e-10, atol=1e-12):
         assert isinstance(o, np.ndarray) and o.flags.writeable, type(o)
         assert o.dtype == e.dtype and o.shape == e.shape, (o.dtype, o.shape, e.dtype, e.shape)
         np.testing.assert_allclose(o, e, rtol=rtol, atol=atol)
-
-
-def numerical_jacobian(f, x, eps=1e-6):
-    """d f / d x by central differences, shaped f(x).shape + x.shape."""
-    x = np.asarray(x, np.float64)
-    cols = []
-    for i in range(x.size):
-        d = np.zeros(x.size)
-        d[i] = eps
-        d = d.reshape(x.shape)
-        cols.append((np.asarray(f(x + d)) - np.asarray(f(x - d))) / (2 * eps))
-    out_shape = np.shape(f(x))
-    return np.moveaxis(np.array(cols), 0, -1).reshape(out_shape + x.shape)
 
 
 # ------------------------------------------------------------- grad
@@ -311,7 +299,7 @@ JACOBIANS = {
 @pytest.mark.parametrize("name", JACOBIANS)
 def test_jacfwd_jacrev_against_finite_differences(backend, name):
     f, x = JACOBIANS[name]
-    expected = numerical_jacobian(f, x)
+    expected = central_difference(f, x)
     assert_tree_close(backend(rune.jacfwd(f))(x), expected, rtol=1e-6, atol=1e-8)
     assert_tree_close(backend(rune.jacrev(f))(x), expected, rtol=1e-6, atol=1e-8)
 

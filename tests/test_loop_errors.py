@@ -15,6 +15,14 @@ def names_path(message: str, path: str) -> bool:
     return re.search(re.escape(path) + r"(?![.\[\w])", message) is not None
 
 
+def assert_names(message: str, paths: list[str], texts: list[str]) -> None:
+    """The message names every path whole and contains every text."""
+    for p in paths:
+        assert names_path(message, p), f"{p!r} is not named in: {message}"
+    for t in texts:
+        assert t in message, f"{t!r} is not in: {message}"
+
+
 init = {"a": np.ones(3), "b": np.ones(2)}
 
 
@@ -49,10 +57,7 @@ def test_step_returns_another_carry(loop, what, carry_fn, paths, texts):
         LOOPS[loop](carry_fn)()
     msg = str(err.value)
     assert msg.startswith(loop)
-    for p in paths:
-        assert names_path(msg, p), f"{p!r} is not named in: {msg}"
-    for t in texts:
-        assert t in msg, f"{t!r} is not in: {msg}"
+    assert_names(msg, paths, texts)
 
 
 @pytest.mark.parametrize("loop", ["scan", "iterate"])
@@ -125,10 +130,7 @@ def test_bad_xs_or_length(what, xs, length, paths, texts):
     with pytest.raises(ValueError) as err:
         rune.scan(lambda c, x: (c, None), np.float64(0.0), xs, length)
     msg = str(err.value)
-    for p in paths:
-        assert names_path(msg, p), f"{p!r} is not named in: {msg}"
-    for t in texts:
-        assert t in msg, f"{t!r} is not in: {msg}"
+    assert_names(msg, paths, texts)
 
 
 def test_scan_step_must_return_a_pair():
@@ -155,10 +157,7 @@ def test_residual_must_have_the_structure_and_types_of_x(what, residual, solve, 
         rune.root(residual, solve)
     msg = str(err.value)
     assert msg.startswith("root")
-    for p in paths:
-        assert names_path(msg, p), f"{p!r} is not named in: {msg}"
-    for t in texts:
-        assert t in msg, f"{t!r} is not in: {msg}"
+    assert_names(msg, paths, texts)
 
 
 def test_unknown_linear_solver():

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -163,22 +164,25 @@ iterate_cases = st.tuples(programs(2), st.lists(st.integers(0, 6), min_size=3, m
                           st.integers(0, 2**16))
 
 
+def iterate_args(case) -> list:
+    """(c0, w, m) of an iterate case: its first lane's step count."""
+    _, steps, seed = case
+    return [*values(seed, K, K), np.int32(steps[0])]
+
+
 @SETTINGS
 @given(iterate_cases)
 def test_iterate_interpreter_matches_a_python_loop(case):
-    prog, steps, seed = case
-    c0, w = values(seed, K, K)
-    m = np.int32(steps[0])
-    assert_trees_close(rune_iterate(prog)(c0, w, m), np_iterate_ref(prog)(c0, w, m),
+    args = iterate_args(case)
+    assert_trees_close(rune_iterate(case[0])(*args), np_iterate_ref(case[0])(*args),
                        rtol=1e-12, atol=1e-14)
 
 
 @SETTINGS
 @given(iterate_cases)
 def test_iterate_derivatives_match_central_differences(case):
-    prog, steps, seed = case
-    m = np.int32(steps[0])
-    rune.check_grads(lambda c0, w: rune_iterate(prog)(c0, w, m)[0], *values(seed, K, K))
+    c0, w, m = iterate_args(case)
+    rune.check_grads(lambda c0, w: rune_iterate(case[0])(c0, w, m)[0], c0, w)
 
 
 @SETTINGS
@@ -220,37 +224,31 @@ def transformations(f, n_args):
     }
 
 
-def check_compiled(f, args, batched_first, monkeypatch):
+def check_compiled(f, args, batched_first):
+    """Compiled equals interpreted for f and its transformations; vmap maps the first
+    argument, `batched_first`."""
     from rune_jit import config
 
     for name, g in transformations(f, len(args)).items():
         call = [batched_first] + list(args[1:]) if name.startswith("vmap") else list(args)
         compiled = rune.jit(g)(*call)
-        monkeypatch.setattr(config, "backend", "interpret")
-        interpreted = g(*call)
-        monkeypatch.setattr(config, "backend", "native")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(config, "backend", "interpret")
+            interpreted = g(*call)
         assert_trees_close(compiled, interpreted, rtol=1e-12, atol=1e-13)
 
 
 @SETTINGS
 @given(scan_cases)
 def test_compiled_scans_match_the_interpreter(case):
-    import pytest
-
     prog, reverse, n, seed = case
     init, xs, w = values(seed, K, (n, K), K)
-    with pytest.MonkeyPatch.context() as mp:
-        check_compiled(rune_scan(prog, reverse), [init, xs, w],
-                       np.stack([init, init * 0.5, -init]), mp)
+    check_compiled(rune_scan(prog, reverse), [init, xs, w], np.stack([init, init * 0.5, -init]))
 
 
 @SETTINGS
 @given(iterate_cases)
 def test_compiled_iterates_match_the_interpreter(case):
-    import pytest
-
-    prog, steps, seed = case
-    c0, w = values(seed, K, K)
-    m = np.int32(steps[0])
-    with pytest.MonkeyPatch.context() as mp:
-        check_compiled(rune_iterate(prog), [c0, w, m], np.stack([c0, c0 * 0.5, -c0]), mp)
+    args = iterate_args(case)
+    c0 = args[0]
+    check_compiled(rune_iterate(case[0]), args, np.stack([c0, c0 * 0.5, -c0]))
