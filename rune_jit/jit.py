@@ -21,7 +21,6 @@ from .trace import Tracer
 
 
 class Program(NamedTuple):
-    region: Region
     executable: Any  # backend.runtime.Executable
     out_tree: tree.TreeDef
 
@@ -53,7 +52,7 @@ class Jitted:
         self.f = f
         self.static = tuple(static_argnums)
         self.cache: dict[Any, Program] = {}
-        # calls whose arguments are contiguous arrays, by (dtype, shape, strides) alone
+        # calls whose arguments are contiguous, aligned arrays, by _signature alone
         self.fast: dict[tuple, Program] = {}
         self.entries: list = []
         self.lock = threading.Lock()
@@ -90,7 +89,7 @@ class Jitted:
                     from .backend.runtime import prepare
 
                     region, out_tree = self._trace(args, leaves, in_tree, dyn)
-                    program = Program(region, prepare(region), out_tree)
+                    program = Program(prepare(region), out_tree)
                     self.cache[key] = program
         return program, leaves
 
@@ -102,7 +101,7 @@ class Jitted:
     def _general(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and not self.static:  # the common case: arrays in, arrays out
             try:
-                program = self.fast[tuple([(a.dtype, a.shape, a.strides) for a in args])]
+                program = self.fast[_signature(args)]
             except (AttributeError, KeyError):
                 pass
             else:
@@ -111,7 +110,7 @@ class Jitted:
             return self.f(*args, **kwargs)
         program, leaves = self._program(args, kwargs)
         if not kwargs and not self.static and _exact_arrays(args, leaves):
-            self.fast[tuple([(a.dtype, a.shape, a.strides) for a in args])] = program
+            self.fast[_signature(args)] = program
             self._install_entry(program)
         outs = program.executable.run(leaves)
         return tree.unflatten(program.out_tree, outs)
@@ -142,6 +141,13 @@ class Jitted:
         region, _ = self._trace(args, leaves, in_tree, dyn)
         final = before_lowering(lift_constants(region)[0])
         return Lowered(final, build(final))
+
+
+def _signature(args: tuple) -> tuple:
+    """What the fast path keys on. The type keeps a NumPy scalar (same dtype, shape and
+    strides as a 0-d array) from passing as an array; the alignment keeps out arrays
+    the compiled code must not read directly."""
+    return tuple([(type(a), a.dtype, a.shape, a.strides, a.flags.aligned) for a in args])
 
 
 def _exact_arrays(args: tuple, leaves: list) -> bool:

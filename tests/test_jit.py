@@ -11,7 +11,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
+from rune_jit import config, tree
 from rune_jit.backend import runtime
 
 
@@ -288,6 +288,26 @@ def test_native_entry_falls_back_for_every_other_call():
     assert f(y=b, x=a)[1].tolist() == [1.0, 2.0, 3.0]  # keywords take the Python path
     with pytest.raises(TypeError):
         f(a)
+
+
+def misaligned(values: np.ndarray) -> np.ndarray:
+    """A float64 array at an address that is not a multiple of 8."""
+    raw = np.zeros(values.nbytes + 1, np.uint8)
+    out = raw[1:].view(np.float64)
+    out[...] = values
+    assert not out.flags.aligned
+    return out
+
+
+@pytest.mark.parametrize("wrap", [lambda y: y, lambda y: {"y": y}], ids=["entry", "no entry"])
+def test_arrays_lookalikes_take_the_checked_path(wrap):
+    """A NumPy scalar has a 0-d array's dtype, shape and strides, and a misaligned array
+    a contiguous one's: neither may reach native code as the array it resembles."""
+    f = rune.jit(lambda x: wrap(x * 2))
+    for first in (np.asarray(1.5), np.arange(3.0)):
+        f(first)  # the signature the fast paths now know
+    assert tree.leaves(f(np.float64(3.0))) == [6.0]
+    np.testing.assert_array_equal(tree.leaves(f(misaligned(np.arange(3.0))))[0], [0.0, 2.0, 4.0])
 
 
 def test_native_entry_keeps_reference_counts():
