@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from .ir import Type
-from .trace import type_of_value
 
 
 class Zero:
@@ -62,11 +61,3 @@ def add_tangents(a: Any, b: Any) -> Any:
 
     return add(a, b)
 
-
-def zero_like(x: Any) -> Zero:
-    return Zero(type_of_value(x))
-
-
-def tangent_type(t: Type) -> Type | None:
-    """Only float values have tangents; ints and bools have none (always Zero)."""
-    return t if t.dtype.kind == "f" else None

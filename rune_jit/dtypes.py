@@ -10,7 +10,6 @@ int64 = np.dtype(np.int64)
 int32 = np.dtype(np.int32)
 bool_ = np.dtype(np.bool_)
 
-DTYPES = (float64, float32, int64, int32, bool_)
 SHORT = {float64: "f64", float32: "f32", int64: "i64", int32: "i32", bool_: "bool"}
 
 # A weak operand takes part in promotion as the Python scalar of its kind would.
@@ -19,18 +18,6 @@ _WEAK_STAND_IN = {"f": 0.0, "i": 0, "b": False}
 
 def short_name(dtype: np.dtype) -> str:
     return SHORT[dtype]
-
-
-def is_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f"
-
-
-def is_int(dtype: np.dtype) -> bool:
-    return dtype.kind == "i"
-
-
-def is_bool(dtype: np.dtype) -> bool:
-    return dtype.kind == "b"
 
 
 def check_supported(dtype: np.dtype, where: str) -> np.dtype:
@@ -60,8 +47,3 @@ def result_type(*operands: tuple[np.dtype, bool]) -> np.dtype:
     """Promote (dtype, weak) pairs as NumPy 2 promotes arrays and Python scalars."""
     args = [_WEAK_STAND_IN[d.kind] if weak else d for d, weak in operands]
     return np.result_type(*args)
-
-
-def float_dtype_for(dtype: np.dtype) -> np.dtype:
-    """The float dtype an operation like true division or sin gives for this input."""
-    return dtype if is_float(dtype) else float64

@@ -166,23 +166,25 @@ class Eqn:
         return Printer().eqn(self, 0)
 
 
+def _is_region_value(v: Any) -> bool:
+    """A parameter that holds regions: a region or a non-empty tuple of them."""
+    return isinstance(v, Region) or (
+        isinstance(v, tuple) and bool(v) and all(isinstance(x, Region) for x in v))
+
+
 def region_params(params: dict[str, Any]) -> Iterator[tuple[str, Region]]:
-    """The regions among `params`: values that are regions or tuples of regions."""
+    """The regions among `params`, each with its parameter's name."""
     for key, value in params.items():
-        if isinstance(value, Region):
-            yield key, value
-        elif isinstance(value, tuple) and value and all(isinstance(v, Region) for v in value):
-            for v in value:
-                yield key, v
+        if _is_region_value(value):
+            for r in (value,) if isinstance(value, Region) else value:
+                yield key, r
 
 
 def map_regions(params: dict[str, Any], f) -> dict[str, Any]:
     def one(value):
-        if isinstance(value, Region):
-            return f(value)
-        if isinstance(value, tuple) and value and all(isinstance(v, Region) for v in value):
-            return tuple(f(v) for v in value)
-        return value
+        if not _is_region_value(value):
+            return value
+        return f(value) if isinstance(value, Region) else tuple(f(v) for v in value)
 
     return {k: one(v) for k, v in params.items()}
 
@@ -239,11 +241,6 @@ class Printer:
         return line
 
 
-def _is_region_value(v) -> bool:
-    return isinstance(v, Region) or (
-        isinstance(v, tuple) and bool(v) and all(isinstance(x, Region) for x in v)
-    )
-
 
 def _show(v) -> str:
     if isinstance(v, np.dtype):
@@ -288,7 +285,7 @@ def verify(region: Region, outer: Sequence[Var] = ()) -> Region:
 
     `outer` are the values of enclosing regions that `region` may capture.
     """
-    _Verifier().region(region, frozenset(outer), ())
+    _Verifier().region(region, frozenset(outer))
     return region
 
 
@@ -302,13 +299,13 @@ class _Verifier:
             raise IRError(f"{self.printer.name(var)} is assigned twice ({where})")
         self.defined_anywhere.add(var)
 
-    def region(self, r: Region, outer: frozenset, stack: tuple):
+    def region(self, r: Region, outer: frozenset):
         local: set[Var] = set()
         for p in r.params:
             self.define(p, "region param")
             local.add(p)
         for i, e in enumerate(r.eqns):
-            self.eqn(r, i, e, outer | local, stack)
+            self.eqn(r, i, e, outer | local)
             local.update(e.outputs)
         for o in r.outputs:
             self.check_scope(o, outer | local, "region output", r, len(r.eqns))
@@ -317,11 +314,11 @@ class _Verifier:
         if isinstance(atom, Var) and atom not in scope:
             raise IRError(f"{what} {self.printer.name(atom)} is not in scope\n{self.context(r, i)}")
 
-    def eqn(self, r: Region, i: int, e: Eqn, scope: frozenset, stack: tuple):
+    def eqn(self, r: Region, i: int, e: Eqn, scope: frozenset):
         for a in e.inputs:
             self.check_scope(a, scope, f"input of {e.prim.name}", r, i)
         for reg in e.regions:
-            self.region(reg, scope, stack + (e,))
+            self.region(reg, scope)
         ins, params = e.closed
         try:
             expected = e.prim.shape(*[a.type for a in ins], **params)

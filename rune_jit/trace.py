@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import ConcretizationError, concretization_message
 from . import config
-from .ir import Atom, Eqn, Literal, Region, Type, Var, map_regions, verify
+from .ir import Atom, Eqn, Literal, Region, Type, Var, map_regions, type_of, verify
 from .primitive import Primitive
 
 _state = threading.local()
@@ -113,7 +113,6 @@ class Builder:
         self.parent = parent
         self.eqns: list[Eqn] = []
         self.params: list[Var] = []
-        self.active = True
         self.captured: dict[Var, Tracer] = {}  # outer values this region uses
         self.seen: dict[tuple, list[Tracer]] = {}  # equations recorded, for CSE
         self.producers: dict[Var, Eqn] = {}  # for peephole simplifications
@@ -251,7 +250,6 @@ def trace_open(fn, in_types, weak=None) -> tuple[Region, Builder]:
     with using(builder):
         params = [builder.new_param(t, w) for t, w in zip(in_types, weak)]
         outs = [builder.atom(o) for o in fn(*params)]
-    builder.active = False
     region = Region(tuple(p.var for p in params), tuple(builder.eqns), tuple(outs))
     return checked(region), builder
 
@@ -300,12 +298,7 @@ def close_together(traced: Sequence[tuple[Region, Builder]]) -> tuple[list[Regio
     return [r.closed(tuple(caps)) for r, _ in traced], [captured[v] for v in caps]
 
 
-def is_traced(x: Any) -> bool:
-    return isinstance(x, Tracer)
-
-
 def type_of_value(x: Any) -> Type:
     if isinstance(x, Tracer):
         return x.type
-    x = np.asarray(x)
-    return Type(x.dtype, tuple(x.shape))
+    return type_of(np.asarray(x))

@@ -73,7 +73,7 @@ def _node_of(obj: Any) -> Node | None:
 class TreeDef:
     """The shape of a pytree with its leaves taken out."""
 
-    __slots__ = ("kind", "aux", "children", "num_leaves", "_rebuild", "keys")
+    __slots__ = ("kind", "aux", "children", "num_leaves", "_rebuild", "keys", "_key", "_hash")
 
     def __init__(self, kind: type | None, aux: Any, children: tuple, rebuild=None,
                  keys: tuple[str, ...] = ()):
@@ -83,19 +83,21 @@ class TreeDef:
         self._rebuild = rebuild
         self.keys = keys  # the path step to each child, e.g. "['w']" or ".b"
         self.num_leaves = 1 if kind is None else sum(c.num_leaves for c in children)
+        # jit looks signatures up by structure on every call: compare and hash once
+        self._key = (kind, _hashable(aux), tuple(c._key for c in children))
+        self._hash = None
 
     def fill(self, leaves: list) -> Any:
         """This structure with `leaves` in it (unflatten, quick for a lone leaf)."""
         return leaves[0] if self.kind is None else unflatten(self, leaves)
 
-    def _key(self):
-        return (self.kind, _hashable(self.aux), tuple(c._key() for c in self.children))
-
     def __eq__(self, other):
-        return isinstance(other, TreeDef) and self._key() == other._key()
+        return isinstance(other, TreeDef) and self._key == other._key
 
     def __hash__(self):
-        return hash(self._key())
+        if self._hash is None:
+            self._hash = hash(self._key)
+        return self._hash
 
     def __repr__(self):
         if self.kind is None:
@@ -201,6 +203,3 @@ def _prefix_into(out: list, pre: Any, td: TreeDef, path: str, what: str) -> None
     for k, key, c in zip(kids, keys, td.children):
         _prefix_into(out, k, c, path + key, what)
 
-
-def describe_path(path: str, root: str = "") -> str:
-    return f"{root}{path}" if (root or path) else "the value"

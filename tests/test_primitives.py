@@ -17,12 +17,11 @@ from rune_jit.ops import elementwise as ew
 from rune_jit.ops import index as ix
 from rune_jit.ops import linalg as la
 from rune_jit.ops import shape as sh
-from rune_jit.primitive import Absent, Primitive
+from rune_jit.primitive import SLOTS, Absent, Primitive
 from rune_jit.trace import bind, bind1
 from primitive_cases import (BOOL, DTYPES, F32, F64, FLOATS, I64, INTS, NUMERIC, UNARY, draw,
                              prims_in)
 
-CHECKED_SLOTS = ("shape", "impl", "jvp", "transpose", "batch", "lower")
 MEANING = ("shape", "impl")  # a primitive may lack a derivative, never a type or a value
 PRIMITIVES = sorted(Primitive.registry)
 
@@ -30,7 +29,7 @@ PRIMITIVES = sorted(Primitive.registry)
 @pytest.mark.parametrize("name", PRIMITIVES)
 def test_every_slot_is_filled_or_marked_absent(name):
     rules = Primitive.registry[name].rules
-    for slot in CHECKED_SLOTS:
+    for slot in SLOTS:
         rule = rules.get(slot)
         assert callable(rule) or (isinstance(rule, Absent) and rule.reason), (
             f"{name}: slot {slot} holds {rule!r}, neither a rule nor Absent(reason)")

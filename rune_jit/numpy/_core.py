@@ -19,6 +19,11 @@ def is_python_scalar(x: Any) -> bool:
     return isinstance(x, PY_SCALARS) and not isinstance(x, np.generic)
 
 
+def as_shape(shape: Any) -> tuple[int, ...]:
+    """A shape argument as NumPy takes one: an int or a sequence of ints."""
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+
+
 def strong(x: Tracer) -> Tracer:
     """`x` as a strong value, as np.asarray makes a Python scalar a strong 0-d array."""
     return Tracer(x.var, x.builder) if x.weak else x

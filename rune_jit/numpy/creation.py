@@ -11,13 +11,9 @@ import numpy as np
 from ..dtypes import check_supported, python_scalar_dtype
 from ..ops.shape import full as staged_full
 from ..trace import Tracer, current, type_of_value
-from ._core import PY_SCALARS, strong, to_dtype
+from ._core import PY_SCALARS, as_shape, strong, to_dtype
 
 FLOAT64 = np.dtype(np.float64)
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
 
 
 def _dtype(dtype: Any, default: np.dtype, where: str) -> np.dtype:
@@ -26,7 +22,7 @@ def _dtype(dtype: Any, default: np.dtype, where: str) -> np.dtype:
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     where = "rune_jit.numpy.full"
-    shape = _shape(shape)
+    shape = as_shape(shape)
     if isinstance(fill_value, Tracer):
         dt = _dtype(dtype, fill_value.dtype, where)
         value = to_dtype(fill_value, dt)
@@ -92,9 +88,7 @@ def asarray(obj: Any, dtype: Any = None) -> Any:
 
 def _concrete(x: Any, where: str) -> Any:
     if isinstance(x, Tracer):
-        from ..errors import ConcretizationError, concretization_message
-
-        raise ConcretizationError(concretization_message(where, str(x.type)))
+        x._concrete(where)
     return x
 
 

@@ -42,12 +42,18 @@ def matmul(a: Any, b: Any) -> Any:
     if sa2[-1] != sb2[-2]:
         raise ValueError(f"{where}: mismatch in core dimension: shapes {sa} and {sb} "
                          f"({sa2[-1]} != {sb2[-2]})")
-    batch = broadcast_shapes(sa2[:-2], sb2[:-2], where=where)
-    a2 = broadcast_to_shape(a2, batch + sa2[-2:]) if sa2[:-2] != batch else a2
-    b2 = broadcast_to_shape(b2, batch + sb2[-2:]) if sb2[:-2] != batch else b2
+    batch, a2, b2 = _broadcast_batch(a2, b2, where)
     out = la.batched_matmul(a2, b2)
     shape = batch + ((sa2[-2],) if len(sa) > 1 else ()) + ((sb2[-1],) if len(sb) > 1 else ())
     return reshape(out, shape)
+
+
+def _broadcast_batch(a: Any, b: Any, where: str) -> tuple[tuple, Any, Any]:
+    """Stacks of matrices broadcast to their common batch shape, and that shape."""
+    sa, sb = shape_of(a), shape_of(b)
+    batch = broadcast_shapes(sa[:-2], sb[:-2], where=where)
+    return (batch, *[x if s[:-2] == batch else broadcast_to_shape(x, batch + s[-2:])
+                     for x, s in ((a, sa), (b, sb))])
 
 
 def outer(a: Any, b: Any) -> Any:
@@ -76,8 +82,6 @@ def solve(a: Any, b: Any) -> Any:
     sb2 = shape_of(b2)
     if len(sb2) < 2 or sb2[-2] != sa[-1]:
         raise ValueError(f"{where}: b of shape {sb} does not match a of shape {sa}")
-    batch = broadcast_shapes(sa[:-2], sb2[:-2], where=where)
-    a2 = broadcast_to_shape(a, batch + sa[-2:]) if sa[:-2] != batch else a
-    b2 = broadcast_to_shape(b2, batch + sb2[-2:]) if sb2[:-2] != batch else b2
+    batch, a2, b2 = _broadcast_batch(a, b2, where)
     x = la.solve(a2, b2)
     return reshape(x, batch + (sa[-1],)) if vector else x

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..dtypes import check_supported
 from ..ops import shape as sh
-from ._core import (accept, as_array_value, broadcast_shapes, broadcast_to_shape,
+from ._core import (accept, as_array_value, as_shape, broadcast_shapes, broadcast_to_shape,
                     normalize_axes, normalize_axis, promote, shape_of, to_dtype)
 
 
@@ -18,7 +18,7 @@ def _arr(x: Any, where: str) -> Any:
 
 
 def _resolve_shape(shape: Any, size: int, where: str) -> tuple[int, ...]:
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    shape = as_shape(shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
         raise ValueError(f"{where}: can only specify one unknown dimension")
@@ -90,7 +90,7 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 
 def broadcast_to(a: Any, shape: Any) -> Any:
     a = _arr(a, "rune_jit.numpy.broadcast_to")
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    shape = as_shape(shape)
     if broadcast_shapes(shape_of(a), shape, where="rune_jit.numpy.broadcast_to") != shape:
         raise ValueError(f"rune_jit.numpy.broadcast_to: cannot broadcast shape {shape_of(a)} "
                          f"to {shape}")

@@ -86,7 +86,6 @@ def partial_eval_region(
     with using(pe.unknown):
         unknown_outs = [pe.unknown.atom(v) for v, u in zip(outs, out_unknowns) if u]
     res = list(pe.residuals.values())
-    pe.known.active = pe.unknown.active = False
     k_vars = [t.var for t in k_params]
     known = Region(tuple(k_vars), tuple(pe.known.eqns),
                    tuple(known_outs) + tuple(k.var for k, _ in res))
