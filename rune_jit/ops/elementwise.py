@@ -18,6 +18,7 @@ from ..ad_util import Zero, add_tangents, is_undefined
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import Tracer, bind1, type_of_value
+from .jvp_rules import zero_jvp
 
 FLOAT, INT, BOOL = "f", "i", "b"
 NUMERIC = FLOAT + INT
@@ -106,16 +107,6 @@ def defjvp(prim: Primitive, *derivs: Callable | None) -> None:
     prim.def_rule("jvp", jvp)
 
 
-def zero_jvp(prim: Primitive) -> None:
-    """Outputs that are piecewise constant or not float: the tangent is zero."""
-
-    def jvp(primals, tangents, **params):
-        ans = bind1(prim, *primals, **params)
-        return [ans], [Zero(type_of_value(ans))]
-
-    prim.def_rule("jvp", jvp)
-
-
 def _linear_transpose(*parts: Callable | None) -> Callable:
     """transpose from one function per operand: part(ct, *args) -> cotangent."""
 
@@ -131,15 +122,18 @@ def _linear_transpose(*parts: Callable | None) -> Callable:
 
 # ------------------------------------------------------------- the table
 
-_NP_FUNCS: dict[str, Callable] = {}
 _FUNCS: dict[str, Callable] = {}
+# calls to libm (vector or scalar): work a loop should not repeat when it need not
+COSTLY = ("exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arctan",
+          "arctan2", "pow")
 QUIET = ("div", "log", "log1p", "sqrt", "pow", "floor_divide", "remainder", "tan", "arctan2",
          "exp", "expm1", "sinh", "cosh")
 
 
-def _define(name: str, np_fn: Callable, arity: int, kinds: str, out_bool: bool = False,
+def _define(name: str, np_fn: Callable, kinds: str, out_bool: bool = False,
             n_pred: int = 0) -> Primitive:
-    prim = Primitive(name, traits=frozenset({"elementwise"}))
+    traits = {"elementwise", "costly"} if name in COSTLY else {"elementwise"}
+    prim = Primitive(name, traits=frozenset(traits))
     prim.def_rule("shape", _shape_rule(name, kinds, out_bool, n_pred))
     if name in QUIET:
         def impl(*args, **params):
@@ -151,7 +145,6 @@ def _define(name: str, np_fn: Callable, arity: int, kinds: str, out_bool: bool =
     prim.def_rule("impl", impl)
     prim.def_rule("batch", elementwise_batch(prim))
     prim.def_rule("transpose", NOT_LINEAR)
-    _NP_FUNCS[name] = np_fn
 
     def apply(*xs):
         return bind1(prim, *_coerce(xs, n_pred))
@@ -180,30 +173,31 @@ UNARY_FLOAT = {
     "cosh": np.cosh, "arctan": np.arctan,
 }
 for _n, _f in UNARY_FLOAT.items():
-    _define(_n, _f, 1, FLOAT)
+    _define(_n, _f, FLOAT)
 for _n, _f in {"neg": np.negative, "abs": np.abs, "sign": np.sign}.items():
-    _define(_n, _f, 1, NUMERIC)
+    _define(_n, _f, NUMERIC)
 for _n, _f in {"isnan": np.isnan, "isfinite": np.isfinite}.items():
-    _define(_n, _f, 1, FLOAT, out_bool=True)
-_define("logical_not", np.logical_not, 1, BOOL)
+    _define(_n, _f, FLOAT, out_bool=True)
+_define("logical_not", np.logical_not, BOOL)
 for _n, _f in {"add": np.add, "mul": np.multiply, "max": np.maximum,
                "min": np.minimum}.items():
-    _define(_n, _f, 2, NUMERIC + BOOL)
+    _define(_n, _f, NUMERIC + BOOL)
 for _n, _f in {"sub": np.subtract, "pow": np.power, "floor_divide": np.floor_divide,
                "remainder": np.remainder}.items():
-    _define(_n, _f, 2, NUMERIC)
-_define("div", np.true_divide, 2, FLOAT)
-_define("arctan2", np.arctan2, 2, FLOAT)
+    _define(_n, _f, NUMERIC)
+_define("div", np.true_divide, FLOAT)
+_define("arctan2", np.arctan2, FLOAT)
 COMPARISONS = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
                "eq": np.equal, "ne": np.not_equal}
 for _n, _f in COMPARISONS.items():
-    _define(_n, _f, 2, NUMERIC + BOOL, out_bool=True)
+    _define(_n, _f, NUMERIC + BOOL, out_bool=True)
 for _n, _f in {"logical_and": np.logical_and, "logical_or": np.logical_or,
                "logical_xor": np.logical_xor}.items():
-    _define(_n, _f, 2, BOOL)
-_define("select", np.where, 3, NUMERIC + BOOL, n_pred=1)
+    _define(_n, _f, BOOL)
+_define("select", np.where, NUMERIC + BOOL, n_pred=1)
 
 P = Primitive.registry
+add_p = P["add"]
 (sqrt, exp, expm1, log, log1p, sin, cos, tan, tanh, sinh, cosh, arctan, neg, abs, sign,
  isnan, isfinite, logical_not, add, mul, max, min, sub, pow, floor_divide, remainder, div,
  arctan2, lt, le, gt, ge, eq, ne, logical_and, logical_or, logical_xor, select) = (

@@ -20,8 +20,8 @@ from ..trace import bind1, type_of_value
 from .elementwise import neg
 from .shape import transpose
 
-dot_general_p = Primitive("dot_general")
-solve_p = Primitive("solve")
+dot_general_p = Primitive("dot_general", traits=frozenset({"costly"}))
+solve_p = Primitive("solve", traits=frozenset({"costly"}))
 
 
 def _free(ndim: int, contract: Sequence[int], batch: Sequence[int]) -> list[int]:

@@ -11,6 +11,7 @@ from ..ir import Type
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import bind1, type_of_value
 from .elementwise import convert, div, eq, mul, select
+from .jvp_rules import linear_jvp, zero_jvp
 from .shape import broadcast_in_dim
 
 REDUCTIONS = {"reduce_sum": np.sum, "reduce_prod": np.prod, "reduce_max": np.max,
@@ -25,7 +26,7 @@ def _reduced_shape(x: Type, axes: Sequence[int], name: str) -> tuple:
 
 
 def _define(name: str, np_fn: Callable) -> Primitive:
-    prim = P[name] = Primitive(name)
+    prim = P[name] = Primitive(name, traits=frozenset({"costly"}))
 
     @prim.def_rule("shape")
     def shape(x: Type, *, axes) -> list[Type]:
@@ -70,11 +71,7 @@ def expand_back(y: Any, x_type: Type, axes: Sequence[int]) -> Any:
 # ------------------------------------------------------------- derivatives
 
 
-@P["reduce_sum"].def_rule("jvp")
-def _sum_jvp(primals, tangents, *, axes):
-    ans = reduce_sum(primals[0], axes)
-    t = tangents[0]
-    return [ans], [Zero(type_of_value(ans)) if isinstance(t, Zero) else reduce_sum(t, axes)]
+linear_jvp(P["reduce_sum"])
 
 
 P["reduce_sum"].def_rule(
@@ -137,16 +134,11 @@ def _define_arg(name: str, np_fn: Callable) -> Primitive:
 
     prim.def_rule("impl", lambda x, *, axis, index_dtype: [
         np.asarray(np_fn(x, axis=axis), index_dtype)])
-    prim.def_rule("jvp", lambda primals, tangents, **p: _arg_jvp(prim, primals, p))
+    zero_jvp(prim)
     prim.def_rule("batch", lambda size, args, dims, *, axis, index_dtype: (
         [bind1(prim, args[0], axis=axis + 1, index_dtype=index_dtype)], [0]))
     prim.def_rule("transpose", NOT_LINEAR)
     return prim
-
-
-def _arg_jvp(prim: Primitive, primals, params):
-    ans = bind1(prim, *primals, **params)
-    return [ans], [Zero(type_of_value(ans))]
 
 
 argmax_p = _define_arg("argmax", np.argmax)

@@ -10,23 +10,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..ad_util import Zero, is_undefined, zeros
+from ..ad_util import is_undefined
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Absent, Primitive
 from ..trace import bind1, producer, type_of_value
-
-
-def _linear_jvp(prim: Primitive):
-    """jvp of a primitive linear in all its operands: apply it to the tangents."""
-
-    def jvp(primals, tangents, **params):
-        ans = bind1(prim, *primals, **params)
-        if all(isinstance(t, Zero) for t in tangents):
-            return [ans], [Zero(type_of_value(ans))]
-        ts = [zeros(t.type) if isinstance(t, Zero) else t for t in tangents]
-        return [ans], [bind1(prim, *ts, **params)]
-
-    prim.def_rule("jvp", jvp)
+from .jvp_rules import linear_jvp, zero_jvp
 
 
 def _unary_batch(prim: Primitive, shift):
@@ -74,7 +62,7 @@ def _broadcast_transpose(cts, x, *, shape, broadcast_dims):
     return [reshape(summed, x.type.shape)]
 
 
-_linear_jvp(broadcast_in_dim_p)
+linear_jvp(broadcast_in_dim_p)
 _unary_batch(broadcast_in_dim_p, lambda size, shape, broadcast_dims: dict(
     shape=(size,) + tuple(shape), broadcast_dims=(0,) + tuple(d + 1 for d in broadcast_dims)))
 
@@ -105,7 +93,7 @@ def _reshape_shape(x: Type, *, shape) -> list[Type]:
 
 reshape_p.def_rule("impl", lambda x, *, shape: [x.reshape(shape)])
 reshape_p.def_rule("transpose", lambda cts, x, *, shape: [reshape(cts[0], x.type.shape)])
-_linear_jvp(reshape_p)
+linear_jvp(reshape_p)
 _unary_batch(reshape_p, lambda size, shape: dict(shape=(size,) + tuple(shape)))
 
 
@@ -131,7 +119,7 @@ def _transpose_shape(x: Type, *, perm) -> list[Type]:
 transpose_p.def_rule("impl", lambda x, *, perm: [np.transpose(x, perm)])
 transpose_p.def_rule(
     "transpose", lambda cts, x, *, perm: [transpose(cts[0], tuple(np.argsort(perm)))])
-_linear_jvp(transpose_p)
+linear_jvp(transpose_p)
 _unary_batch(transpose_p, lambda size, perm: dict(perm=(0,) + tuple(p + 1 for p in perm)))
 
 
@@ -175,7 +163,7 @@ def _rev_shape(x: Type, *, axes) -> list[Type]:
 
 rev_p.def_rule("impl", lambda x, *, axes: [np.flip(x, axes)])
 rev_p.def_rule("transpose", lambda cts, x, *, axes: [rev(cts[0], axes)])
-_linear_jvp(rev_p)
+linear_jvp(rev_p)
 _unary_batch(rev_p, lambda size, axes: dict(axes=tuple(a + 1 for a in axes)))
 
 
@@ -214,7 +202,7 @@ def _slice_transpose(cts, x, *, starts, limits, strides):
     return [bind1(pad_p, cts[0], shape=x.type.shape, starts=starts, strides=strides)]
 
 
-_linear_jvp(slice_p)
+linear_jvp(slice_p)
 _unary_batch(slice_p, lambda size, starts, limits, strides: dict(
     starts=(0,) + tuple(starts), limits=(size,) + tuple(limits), strides=(1,) + tuple(strides)))
 
@@ -241,7 +229,7 @@ def _pad_transpose(cts, x, *, shape, starts, strides):
     return [slice_op(cts[0], starts, limits, strides)]
 
 
-_linear_jvp(pad_p)
+linear_jvp(pad_p)
 _unary_batch(pad_p, lambda size, shape, starts, strides: dict(
     shape=(size,) + tuple(shape), starts=(0,) + tuple(starts), strides=(1,) + tuple(strides)))
 
@@ -292,7 +280,7 @@ def _concat_transpose(cts, *xs, axis):
     return out
 
 
-_linear_jvp(concatenate_p)
+linear_jvp(concatenate_p)
 
 
 @concatenate_p.def_rule("batch")
@@ -326,8 +314,7 @@ def _iota_impl(*, shape, axis, dtype):
     return [np.broadcast_to(ramp, shape)]
 
 
-iota_p.def_rule("jvp", lambda primals, tangents, **p: (
-    [bind1(iota_p, **p)], [Zero(Type(np.dtype(p["dtype"]), tuple(p["shape"])))]))
+zero_jvp(iota_p)
 iota_p.def_rule("transpose", NOT_LINEAR)
 iota_p.def_rule("batch", Absent("takes no operand, so it is never batched"))
 

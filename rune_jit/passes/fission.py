@@ -16,17 +16,13 @@ vectorized: see docs/accuracy.md).
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..interpret import eval_region
-from ..ir import Literal, Region, map_regions
+from ..ir import Literal, Region, Var, map_regions
 from ..trace import bind, trace_flat
 from .partial_eval import partial_eval_region
 from .vmap import batch_eval, materialize
-
-# Work worth a map: a loop overlaps cheap arithmetic that does not read the carry with
-# the recurrence for free, but a transcendental call or a product is best vectorized.
-COSTLY = frozenset({"sin", "cos", "tan", "exp", "expm1", "log", "log1p", "tanh", "sinh",
-                    "cosh", "arctan", "arctan2", "pow", "dot_general", "solve", "reduce_sum",
-                    "reduce_prod", "reduce_max", "reduce_min"})
 
 
 def fission(region: Region) -> Region:
@@ -55,9 +51,13 @@ def _run(region: Region, args: list) -> list:
 
 
 def _worth_it(step: Region, known: Region) -> bool:
-    """Costly work to map, in a step that does not recompute on purpose (remat)."""
-    return (any(e.prim.name in COSTLY for e in known.eqns)
-            and not any(e.prim.name == "remat" for e in step.eqns))
+    """Costly work to map, in a step that does not recompute on purpose (remat). A loop
+    overlaps cheap arithmetic that does not read the carry with the recurrence for free,
+    but a transcendental call or a product is best vectorized."""
+    from ..ops.remat import remat_p
+
+    return (any("costly" in e.prim.traits for e in known.eqns)
+            and not any(e.prim is remat_p for e in step.eqns))
 
 
 def _split_scan(vals: list, params: dict) -> list:
@@ -138,9 +138,7 @@ def _sum_accumulators(vals: list, params: dict) -> list:
 
 def _accumulators(step: Region, lay) -> dict:
     """carry index -> the equation computing what each step adds to it."""
-    from collections import Counter
-
-    from ..ir import Var
+    from ..ops.elementwise import add_p
 
     uses: Counter = Counter(a for e in step.eqns for a in e.inputs if isinstance(a, Var))
     uses.update(c for e in step.eqns for c in e.captures)
@@ -150,7 +148,7 @@ def _accumulators(step: Region, lay) -> dict:
     for i in range(lay.nc):
         acc, out = step.params[lay.k + i], step.outputs[i]
         add = made.get(out)
-        if add is None or add.prim.name != "add" or uses[acc] != 1 or acc not in add.inputs:
+        if add is None or add.prim is not add_p or uses[acc] != 1 or acc not in add.inputs:
             continue
         g = add.inputs[1] if add.inputs[0] is acc else add.inputs[0]
         if (isinstance(g, Var) and g in made and g.type == acc.type and uses[g] == 1
@@ -163,7 +161,9 @@ SMALL_SUMMAND = 4096  # a summand this small is stacked whole; a product, by its
 
 
 def _stackable(g_eqn) -> bool:
-    return g_eqn.prim.name == "dot_general" or g_eqn.outputs[0].type.size <= SMALL_SUMMAND
+    from ..ops.linalg import dot_general_p
+
+    return g_eqn.prim is dot_general_p or g_eqn.outputs[0].type.size <= SMALL_SUMMAND
 
 
 def _summed(init, g_eqn, stacked: list, reverse: bool):
