@@ -242,7 +242,7 @@ def _diff_args(args: tuple, nums: tuple[int, ...], who: str) -> list:
     return [args[i] for i in nums]
 
 
-def _with_args(f: Callable, args: tuple, nums: tuple[int, ...], kwargs: dict) -> Callable:
+def with_args(f: Callable, args: tuple, nums: tuple[int, ...], kwargs: dict) -> Callable:
     def fn(*diff):
         full = list(args)
         for i, d in zip(nums, diff):
@@ -259,7 +259,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     def vg(*args, **kwargs):
         nums = _argnums(argnums, len(args), "grad")
         diff = _diff_args(args, nums, "grad")
-        result = vjp(_with_args(f, args, nums, kwargs), *diff, has_aux=has_aux)
+        result = vjp(with_args(f, args, nums, kwargs), *diff, has_aux=has_aux)
         out, pullback = result[0], result[1]
         ot = leaf_type(out)[0] if not isinstance(out, (tuple, list, dict)) else None
         if ot is None or ot.shape != () or ot.dtype.kind != "f":
@@ -417,7 +417,7 @@ def _jacobian_setup(f, args, argnums, who):
     nums = _argnums(argnums, len(args), who)
     diff = tuple(_diff_args(args, nums, who))
     leaves, in_tree, _ = flatten_args(diff, "args")
-    return diff, in_tree, [leaf_type(x)[0] for x in leaves], _with_args(f, args, nums, {})
+    return diff, in_tree, [leaf_type(x)[0] for x in leaves], with_args(f, args, nums, {})
 
 
 def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
@@ -476,7 +476,7 @@ def make_ir(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[.
         for i in dyn:  # checked here so that paths count every argument
             flatten_args(args[i], f"args[{i}]")
         leaves, in_tree, _ = flatten_args(tuple(args[i] for i in dyn), "args")
-        g = _with_args(f, args, dyn, {})
-        return trace_fn(lambda *xs: g(*xs), leaves, in_tree).region
+        g = with_args(f, args, dyn, {})
+        return trace_fn(g, leaves, in_tree).region
 
     return make

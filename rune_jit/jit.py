@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from . import tree
-from .api import flatten_args, leaf_type, trace_fn
+from .api import with_args, flatten_args, leaf_type, trace_fn
 from .ir import Region
 from .trace import Tracer
 
@@ -70,17 +70,11 @@ class Jitted:
         return leaves, in_tree, dyn, (in_tree, spec, statics)
 
     def _trace(self, args: tuple, leaves, in_tree, dyn):
-        def g(dyn_args, kwargs):
-            full = list(args)
-            for i, a in zip(dyn, dyn_args):
-                full[i] = a
-            return self.f(*full, **kwargs)
-
-        tr = trace_fn(g, leaves, in_tree)
+        tr = trace_fn(lambda dyn_args, kw: with_args(self.f, args, dyn, kw)(*dyn_args),
+                      leaves, in_tree)
         return tr.region, tr.out_tree
 
-    def _program(self, args: tuple, kwargs: dict) -> tuple[Program, list]:
-        leaves, in_tree, dyn, key = self._split(args, kwargs)
+    def _program(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
         program = self.cache.get(key)
         if program is None:
             with self.lock:  # concurrent first calls compile once
@@ -91,7 +85,7 @@ class Jitted:
                     region, out_tree = self._trace(args, leaves, in_tree, dyn)
                     program = Program(prepare(region), out_tree)
                     self.cache[key] = program
-        return program, leaves
+        return program
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Replaced, per jitted function, by the native entry of its latest signature;
@@ -106,9 +100,11 @@ class Jitted:
                 pass
             else:
                 return program.out_tree.fill(program.executable.run_exact(args))
-        if any(isinstance(x, Tracer) for x in tree.leaves((args, kwargs))):
-            return self.f(*args, **kwargs)
-        program, leaves = self._program(args, kwargs)
+        leaves, in_tree, dyn, key = self._split(args, kwargs)
+        statics = key[2]
+        if any(isinstance(x, Tracer) for x in leaves + tree.leaves(statics)):
+            return self.f(*args, **kwargs)  # under a transformation: trace through
+        program = self._program(args, leaves, in_tree, dyn, key)
         if not kwargs and not self.static and _exact_arrays(args, leaves):
             self.fast[_signature(args)] = program
             self._install_entry(program)
