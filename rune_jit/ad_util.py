@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -46,6 +46,16 @@ def zeros(type: Type):
     from .ops.shape import full
 
     return full(type.shape, np.zeros((), type.dtype))
+
+
+def nonzero(ts: Sequence[Any]) -> list[bool]:
+    """Which of the tangents `ts` may be nonzero."""
+    return [not isinstance(t, Zero) for t in ts]
+
+
+def live(ts: Sequence[Any]) -> list:
+    """The tangents of `ts` that may be nonzero: the ones a transformed region takes."""
+    return [t for t in ts if not isinstance(t, Zero)]
 
 
 def instantiate(x: Any):

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tree
-from ..ad_util import UndefinedPrimal, Zero, instantiate, is_undefined
+from ..ad_util import UndefinedPrimal, Zero, instantiate, is_undefined, live, nonzero
 from ..interpret import eval_region
 from ..ir import Region, Type
 from ..primitive import NOT_LINEAR, Primitive
@@ -88,11 +88,13 @@ def _cond_jvp(primals, tangents, *, branches, num_captures):
 
     caps, pred, ops = _split(primals, num_captures)
     tans = tangents[:num_captures] + tangents[num_captures + 1:]
-    nz = [not isinstance(t, Zero) for t in tans]
-    out_nz = [any(x) for x in zip(*(jvp_region(b, nz)[1] for b in branches))]
-    new = tuple(jvp_region(b, nz, out_nz)[0] for b in branches)
-    live = [t for t in tans if not isinstance(t, Zero)]
-    outs = bind(cond_p, pred, *caps, *ops, *live, branches=new, num_captures=0)
+    nz = nonzero(tans)
+    probes = [jvp_region(b, nz) for b in branches]
+    out_nz = [any(x) for x in zip(*(m for _, m in probes))]
+    # a branch whose tangents are nonzero where the other's are already is final as probed
+    new = tuple(r if m == out_nz else jvp_region(b, nz, out_nz)[0]
+                for b, (r, m) in zip(branches, probes))
+    outs = bind(cond_p, pred, *caps, *ops, *live(tans), branches=new, num_captures=0)
     n = len(branches[0].outputs)
     it = iter(outs[n:])
     return outs[:n], [next(it) if z else Zero(t) for z, t in zip(out_nz,
@@ -139,9 +141,11 @@ def _cond_partial_eval(pe, unknowns, *args, branches, num_captures):
     caps, pred, ops = _split(args, num_captures)
     vals = caps + ops
     unk = unknowns[:num_captures] + unknowns[num_captures + 1:]
-    out_unk = [any(x) for x in zip(*(partial_eval_region(b, unk).out_unknowns
-                                      for b in branches))]
-    splits = [partial_eval_region(b, unk, out_unk) for b in branches]
+    probes = [partial_eval_region(b, unk) for b in branches]
+    out_unk = [any(x) for x in zip(*(p.out_unknowns for p in probes))]
+    # a branch whose unknown outputs are the union already is split as it must be
+    splits = [p if p.out_unknowns == out_unk else partial_eval_region(b, unk, out_unk)
+              for b, p in zip(branches, probes)]
     res_types = [s.known.out_types[len(s.known.outputs) - s.num_res:] for s in splits]
     known_vals = [v for v, u in zip(vals, unk) if not u]
     unknown_vals = [v for v, u in zip(vals, unk) if u]

@@ -28,17 +28,16 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tree
-from ..ad_util import Zero, instantiate
+from ..ad_util import instantiate, live, nonzero
 from ..errors import IterateError, iterate_message
 from ..interpret import eval_region
 from ..ir import Eqn, Region, Type
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import bind, trace_flat, trace_regions, type_of_value, using
 from . import loops
-from .scan import add_lane_axis, unknown_loop
 from .shape import moveaxis
 
-iterate_p = Primitive("iterate", traits=frozenset({"loop", "effect"}))
+iterate_p = Primitive("iterate", traits=frozenset({"effect"}))
 COUNT = np.dtype(np.int64)
 
 
@@ -76,33 +75,25 @@ def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> An
             max_steps < 1):
         raise ValueError(f"iterate: max_steps must be a positive int, got {max_steps!r}")
     leaves, init_tree, _ = flatten_args(init, "init")
-    types = [leaf_type(x)[0] for x in leaves]
-    weak = [leaf_type(x)[1] for x in leaves]
-    seen: dict = {}
+    carry = loops.UserCarry("iterate", leaves, init_tree)
 
-    def step_fn(laned, carry):
-        out, out_tree, _ = flatten_args(step(tree.unflatten(init_tree, carry)), "carry")
-        seen["carry"] = (out_tree, [leaf_type(c)[0] for c in out])
-        return [as_value(c) for c in out], []
+    def step_fn(laned, c):
+        out, out_tree, _ = flatten_args(step(tree.unflatten(init_tree, c)), "carry")
+        carry.returned(out_tree, [leaf_type(v)[0] for v in out])
+        return [as_value(v) for v in out], []
 
-    def until_fn(laned, carry):
-        out, _, _ = flatten_args(until(tree.unflatten(init_tree, carry)), "until")
+    def until_fn(laned, c):
+        out, _, _ = flatten_args(until(tree.unflatten(init_tree, c)), "until")
         t = leaf_type(out[0])[0] if len(out) == 1 else None
         if t is None or t.dtype != np.dtype(bool) or t.shape != ():
             got = t if t is not None else f"{len(out)} values"
             raise TypeError(f"iterate: until must return a bool scalar, got {got}")
         return as_value(out[0])
 
-    # a first trace learns the carry the step returns: a weak init takes its dtype
-    trace_flat(lambda *c: step_fn([], list(c))[0], types, weak)
-    vals = [as_value(x) for x in leaves]
-    out_tree, out_types = seen["carry"]
-    if loops.promotable(types, weak, out_types):
-        vals = [np.asarray(v, t.dtype) for v, t in zip(vals, out_types)]
-        types = out_types
-    loops.check_carry("iterate", init_tree, types, out_tree, out_types)
-    outs = iterate_flat(step_fn, until_fn, vals, max_steps=int(max_steps))
-    return tree.unflatten(init_tree, outs[:len(vals)])
+    carry.promote(lambda types, weak: trace_flat(lambda *c: step_fn([], list(c))[0], types,
+                                                 weak))
+    outs = iterate_flat(step_fn, until_fn, carry.values, max_steps=int(max_steps))
+    return tree.unflatten(init_tree, outs[:len(leaves)])
 
 
 # ------------------------------------------------------------- meaning
@@ -126,29 +117,23 @@ def _iterate_shape(*types: Type, step, until, num_carry, num_laned, max_steps, l
     return init + [Type(COUNT, lanes)] + tapes
 
 
-def _all_lanes(region: Region, caps: list, values: list, lanes: tuple) -> list:
-    outs, laned = loops.eval_lanes(region, caps, values, lanes)
-    return [o if w or not lanes else np.asarray(loops.spread(o, lanes))
-            for o, w in zip(outs, laned)]
-
-
 def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, num_captures):
     caps, laned, carry = _split(args, dict(num_captures=num_captures, num_laned=num_laned))
     lanes = tuple(lanes)
     tapes = [np.zeros((max_steps,) + lanes + t.shape, t.dtype)
              for t in step.out_types[num_carry:]]
     counts = np.zeros(lanes, COUNT)
-    running = ~_all_lanes(until, caps, laned + carry, lanes)[0]
+    running = ~loops.all_lanes(until, caps, laned + carry, lanes)[0]
     n = 0
     while running.any() and n < max_steps:
-        out = _all_lanes(step, caps, laned + carry, lanes)
+        out = loops.all_lanes(step, caps, laned + carry, lanes)
         carry = [np.asarray(loops.held(running, new, old))
                  for new, old in zip(out[:num_carry], carry)]
         for tape, y in zip(tapes, out[num_carry:]):
             tape[n] = y
         counts += running
         n += 1
-        running = running & ~_all_lanes(until, caps, laned + carry, lanes)[0]
+        running = running & ~loops.all_lanes(until, caps, laned + carry, lanes)[0]
     if running.any():
         lane = loops.lane_index(int(np.argmax(running.reshape(-1))), lanes)
         raise IterateError(iterate_message(max_steps, lane))
@@ -160,36 +145,21 @@ def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, nu
 
 @iterate_p.def_rule("jvp")
 def _iterate_jvp(primals, tangents, **params):
-    from ..passes.jvp import jvp_region
-
-    step, until, nc = params["step"], params["until"], params["num_carry"]
+    until, nc = params["until"], params["num_carry"]
     caps, laned, init = _split(primals, params)
     tcaps, tlaned, tinit = _split(tangents, params)
-    nz = lambda ts: [not isinstance(t, Zero) for t in ts]  # noqa: E731
-    live = lambda ts: [t for t in ts if not isinstance(t, Zero)]  # noqa: E731
-    ny, nl = len(step.outputs) - nc, len(laned)
-    fixed = nz(tcaps) + nz(tlaned)
-    nz_carry = loops.fixpoint(nz(tinit), lambda m: jvp_region(step, fixed + m)[1][:nc])
-    jstep, out_nz = jvp_region(step, fixed + nz_carry, nz_carry + [False] * ny)
-    n_tc = sum(nz_carry)
-
-    def step_fn(lan, carry):
-        outs = eval_region(jstep, caps + lan[:nl] + carry[:nc] + live(tcaps) + lan[nl:]
-                           + carry[nc:])
-        return outs[:nc] + outs[nc + ny:nc + ny + n_tc], outs[nc:nc + ny] + outs[nc + ny + n_tc:]
+    nl = len(laned)
+    j = loops.LoopJvp(params["step"], nc, nonzero(tcaps) + nonzero(tlaned), nonzero(tinit))
 
     def until_fn(lan, carry):
         return eval_region(until, caps + lan[:nl] + carry[:nc])[0]
 
-    tinit_live = [instantiate(t) for t, m in zip(tinit, nz_carry) if m]
-    outs = iterate_flat(step_fn, until_fn, init + tinit_live, max_steps=params["max_steps"],
-                        lanes=params["lanes"], laned=laned + live(tlaned))
-    carry, tcarry, counts = outs[:nc], outs[nc:nc + n_tc], outs[nc + n_tc]
-    tapes, ttapes = outs[nc + n_tc + 1:nc + n_tc + 1 + ny], outs[nc + n_tc + 1 + ny:]
-    types = _iterate_shape(*[type_of_value(v) for v in primals], **params)
-    tout = loops.merge(nz_carry + [False] + out_nz[nc:], tcarry + ttapes,
-                       [Zero(t) for t in types])
-    return carry + [counts] + tapes, tout
+    outs = iterate_flat(j.step_fn(caps, live(tcaps), nl), until_fn, j.init(init, tinit),
+                        max_steps=params["max_steps"], lanes=params["lanes"],
+                        laned=laned + live(tlaned))
+    # the counts sit between the carries and the tapes, and have no tangent
+    return j.results(outs, _iterate_shape(*[type_of_value(v) for v in primals], **params),
+                     n_mid=1)
 
 
 # ------------------------------------------------------------- vmap
@@ -202,8 +172,8 @@ def _iterate_batch(size, args, dims, **params):
     caps, laned, init = _split(args, params)
     cdims, ldims, idims = _split(dims, params)
     lanes = tuple(params["lanes"])
-    moved, shared, new_laned = add_lane_axis(size, caps, cdims, laned + init, ldims + idims,
-                                             lanes)
+    moved, shared, new_laned = loops.add_lane_axis(size, caps, cdims, laned + init,
+                                                   ldims + idims, lanes)
     n_l = sum(moved) + len(laned)
 
     def regroup(lan, carry):
@@ -256,7 +226,7 @@ def _iterate_partial_eval(pe, unknowns, *args, **params):
     counts, k_tapes = k_outs[n_kc], k_outs[n_kc + 1:]
     n_ky = len(k_tapes) - split.num_extensive
     loop = dict(length=params["max_steps"], reverse=False, counts=counts)
-    u_outs = unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
+    u_outs = loops.unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
                           loops.pick(laned, ulaned),
                           [instantiate(v) for v in loops.pick(init, split.unk_carry)],
                           k_tapes[n_ky:], [], loop)
@@ -269,7 +239,8 @@ iterate_p.def_rule("transpose", NOT_LINEAR)
 
 
 def iterate_dce(eqn: Eqn, used: list[bool]) -> Eqn:
-    """Drop the tapes nobody reads; carries stay (until reads them)."""
+    """Drop the tapes nobody reads; carries stay (until reads them). Both regions come
+    out free of dead code, as `dce` expects of a rule."""
     from ..passes.simplify import dce
 
     nc, step = eqn.params["num_carry"], eqn.params["step"]
@@ -277,7 +248,8 @@ def iterate_dce(eqn: Eqn, used: list[bool]) -> Eqn:
     body = dce(Region(step.params, step.eqns,
                       step.outputs[:nc] + tuple(loops.pick(step.outputs[nc:], keep_y))))
     outputs = list(eqn.outputs[:nc + 1]) + loops.pick(eqn.outputs[nc + 1:], keep_y)
-    return Eqn(iterate_p, eqn.inputs, tuple(outputs), {**eqn.params, "step": body})
+    return Eqn(iterate_p, eqn.inputs, tuple(outputs),
+               {**eqn.params, "step": body, "until": dce(eqn.params["until"])})
 
 
 iterate_p.def_rule("dce", iterate_dce)

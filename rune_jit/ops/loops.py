@@ -29,19 +29,28 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tree
+from ..ad_util import Zero, instantiate
+from ..interpret import eval_region
 from ..ir import Region, Type
 from ..passes.partial_eval import partial_eval_region
-from ..trace import type_of_value
+from ..trace import type_of_value, using
 
 
-def fixpoint(init: Sequence[bool], step: Callable[[list[bool]], list[bool]]) -> list[bool]:
+def fixpoint(init: Sequence[bool], step: Callable[[list[bool]], tuple[list[bool], Any]]
+             ) -> tuple[list[bool], Any]:
     """The least mask above `init` closed under `step` (which carries are nonzero,
-    batched, unknown): iterate until an iteration adds nothing."""
+    batched, unknown): iterate until an iteration adds nothing.
+
+    `step(mask) -> (mask, payload)`, where the payload is what `step` built to find
+    its mask (a transformed step). -> (the mask, the payload of the last call, which
+    was made with that mask): callers use it rather than build it again, which would
+    run the rules of the loops nested in the step once more, per level of nesting."""
     mask = list(init)
     while True:
-        new = [a or b for a, b in zip(mask, step(mask))]
+        out, payload = step(mask)
+        new = [a or b for a, b in zip(mask, out)]
         if new == mask:
-            return mask
+            return mask, payload
         mask = new
 
 
@@ -76,7 +85,6 @@ def eval_lanes(region: Region, shared: list, laned: list, lanes: tuple) -> tuple
     The lanes are flattened into one and the region is evaluated batched, so the
     interpreter runs it vectorized; an output no lane changes stays shared.
     """
-    from ..interpret import eval_region
     from ..passes.vmap import batch_eval
     from .shape import reshape
 
@@ -97,6 +105,27 @@ def spread(x: Any, lanes: tuple) -> Any:
     return broadcast_in_dim(x, lanes + t.shape, tuple(range(len(lanes), len(lanes) + t.ndim)))
 
 
+def all_lanes(region: Region, caps: list, values: list, lanes: tuple) -> list:
+    """`eval_lanes`, with the outputs no lane changes spread over the lanes."""
+    outs, laned = eval_lanes(region, caps, values, lanes)
+    return [o if w or not lanes else np.asarray(spread(o, lanes)) for o, w in zip(outs, laned)]
+
+
+def add_lane_axis(size: int, caps: list, cdims: list, laned: list, ldims: list,
+                  lanes: tuple) -> tuple[list[bool], list, list]:
+    """vmap of a loop with lanes: the map's axis becomes the first lane axis. A batched
+    capture becomes a laned operand; -> (moved mask, shared captures, laned operands)."""
+    from ..passes.vmap import materialize
+    from .shape import broadcast_in_dim
+
+    moved = [d is not None for d in cdims]
+    laned_caps = [broadcast_in_dim(c, (size,) + lanes + type_of_value(c).shape[1:],
+                                   (0,) + tuple(range(1 + len(lanes), len(lanes) + type_of_value(
+                                       c).ndim))) for c in pick(caps, moved)]
+    return moved, pick(caps, moved, False), laned_caps + [
+        materialize(v, d, size) for v, d in zip(laned, ldims)]
+
+
 def held(active: Any, new: Any, old: Any) -> Any:
     """new in the lanes that run, old in the lanes that are done (lanes lead)."""
     from .elementwise import select
@@ -105,6 +134,54 @@ def held(active: Any, new: Any, old: Any) -> Any:
     shape = type_of_value(new).shape
     mask = broadcast_in_dim(active, shape, tuple(range(type_of_value(active).ndim)))
     return select(mask, new, old)
+
+
+# ------------------------------------------------------------- jvp
+
+
+class LoopJvp:
+    """A loop's jvp: a loop that carries the nonzero tangents along with the values.
+
+    Its step takes the laned operands, carries and rows, each group followed by its
+    nonzero tangents, and returns the carries then their tangents, the ys then theirs.
+    Which carries have a nonzero tangent is a fixpoint over the step's jvp."""
+
+    def __init__(self, step: Region, nc: int, nz_fixed: list[bool], nz_init: list[bool],
+                 nz_rows: Sequence[bool] = ()):
+        from ..passes.jvp import jvp_region
+
+        self.nc, self.ny = nc, len(step.outputs) - nc
+        pad = [False] * self.ny
+
+        def probe(mask):  # instantiated as the final step is, so the last probe is that step
+            region, out_nz = jvp_region(step, nz_fixed + mask + list(nz_rows), mask + pad)
+            return out_nz[:nc], (region, out_nz[nc:])
+
+        self.nz_carry, (self.step, self.nz_ys) = fixpoint(nz_init, probe)
+        self.n_tc = sum(self.nz_carry)
+
+    def init(self, init: list, tinit: list) -> list:
+        return init + [instantiate(t) for t, m in zip(tinit, self.nz_carry) if m]
+
+    def step_fn(self, caps: list, tcaps: list, nl: int, nx: int = 0) -> Callable:
+        """The step for `scan_flat` or `iterate_flat`. `tcaps` are the captures' nonzero
+        tangents; `nl` and `nx` count the laned operands and rows, tangents left out."""
+        nc, k, n_tc = self.nc, self.nc + self.ny, self.n_tc
+
+        def run(lan, carry, rows=()):
+            outs = eval_region(self.step, [*caps, *lan[:nl], *carry[:nc], *rows[:nx], *tcaps,
+                                           *lan[nl:], *carry[nc:], *rows[nx:]])
+            return outs[:nc] + outs[k:k + n_tc], outs[nc:k] + outs[k + n_tc:]
+        return run
+
+    def results(self, outs: list, out_types: list[Type], n_mid: int = 0) -> tuple[list, list]:
+        """The outputs of the new loop (carries, their tangents, `n_mid` others, ys, their
+        tangents) as the primal and tangent outputs of the loop it differentiates, whose
+        outputs (carries, `n_mid` others, ys) have `out_types`."""
+        nc, k, ny = self.nc, self.nc + self.n_tc, self.ny
+        tangents = merge(self.nz_carry + [False] * n_mid + self.nz_ys,
+                         outs[nc:k] + outs[k + n_mid + ny:], [Zero(t) for t in out_types])
+        return outs[:nc] + outs[k:k + n_mid + ny], tangents
 
 
 # ------------------------------------------------------------- reverse mode
@@ -132,10 +209,10 @@ def split_loop(step: Region, num_carry: int, unk_caps: list[bool], unk_laned: li
     consts = unk_caps + unk_laned
 
     def pe(unk_carry):
-        return partial_eval_region(step, consts + unk_carry + unk_xs, unk_carry + [False] * ny)
+        split = partial_eval_region(step, consts + unk_carry + unk_xs, unk_carry + [False] * ny)
+        return split.out_unknowns[:num_carry], split
 
-    unk_carry = fixpoint(unk_init, lambda m: pe(m).out_unknowns[:num_carry])
-    split = pe(unk_carry)
+    unk_carry, split = fixpoint(unk_init, pe)
     known = split.known
     n_kcaps, n_inv = unk_caps.count(False), consts.count(False)
     n_state = n_inv + unk_carry.count(False)
@@ -181,8 +258,8 @@ def hoist(split: LoopSplit, kcaps: list, klaned: list, lanes: tuple) -> Hoisted:
     return Hoisted(vals[:n], vals[n:], laned[n:], laned[:n])
 
 
-def residual_args(split: LoopSplit, h: Hoisted, kcaps: list, klaned_lane: list,
-                  intensive_lane: list, rows: list) -> list:
+def residual_args(split: LoopSplit, kcaps: list, klaned_lane: list, intensive_lane: list,
+                  rows: list) -> list:
     """The unknown step's residuals for one step of one lane. `intensive_lane` holds the
     intensive values as the step sees them (shared ones whole, laned ones per lane);
     `rows` holds this step's rows of the forwarded inputs, then of the tapes."""
@@ -195,6 +272,27 @@ def residual_args(split: LoopSplit, h: Hoisted, kcaps: list, klaned_lane: list,
 
 def forwarded_rows(split: LoopSplit, known_xs: list) -> list:
     return [known_xs[i] for k, i in split.kinds if k == "row"]
+
+
+def unknown_loop(pe, split: LoopSplit, h: Hoisted, kcaps: list, klaned: list, ucaps: list,
+                 ulaned: list, uinit: list, res_rows: list, urows: list, loop: dict) -> list:
+    """The scan of the unknown step: residuals from where `split.kinds` says they are."""
+    from .scan import scan_flat
+
+    int_shared = pick(h.intensive, h.intensive_laned, False)
+    int_laned = pick(h.intensive, h.intensive_laned)
+    n_kl, n_il, n_r, n_uc = len(klaned), len(int_laned), len(res_rows), len(uinit)
+
+    def unknown_step(lan, carry, rows):
+        intensive = merge(h.intensive_laned, lan[n_kl:n_kl + n_il], int_shared)
+        res = residual_args(split, kcaps, lan[:n_kl], intensive, rows[:n_r])
+        outs = eval_region(split.unknown_step, res + ucaps + lan[n_kl + n_il:] + carry
+                           + rows[n_r:])
+        return outs[:n_uc], outs[n_uc:]
+
+    with using(pe.unknown):
+        return scan_flat(unknown_step, uinit, res_rows + urows,
+                         laned=klaned + int_laned + ulaned, **loop)
 
 
 def pick(values: Sequence[Any], mask: Sequence[bool], want: bool = True) -> list:
@@ -226,6 +324,42 @@ def promotable(init_types: list[Type], weak: list[bool], out_types: list[Type]) 
     """A carry given as a Python number takes the dtype its step returns (as in JAX)."""
     return all(a == b or (w and a.shape == b.shape) for a, b, w in
                zip(init_types, out_types, weak)) and init_types != out_types
+
+
+class UserCarry:
+    """The carry of a user's `scan` or `iterate`: init's leaves as values and types, and
+    the check that the step returns init's structure and types.
+
+    Only a weak init (a Python number) needs a first trace of the step, to learn the
+    dtypes it takes (`promote`); otherwise the step is traced once, and its carry is
+    checked while it is traced, before the loop is bound. Tracing the step twice would
+    trace the steps of nested loops 2**depth times."""
+
+    def __init__(self, who: str, leaves: list, init_tree: tree.TreeDef):
+        from ..api import as_value, leaf_type
+
+        self.who, self.tree = who, init_tree
+        self.types = [leaf_type(x)[0] for x in leaves]
+        self.weak = [leaf_type(x)[1] for x in leaves]
+        self.values = [as_value(x) for x in leaves]
+
+    def returned(self, out_tree: tree.TreeDef, out_types: list[Type]) -> None:
+        """Called by the step, as it is traced, with the carry it returns."""
+        self.returns = (out_tree, out_types)
+        if not any(self.weak):  # no first trace checked it
+            check_carry(self.who, self.tree, self.types, out_tree, out_types)
+
+    def promote(self, probe: Callable[[list[Type], list[bool]], Any]) -> None:
+        """With a weak init, trace the step (`probe(types, weak)`), take the dtypes its
+        carry has, and check that carry."""
+        if not any(self.weak):
+            return
+        probe(self.types, self.weak)
+        out_tree, out_types = self.returns
+        if promotable(self.types, self.weak, out_types):
+            self.values = [np.asarray(v, t.dtype) for v, t in zip(self.values, out_types)]
+            self.types = out_types
+        check_carry(self.who, self.tree, self.types, out_tree, out_types)
 
 
 def lane_index(flat: int, lanes: tuple[int, ...]) -> tuple[int, ...] | None:

@@ -15,7 +15,7 @@ from functools import wraps
 from typing import Callable
 
 from .. import tree
-from ..ad_util import Zero
+from ..ad_util import Zero, live, nonzero
 from ..interpret import eval_region
 from ..ir import Region
 from ..primitive import Primitive
@@ -58,9 +58,8 @@ remat_p.def_rule("impl", lambda *args, body, num_captures: eval_region(body, lis
 def _remat_jvp(primals, tangents, *, body, num_captures):
     from ..passes.jvp import jvp_region
 
-    nz = [not isinstance(t, Zero) for t in tangents]
-    jbody, out_nz = jvp_region(body, nz)
-    outs = _bind(list(primals) + loops.pick(tangents, nz), jbody)
+    jbody, out_nz = jvp_region(body, nonzero(tangents))
+    outs = _bind(list(primals) + live(tangents), jbody)
     n = len(body.outputs)
     return outs[:n], loops.merge(out_nz, outs[n:], [Zero(t) for t in body.out_types])
 

@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tree
-from ..ad_util import UndefinedPrimal, Zero, add_tangents, instantiate, zeros
+from ..ad_util import UndefinedPrimal, Zero, add_tangents, instantiate, live, nonzero, zeros
 from ..interpret import eval_region
 from ..ir import Eqn, Region, Type
 from ..primitive import Primitive
@@ -30,7 +30,7 @@ from ..trace import bind, trace_closed, trace_flat, type_of_value, using
 from . import loops
 from .shape import broadcast_in_dim, moveaxis
 
-scan_p = Primitive("scan", traits=frozenset({"loop"}))
+scan_p = Primitive("scan")
 
 
 class Layout:
@@ -84,32 +84,26 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     init_leaves, init_tree, _ = flatten_args(init, "init")
     xs_leaves, xs_tree, xs_paths = flatten_args(xs, "xs")
     n = _scan_length(xs_leaves, xs_paths, length)
-    init_types = [leaf_type(x)[0] for x in init_leaves]
-    weak = [leaf_type(x)[1] for x in init_leaves]
+    carry = loops.UserCarry("scan", init_leaves, init_tree)
     seen: dict = {}
 
-    def step(laned, carry, rows):
+    def step(laned, c, rows):
         x = tree.unflatten(xs_tree, rows) if xs is not None else None
-        out = f(tree.unflatten(init_tree, carry), x)
+        out = f(tree.unflatten(init_tree, c), x)
         if not isinstance(out, tuple) or len(out) != 2:
             raise TypeError("scan: f must return a pair (carry, y)")
         c_leaves, c_tree, _ = flatten_args(out[0], "carry")
         y_leaves, seen["y"], _ = flatten_args(out[1], "y")
-        seen["carry"] = (c_tree, [leaf_type(c)[0] for c in c_leaves])
-        return [as_value(c) for c in c_leaves], [as_value(y) for y in y_leaves]
+        carry.returned(c_tree, [leaf_type(v)[0] for v in c_leaves])
+        return [as_value(v) for v in c_leaves], [as_value(y) for y in y_leaves]
 
-    # a first trace learns the carry the step returns: a weak init takes its dtype
     row_types = [leaf_type(x)[0].with_shape(leaf_type(x)[0].shape[1:]) for x in xs_leaves]
-    nc = len(init_types)
-    trace_flat(lambda *p: sum(step([], list(p[:nc]), list(p[nc:])), []), init_types + row_types,
-               weak + [False] * len(row_types))
-    out_tree, out_types = seen["carry"]
-    vals = [as_value(x) for x in init_leaves]
-    if loops.promotable(init_types, weak, out_types):
-        vals = [np.asarray(v, t.dtype) for v, t in zip(vals, out_types)]
-        init_types = out_types
-    loops.check_carry("scan", init_tree, init_types, out_tree, out_types)
-    outs = scan_flat(step, vals, [as_value(x) for x in xs_leaves], length=n, reverse=reverse)
+    nc = len(init_leaves)
+    carry.promote(lambda types, weak: trace_flat(
+        lambda *p: sum(step([], list(p[:nc]), list(p[nc:])), []), types + row_types,
+        weak + [False] * len(row_types)))
+    outs = scan_flat(step, carry.values, [as_value(x) for x in xs_leaves], length=n,
+                     reverse=reverse)
     return tree.unflatten(init_tree, outs[:nc]), tree.unflatten(seen["y"], outs[nc:])
 
 
@@ -171,8 +165,7 @@ def _scan_impl(*args, **params):
     ys = [np.zeros((length,) + lanes + t.shape, t.dtype) for t in step.out_types[nc:]]
     trips = length if counts is None else min(length, int(counts.max(initial=0)))
     for t in (reversed(range(trips)) if params["reverse"] else range(trips)):
-        outs, laned_out = loops.eval_lanes(step, caps, laned + carry + [x[t] for x in xs], lanes)
-        outs = [o if w or not lanes else loops.spread(o, lanes) for o, w in zip(outs, laned_out)]
+        outs = loops.all_lanes(step, caps, laned + carry + [x[t] for x in xs], lanes)
         if counts is not None:
             active = np.asarray(t < counts)
             outs = [loops.held(active, o, old) for o, old in
@@ -186,44 +179,17 @@ def _scan_impl(*args, **params):
 # ------------------------------------------------------------- jvp
 
 
-def _nonzero(ts: list) -> list[bool]:
-    return [not isinstance(t, Zero) for t in ts]
-
-
 @scan_p.def_rule("jvp")
 def _scan_jvp(primals, tangents, **params):
-    from ..passes.jvp import jvp_region
-
     lay = Layout(len(primals), params)
-    step, nc = params["step"], lay.nc
-    ny = len(step.outputs) - nc
     caps, counts, laned, init, xs = lay.operands(primals)
     tcaps, _, tlaned, tinit, txs = lay.operands(tangents)
-    fixed = _nonzero(tcaps) + _nonzero(tlaned)
-
-    def carry_nz(mask):
-        return jvp_region(step, fixed + mask + _nonzero(txs))[1][:nc]
-
-    nz_carry = loops.fixpoint(_nonzero(tinit), carry_nz)
-    jstep, out_nz = jvp_region(step, fixed + nz_carry + _nonzero(txs), nz_carry + [False] * ny)
-    live = lambda ts: [t for t in ts if not isinstance(t, Zero)]  # noqa: E731
-    n_tc = sum(nz_carry)
-
-    def step_fn(lan, carry, rows):
-        nl, nx = lay.nl, lay.nx
-        outs = eval_region(jstep, caps + lan[:nl] + carry[:nc] + rows[:nx] + live(tcaps)
-                           + lan[nl:] + carry[nc:] + rows[nx:])
-        return (outs[:nc] + outs[nc + ny:nc + ny + n_tc],
-                outs[nc:nc + ny] + outs[nc + ny + n_tc:])
-
-    tinit_live = [instantiate(t) for t, m in zip(tinit, nz_carry) if m]
-    outs = scan_flat(step_fn, init + tinit_live, xs + live(txs), length=params["length"],
-                     reverse=params["reverse"], counts=counts, laned=laned + live(tlaned))
-    out_types = _scan_shape(*[type_of_value(v) for v in primals], **params)
-    carry, tcarry = outs[:nc], outs[nc:nc + n_tc]
-    ys, tys = outs[nc + n_tc:nc + n_tc + ny], outs[nc + n_tc + ny:]
-    return carry + ys, loops.merge(nz_carry + out_nz[nc:], tcarry + tys,
-                                   [Zero(t) for t in out_types])
+    j = loops.LoopJvp(params["step"], lay.nc, nonzero(tcaps) + nonzero(tlaned), nonzero(tinit),
+                      nonzero(txs))
+    outs = scan_flat(j.step_fn(caps, live(tcaps), lay.nl, lay.nx), j.init(init, tinit),
+                     xs + live(txs), length=params["length"], reverse=params["reverse"],
+                     counts=counts, laned=laned + live(tlaned))
+    return j.results(outs, _scan_shape(*[type_of_value(v) for v in primals], **params))
 
 
 # ------------------------------------------------------------- vmap
@@ -242,11 +208,12 @@ def _scan_batch(size, args, dims, **params):
     ny = len(step.outputs) - nc
     xs = [moveaxis(x, 0, 1) if d is not None else x for x, d in zip(xs, xdims)]
     to_dim = lambda mask: [0 if m else None for m in mask]  # noqa: E731
-    batched = loops.fixpoint([d is not None for d in idims], lambda m: [
-        d is not None for d in batch_region(step, size, cdims + to_dim(m) + xdims,
-                                            m + [False] * ny)[1][:nc]])
-    bstep, odims = batch_region(step, size, cdims + to_dim(batched) + xdims,
-                                batched + [False] * ny)
+
+    def probe(mask):
+        bstep, odims = batch_region(step, size, cdims + to_dim(mask) + xdims, mask + [False] * ny)
+        return [d is not None for d in odims[:nc]], (bstep, odims)
+
+    batched, (bstep, odims) = loops.fixpoint([d is not None for d in idims], probe)
 
     def step_fn(lan, carry, rows):
         outs = eval_region(bstep, caps + carry + rows)
@@ -258,20 +225,6 @@ def _scan_batch(size, args, dims, **params):
     return outs[:nc] + ys, to_dim(batched) + [0 if d is not None else None for d in odims[nc:]]
 
 
-def add_lane_axis(size: int, caps: list, cdims: list, laned: list, ldims: list,
-                  lanes: tuple) -> tuple[list[bool], list, list]:
-    """vmap of a loop with lanes: the map's axis becomes the first lane axis. A batched
-    capture becomes a laned operand; -> (moved mask, shared captures, laned operands)."""
-    from ..passes.vmap import materialize
-
-    moved = [d is not None for d in cdims]
-    spread = [broadcast_in_dim(c, (size,) + lanes + type_of_value(c).shape[1:],
-                               (0,) + tuple(range(1 + len(lanes), len(lanes) + type_of_value(
-                                   c).ndim))) for c in loops.pick(caps, moved)]
-    return moved, loops.pick(caps, moved, False), spread + [
-        materialize(v, d, size) for v, d in zip(laned, ldims)]
-
-
 def _counted_batch(size, lay: Layout, args, dims, params):
     from ..passes.vmap import materialize
 
@@ -279,8 +232,8 @@ def _counted_batch(size, lay: Layout, args, dims, params):
     caps, counts, laned, init, xs = lay.operands(args)
     cdims, kdim, ldims, idims, xdims = lay.operands(dims)
     lanes = lanes_of(counts)[1 if kdim is not None else 0:]  # one example's lanes
-    moved, shared, new_laned = add_lane_axis(size, caps, cdims, laned + init, ldims + idims,
-                                             lanes)
+    moved, shared, new_laned = loops.add_lane_axis(size, caps, cdims, laned + init,
+                                                   ldims + idims, lanes)
     n_moved = sum(moved)
     xs = [moveaxis(x, 0, 1) if d is not None else broadcast_in_dim(
         x, (params["length"], size) + type_of_value(x).shape[1:],
@@ -328,33 +281,13 @@ def _scan_partial_eval(pe, unknowns, *args, **params):
     k_ys = k_outs[n_kc:len(k_outs) - split.num_extensive]
     tapes = k_outs[len(k_outs) - split.num_extensive:]
     rows = loops.forwarded_rows(split, kxs) + tapes
-    u_outs = unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
+    u_outs = loops.unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
                           loops.pick(laned, ulaned),
                           [instantiate(v) for v in loops.pick(init, split.unk_carry)],
                           rows, loops.pick(xs, uxs), loop)
     n_uc = sum(split.unk_carry)
     carry = loops.merge(split.unk_carry, u_outs[:n_uc], k_outs[:n_kc])
     return carry + loops.merge(split.unk_ys, u_outs[n_uc:], k_ys)
-
-
-def unknown_loop(pe, split: loops.LoopSplit, h: loops.Hoisted, kcaps: list, klaned: list,
-                 ucaps: list, ulaned: list, uinit: list, res_rows: list, urows: list,
-                 loop: dict) -> list:
-    """The scan of the unknown step: residuals from where `split.kinds` says they are."""
-    int_shared = loops.pick(h.intensive, h.intensive_laned, False)
-    int_laned = loops.pick(h.intensive, h.intensive_laned)
-    n_kl, n_il, n_r, n_uc = len(klaned), len(int_laned), len(res_rows), len(uinit)
-
-    def unknown_step(lan, carry, rows):
-        intensive = loops.merge(h.intensive_laned, lan[n_kl:n_kl + n_il], int_shared)
-        res = loops.residual_args(split, h, kcaps, lan[:n_kl], intensive, rows[:n_r])
-        outs = eval_region(split.unknown_step, res + ucaps + lan[n_kl + n_il:] + carry
-                           + rows[n_r:])
-        return outs[:n_uc], outs[n_uc:]
-
-    with using(pe.unknown):
-        return scan_flat(unknown_step, uinit, res_rows + urows,
-                         laned=klaned + int_laned + ulaned, **loop)
 
 
 @scan_p.def_rule("transpose")
@@ -373,7 +306,7 @@ def _scan_transpose(cts, *args, **params):
     lin_init = is_lin(init)
     res_caps, res_laned = loops.pick(caps, lin_caps, False), loops.pick(laned, lin_laned, False)
     res_xs = loops.pick(xs, lin_xs, False)
-    ys_nz = _nonzero(list(cts[nc:]))
+    ys_nz = nonzero(cts[nc:])
     y_types = step.out_types[nc:]
     # cotangents of captures and laned operands accumulate in carries, one per lane
     acc0 = [zeros(c.type.with_shape(lanes + c.type.shape)) for c in loops.pick(caps, lin_caps)]
@@ -412,18 +345,17 @@ def scan_dce(eqn: Eqn, used: list[bool]) -> Eqn:
     step, nc, nl, a = p["step"], p["num_carry"], p["num_laned"], int(p["counted"])
 
     def needed_carries(mask):
-        body = Region(step.params, step.eqns, tuple(loops.pick(step.outputs, mask + used[nc:])))
-        return live_params(body)[nl:nl + nc]
+        body = dce(Region(step.params, step.eqns,
+                          tuple(loops.pick(step.outputs, mask + used[nc:]))))
+        return live_params(body)[nl:nl + nc], body
 
-    keep_c = loops.fixpoint(used[:nc], needed_carries)
-    body = dce(Region(step.params, step.eqns, tuple(loops.pick(step.outputs,
-                                                               keep_c + used[nc:]))))
-    live = live_params(body)
-    keep_in = live[:nl] + keep_c + live[nl + nc:]
+    keep_c, body = loops.fixpoint(used[:nc], needed_carries)
+    reads = live_params(body)
+    keep_in = reads[:nl] + keep_c + reads[nl + nc:]
     new_step = Region(tuple(loops.pick(step.params, keep_in)), body.eqns, body.outputs)
     inputs = list(eqn.inputs[:a]) + loops.pick(eqn.inputs[a:], keep_in)  # open form
     return Eqn(scan_p, tuple(inputs), tuple(loops.pick(eqn.outputs, keep_c + used[nc:])),
-               {**p, "step": new_step, "num_carry": sum(keep_c), "num_laned": sum(live[:nl])})
+               {**p, "step": new_step, "num_carry": sum(keep_c), "num_laned": sum(reads[:nl])})
 
 
 scan_p.def_rule("dce", scan_dce)

@@ -22,8 +22,8 @@ def dce(region: Region) -> Region:
             continue
         rule = eqn.prim.rules.get("dce")
         if rule is not None and not all(used):
-            eqn = rule(eqn, used)
-        if eqn.regions:
+            eqn = rule(eqn, used)  # which cleans the regions it returns
+        elif eqn.regions:
             eqn = Eqn(eqn.prim, eqn.inputs, eqn.outputs, map_regions(eqn.params, dce))
         live.update(a for a in eqn.inputs if isinstance(a, Var))
         live.update(eqn.captures)
@@ -34,10 +34,10 @@ def dce(region: Region) -> Region:
 
 
 def live_params(region: Region) -> list[bool]:
-    """Which params of `region` its (dead-code-free) body or outputs read."""
-    body = dce(region)
-    used = {a for e in body.eqns for a in e.inputs} | set(body.outputs)
-    used |= {c for e in body.eqns for c in e.captures}
+    """Which params of `region`, free of dead code (as `dce` returns it), its body or
+    outputs read."""
+    used = {a for e in region.eqns for a in e.inputs} | set(region.outputs)
+    used |= {c for e in region.eqns for c in e.captures}
     return [p in used for p in region.params]
 
 
