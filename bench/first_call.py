@@ -3,7 +3,8 @@
     python bench/first_call.py MODE W1,W2 rune_jit,jax
 
 Each peer's one-time start-up (LLVM or XLA initialization) is paid by a trivial function
-first, so a first call measures what the workload itself costs: trace, compile, run.
+first (its `warm_up` hook), so a first call measures what the workload itself costs: trace,
+compile, run, and whatever the peer's `first_call` hook does (C: compile c_ref.c).
 """
 
 from __future__ import annotations

@@ -45,6 +45,10 @@ class Type:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
     def __str__(self) -> str:
         return f"{short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 

@@ -36,6 +36,11 @@ def build() -> ctypes.CDLL:
     return lib
 
 
+def first_call() -> None:
+    """A first call of the C peer includes compiling c_ref.c (see harness.time_first_call)."""
+    build()
+
+
 def _library() -> ctypes.CDLL:
     return _lib[0] if _lib else build()
 

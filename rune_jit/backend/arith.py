@@ -15,6 +15,11 @@ def element(t: ir.Type) -> ir.Type:
     return t.element if isinstance(t, ir.VectorType) else t
 
 
+def lanes(t: ir.Type) -> int | None:
+    """How many lanes a vector type has; None for a scalar type."""
+    return t.count if isinstance(t, ir.VectorType) else None
+
+
 def is_float(v: ir.Value) -> bool:
     return element(v.type) in (F32, F64)
 
@@ -23,12 +28,15 @@ def is_bool(v: ir.Value) -> bool:
     return element(v.type) == I1
 
 
-def const_like(v: ir.Value, value) -> ir.Constant:
-    e = element(v.type)
+def constant(t: ir.Type, value) -> ir.Constant:
+    """`value` of type `t`: in every lane if `t` is a vector."""
+    e = element(t)
     c = ir.Constant(e, float(value) if e in (F32, F64) else int(value))
-    if isinstance(v.type, ir.VectorType):
-        return ir.Constant(v.type, [c] * v.type.count)
-    return c
+    return ir.Constant(t, [c] * t.count) if isinstance(t, ir.VectorType) else c
+
+
+def const_like(v: ir.Value, value) -> ir.Constant:
+    return constant(v.type, value)
 
 
 def suffix(t: ir.Type) -> str:
@@ -43,10 +51,6 @@ def intrinsic(b: ir.IRBuilder, name: str, *args: ir.Value, ret: ir.Type | None =
     t = args[0].type
     fn = declare(b.module, f"llvm.{name}.{suffix(t)}", ret or t, [a.type for a in args])
     return b.call(fn, list(args))
-
-
-def select(b: ir.IRBuilder, p: ir.Value, x: ir.Value, y: ir.Value) -> ir.Value:
-    return b.select(p, x, y)
 
 
 def add(b, x, y):
@@ -139,9 +143,7 @@ def convert(b, x, dtype) -> ir.Value:
     integer, as NumPy does on x86; LLVM's fptosi alone would be undefined there."""
     from .emit import reg_type
 
-    to = reg_type(dtype)
-    if isinstance(x.type, ir.VectorType):
-        to = ir.VectorType(to, x.type.count)
+    to = reg_type(dtype, lanes(x.type))
     src, dst = element(x.type), element(to)
     if src == dst:
         return x
@@ -158,8 +160,7 @@ def convert(b, x, dtype) -> ir.Value:
         limit = float(2 ** (dst.width - 1))
         ok = b.and_(b.fcmp_ordered(">=", x, const_like(x, -limit)),
                     b.fcmp_ordered("<", x, const_like(x, limit)))
-        lowest = ir.Constant(to, [ir.Constant(dst, -(2 ** (dst.width - 1)))] * to.count) \
-            if isinstance(to, ir.VectorType) else ir.Constant(to, -(2 ** (dst.width - 1)))
+        lowest = constant(to, -(2 ** (dst.width - 1)))
         return b.select(ok, intrinsic_to(b, "fptosi.sat", x, to), lowest)
     return b.trunc(x, to) if dst.width < src.width else b.sext(x, to)
 

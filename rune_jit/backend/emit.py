@@ -41,8 +41,9 @@ def reg_type(dtype: np.dtype, width: int | None = None) -> ir.Type:
     return t if width is None else ir.VectorType(t, width)
 
 
-def mem_type(dtype: np.dtype) -> ir.Type:
-    return MEMORY[key(dtype)]
+def mem_type(dtype: np.dtype, width: int | None = None) -> ir.Type:
+    t = MEMORY[key(dtype)]
+    return t if width is None else ir.VectorType(t, width)
 
 
 def declare(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
@@ -69,7 +70,6 @@ class Fn:
         self.b = ir.IRBuilder(start)
         self.status = ir.IRBuilder(self.prologue).alloca(I64, name="status")
         self.arena_size = 0
-        self.arena_offsets: list[tuple[ir.Instruction, int]] = []
         self.growable: list[ir.Value] = []  # slots of buffers that grow (realloc'd)
 
     # ------------------------------------------------------------- buffers
@@ -78,19 +78,13 @@ class Fn:
         """The address of `nbytes` of scratch for this call (valid until it returns)."""
         offset = self.arena_size
         self.arena_size += -(-max(nbytes, 1) // ALIGN) * ALIGN
-        placeholder = self.at_entry.gep(self._arena_param(), [ir.Constant(I64, offset)],
-                                        source_etype=I8)
-        return placeholder
+        return self.at_entry.gep(self._arena_param(), [ir.Constant(I64, offset)], source_etype=I8)
 
     def _arena_param(self) -> ir.Value:
         if not hasattr(self, "_arena"):
             self._arena_slot = ir.IRBuilder(self.prologue).alloca(PTR, name="arena.slot")
             self._arena = self.at_entry.load(self._arena_slot, typ=PTR)
         return self._arena
-
-    def at_start(self, emit_fn) -> None:
-        """Emit with `emit_fn(builder)` in the entry block, before the program runs."""
-        emit_fn(self.at_entry)
 
     def growable_slot(self) -> ir.Value:
         """A pointer slot (null at first) whose buffer is freed at exit."""
@@ -121,6 +115,15 @@ class Fn:
 
         return self.while_loop([start] + list(carried),
                                lambda regs: self.b.icmp_signed(cmp, regs[0], stop), advance)[1:]
+
+    def counted_loop(self, n: ir.Value, reverse: bool, carried: Sequence[ir.Value],
+                     body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]]
+                     ) -> list[ir.Value]:
+        """`loop` over range(n), or over it backwards if `reverse`."""
+        if reverse:
+            return self.loop(self.b.sub(n, ir.Constant(I64, 1)), ir.Constant(I64, -1), -1,
+                             carried, body)
+        return self.loop(ir.Constant(I64, 0), n, 1, carried, body)
 
     def while_loop(self, carried: Sequence[ir.Value],
                    test: Callable[[list[ir.Value]], ir.Value],

@@ -25,19 +25,30 @@ import numpy as np
 from ..ir import Type
 from .emit import I8, I32, I64, PTR, declare
 
-# PyArrayObject_fields (64-bit): ob_type at 8, nd at 24, dimensions at 32, descr at 56,
-# flags at 64; NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
-OB_TYPE, ND, DIMS, DESCR, FLAGS = 8, 24, 32, 56, 64
+# PyArrayObject_fields (64-bit CPython): ob_type at 8, data at 16 (after PyObject_HEAD),
+# nd at 24, dimensions at 32, descr at 56, flags at 64; NPY_ARRAY_C_CONTIGUOUS | ALIGNED
+OB_TYPE, DATA, ND, DIMS, DESCR, FLAGS = 8, 16, 24, 32, 56, 64
 CARRAY = 0x0001 | 0x0100
 METH_FASTCALL_KEYWORDS = 0x0080 | 0x0002
 PY_ARRAY_EMPTY = 184  # index of PyArray_Empty in NumPy's C API table (fixed by its ABI)
+
+
+def _check_layout() -> None:
+    a = np.zeros(3)
+    if ctypes.c_void_p.from_address(id(a) + DATA).value != a.ctypes.data:
+        raise RuntimeError("rune_jit: unexpected NumPy array layout; cannot call compiled code")
+
+
+_check_layout()
+
+
 def eligible(in_types: Sequence[Type], out_types: Sequence[Type], scratch: int) -> bool:
     """Programs with small outputs and no scratch memory: their calls are short enough
     that dispatch matters (large results come from runtime.OutputPool instead)."""
     from .runtime import OutputPool
 
     return not scratch and bool(out_types) and all(
-        t.size * t.dtype.itemsize < OutputPool.MIN_BYTES for t in out_types)
+        t.nbytes < OutputPool.MIN_BYTES for t in out_types)
 
 
 def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
@@ -48,7 +59,7 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     slow = fn.append_basic_block("slow")
     c = lambda n: ir.Constant(I64, n)  # noqa: E731
-    table = _field(b, table_obj, 16, PTR)  # the builtin's self: an int64 array
+    table = data_pointer(b, table_obj)  # the builtin's self: an int64 array
 
     def python(i):  # the slow path (0) and the error raiser (1) of this jitted function
         return b.inttoptr(b.load(b.gep(table, [c(i)], source_etype=I64), typ=I64), PTR)
@@ -104,10 +115,15 @@ def _field(b: ir.IRBuilder, obj: ir.Value, offset: int, t: ir.Type) -> ir.Value:
     return b.load(b.gep(obj, [ir.Constant(I64, offset)], source_etype=I8), typ=t)
 
 
+def data_pointer(b: ir.IRBuilder, array: ir.Value) -> ir.Value:
+    """The address of the elements of the ndarray object at `array`."""
+    return _field(b, array, DATA, PTR)
+
+
 def _is_array_of(b, obj, t: Type, ndarray, descr) -> ir.Value:
     """obj is an exact ndarray with t's dtype (descriptor) and shape, C order, aligned."""
     def field(offset, typ):
-        return b.load(b.gep(obj, [ir.Constant(I64, offset)], source_etype=I8), typ=typ)
+        return _field(b, obj, offset, typ)
 
     conds = [b.icmp_unsigned("==", field(OB_TYPE, PTR), ndarray),
              b.icmp_unsigned("==", field(DESCR, PTR), descr),
@@ -145,9 +161,7 @@ def _fail_if_null(b, fn, module, outs) -> None:
     oom, ok = fn.append_basic_block("no.memory"), fn.append_basic_block("allocated")
     b.cbranch(bad, oom, ok)
     b.position_at_end(oom)
-    xdec = declare(module, "Py_DecRef", ir.VoidType(), [PTR])
-    for o in outs:  # Py_DecRef ignores NULL
-        b.call(xdec, [o])
+    _release(b, module, outs)  # Py_DecRef ignores NULL
     b.ret(null)
     b.position_at_end(ok)
 

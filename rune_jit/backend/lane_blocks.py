@@ -13,23 +13,18 @@ for the most steps one of its lanes took.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import llvmlite.ir as ir
 import numpy as np
 
-from ..ir import Region, Type
+from ..ir import Region
 from . import arith, emit, llvm
 from .lower import Lowerer
-from .values import Scalar, Value
+from .values import Array, Scalar, Value
 
 BLOCK_REGISTERS = 4  # the notes measured 4 vectors of 8 doubles as the sweet spot
-
-
-def block_size(types: Sequence[Type]) -> int:
-    """Lanes per block: BLOCK_REGISTERS registers of the widest dtype in play."""
-    widest = max((t.dtype.itemsize for t in types), default=8)
-    return BLOCK_REGISTERS * llvm.vector_bits() // (8 * max(widest, 4))
+INT64 = np.dtype(np.int64)
 
 
 def vectorizable(regions: Sequence[Region], shared: Sequence[Value]) -> bool:
@@ -41,131 +36,108 @@ def vectorizable(regions: Sequence[Region], shared: Sequence[Value]) -> bool:
     return all(ok(r) for r in regions) and all(v.type.shape == () for v in shared)
 
 
-def _vec_type(t: Type, width: int) -> ir.Type:
-    return ir.VectorType(emit.reg_type(t.dtype), width)
+def block_width(regions: Sequence[Region], shared: Sequence[Value],
+                laned: Sequence[Array]) -> int | None:
+    """Lanes per block: BLOCK_REGISTERS registers of the widest dtype in play; None when
+    the regions cannot run in blocks."""
+    if not vectorizable(regions, shared):
+        return None
+    widest = max((v.type.dtype.itemsize for v in laned), default=8)
+    return BLOCK_REGISTERS * llvm.vector_bits() // (8 * max(widest, 4))
 
 
-def load_block(lw: Lowerer, base: ir.Value, t: Type, first: ir.Value, width: int) -> Scalar:
-    """Lanes first..first+width of a buffer of per-lane scalars, as one vector."""
-    ptr = lw.address(base, t.dtype, first)
-    mem = ir.VectorType(emit.mem_type(t.dtype), width)
-    v = lw.b.load(ptr, typ=mem, align=t.dtype.itemsize)
-    if t.dtype.kind == "b":
-        v = lw.b.icmp_unsigned("!=", v, ir.Constant(mem, [ir.Constant(emit.I8, 0)] * width))
-    return Scalar(t, v)
+def load_block(vw: Lowerer, x: Array, first: ir.Value) -> Scalar:
+    """Lanes first..first+width of an array of per-lane scalars, as one vector."""
+    t = x.type.with_shape(())
+    return Scalar(t, vw.load_at(x.ptr, t.dtype, first, vw.width))
 
 
-def store_block(lw: Lowerer, base: ir.Value, t: Type, first: ir.Value, v: ir.Value) -> None:
-    if t.dtype.kind == "b":
-        v = lw.b.zext(v, ir.VectorType(emit.I8, v.type.count))
-    lw.b.store(v, lw.address(base, t.dtype, first), align=t.dtype.itemsize)
+def _reduce(vw: Lowerer, name: str, v: ir.Value, ret: ir.Type) -> ir.Value:
+    return arith.intrinsic(vw.b, f"vector.reduce.{name}", v, ret=ret)
 
 
-def _reduce(lw: Lowerer, name: str, v: ir.Value, ret: ir.Type) -> ir.Value:
-    return arith.intrinsic(lw.b, f"vector.reduce.{name}", v, ret=ret)
-
-
-def first_lane(lw: Lowerer, mask: ir.Value) -> ir.Value:
+def first_lane(vw: Lowerer, mask: ir.Value) -> ir.Value:
     """The index of the first set lane of a mask."""
     width = mask.type.count
-    bits = lw.b.bitcast(mask, ir.IntType(width))
-    index = arith.intrinsic(lw.b, "cttz", bits, ir.Constant(emit.I1, 0))
-    return lw.b.zext(index, emit.I64) if width < 64 else index
+    bits = vw.b.bitcast(mask, ir.IntType(width))
+    index = arith.intrinsic(vw.b, "cttz", bits, ir.Constant(emit.I1, 0))
+    return vw.b.zext(index, emit.I64) if width < 64 else index
 
 
-def iterate_blocks(lw: Lowerer, shared: list, laned: list, init: list, outs: list, tapes,
-                   out_types, step: Region, until: Region, max_steps: int, n_lanes: int,
-                   width: int, site: int) -> None:
-    """Run the full blocks of a laned iterate; outputs go to the buffers `outs`."""
+def by_blocks(lw: Lowerer, shared: list, laned: list[Array], init: list[Array], outs: list,
+              n_lanes: int, width: int, run: Callable) -> None:
+    """Each full block of `width` lanes: `run(vw, first, consts, carries)` runs its loop
+    from its lanes of `laned` and `init` and returns its final carries, which go to its
+    lanes of the buffers `outs`."""
     vw = lw.with_width(width)
-    nc = len(init)
-    per = [t.with_shape(()) for t in out_types[:nc]]
-    y_types = [t.with_shape(()) for t in out_types[nc + 1:]]
-    i64_vec = ir.VectorType(emit.I64, width)
-    zeros = ir.Constant(i64_vec, [ir.Constant(emit.I64, 0)] * width)
 
-    def block(b, _):
-        first = lw.b.mul(b, lw.i64(width))
-        consts = shared + [load_block(vw, v.ptr, v.type.with_shape(()), first, width)
-                           for v in laned]
-
-        def test_of(carries):
-            done = vw.scalar(vw.lower_region(until, consts + carries)[0])
-            return lw.b.not_(done)
-
-        def values(regs):
-            return [Scalar(t, r) for t, r in zip(per, regs)]
-
-        start = [load_block(vw, v.ptr, t, first, width).v for v, t in zip(init, per)]
-        running0 = test_of(values(start))
-
-        def test(regs):
-            n, running = regs[0], regs[1]
-            any_running = _reduce(lw, "or", running, emit.I1)
-            stuck = lw.b.and_(any_running, lw.b.icmp_signed(">=", n, lw.i64(max_steps)))
-            lane = lw.b.add(first, first_lane(lw, running))
-            vw.fail_if_any(stuck, "iterate", site, lane)
-            return any_running
-
-        def body(regs):
-            n, running, counts, carries = regs[0], regs[1], regs[2], regs[3:]
-            new = vw.lower_region(step, consts + values(carries))
-            held = [lw.b.select(running, vw.scalar(x), c) for x, c in zip(new[:nc], carries)]
-            row = lw.b.add(lw.b.mul(n, lw.i64(n_lanes)), first)
-            tapes.reserve(lw.b.add(n, lw.i64(1)))
-            for y, base, yt in zip(new[nc:], tapes.pointers(), y_types):
-                quiet = lw.b.select(running, vw.scalar(y), vw.const(yt.dtype, 0))
-                store_block(vw, base, yt, row, quiet)
-            counts = lw.b.add(counts, lw.b.zext(running, i64_vec))
-            still = lw.b.and_(running, test_of(values(held)))
-            return [lw.b.add(n, lw.i64(1)), still, counts] + held
-
-        final = lw.fn.while_loop([lw.i64(0), running0, zeros] + start, test, body)
-        for c, base, t in zip(final[3:], outs[:nc], per):
-            store_block(vw, base, t, first, c)
-        store_block(vw, outs[nc], Type(np.dtype(np.int64), ()), first, final[2])
+    def block(j, _):
+        first = vw.b.mul(j, vw.i64(width))
+        consts = shared + [load_block(vw, v, first) for v in laned]
+        final = run(vw, first, consts, [load_block(vw, v, first).v for v in init])
+        for c, base, v in zip(final, outs, init):
+            vw.store_at(base, v.type.dtype, first, c)
         return []
 
     lw.fn.loop(lw.i64(0), lw.i64(n_lanes // width), 1, [], block)
 
 
-def counted_scan_blocks(lw: Lowerer, shared: list, counts, laned: list, init: list, xs: list,
-                        outs: list, out_types, step: Region, length: int, reverse: bool,
-                        n_lanes: int, width: int) -> None:
-    """Run the full blocks of a counted scan, each for its own lanes' most steps."""
-    vw = lw.with_width(width)
-    nc = len(init)
-    per = [t.with_shape(()) for t in out_types[:nc]]
-    y_types = [t.with_shape(()) for t in out_types[nc:]]
-    x_types = [x.type.with_shape(()) for x in xs]
+def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step: Region,
+                  until: Region, tapes, steps_out: ir.Value, max_steps: int, n_lanes: int,
+                  site: int) -> list[ir.Value]:
+    """One block of a laned iterate, until no lane runs; each lane's steps taken go to
+    `steps_out`. -> the final carries."""
+    b, nc = vw.b, len(start)
+    zeros = vw.const(INT64, 0)
 
-    def block(b, _):
-        first = lw.b.mul(b, lw.i64(width))
-        consts = shared + [load_block(vw, v.ptr, v.type.with_shape(()), first, width)
-                           for v in laned]
-        n = arith.convert(lw.b, load_block(vw, counts.ptr, counts.type.with_shape(()), first,
-                                           width).v, np.dtype(np.int64))
-        n = arith.maximum(lw.b, n, vw.const(np.dtype(np.int64), length), False)
-        trips = _reduce(lw, "smax", n, emit.I64)
+    def values(regs):
+        return [Scalar(t, r) for t, r in zip(step.out_types, regs)]
 
-        def body(t, carries):
-            active = lw.b.icmp_signed("<", vw.splat(t), n)
-            at = lw.b.add(lw.b.mul(t, lw.i64(n_lanes)), first)
-            rows = [load_block(vw, x.ptr, xt, at, width) for x, xt in zip(xs, x_types)]
-            new = vw.lower_region(step, consts + [Scalar(t_, c) for t_, c in zip(per, carries)]
-                                  + rows)
-            for y, base, yt in zip(new[nc:], outs[nc:], y_types):
-                store_block(vw, base, yt, at, lw.b.select(active, vw.scalar(y),
-                                                          vw.const(yt.dtype, 0)))
-            return [lw.b.select(active, vw.scalar(x), c) for x, c in zip(new[:nc], carries)]
+    def running(carries):
+        return b.not_(vw.scalar(vw.lower_region(until, consts + carries)[0]))
 
-        start = [load_block(vw, v.ptr, t, first, width).v for v, t in zip(init, per)]
-        if reverse:
-            final = lw.fn.loop(lw.b.sub(trips, lw.i64(1)), lw.i64(-1), -1, start, body)
-        else:
-            final = lw.fn.loop(lw.i64(0), trips, 1, start, body)
-        for c, base, t in zip(final, outs[:nc], per):
-            store_block(vw, base, t, first, c)
-        return []
+    def test(regs):
+        n, mask = regs[0], regs[1]
+        any_running = _reduce(vw, "or", mask, emit.I1)
+        stuck = b.and_(any_running, b.icmp_signed(">=", n, vw.i64(max_steps)))
+        vw.fail_if_any(stuck, "iterate", site, b.add(first, first_lane(vw, mask)))
+        return any_running
 
-    lw.fn.loop(lw.i64(0), lw.i64(n_lanes // width), 1, [], block)
+    def body(regs):
+        n, mask, counts, carries = regs[0], regs[1], regs[2], regs[3:]
+        new = vw.lower_region(step, consts + values(carries))
+        held = [b.select(mask, vw.scalar(x), c) for x, c in zip(new[:nc], carries)]
+        at = b.add(b.mul(n, vw.i64(n_lanes)), first)
+        tapes.reserve(b.add(n, vw.i64(1)))
+        for y, base, t in zip(new[nc:], tapes.pointers(), step.out_types[nc:]):
+            vw.store_at(base, t.dtype, at, b.select(mask, vw.scalar(y), vw.const(t.dtype, 0)))
+        counts = b.add(counts, b.zext(mask, zeros.type))
+        return [b.add(n, vw.i64(1)), b.and_(mask, running(values(held))), counts] + held
+
+    final = vw.fn.while_loop([vw.i64(0), running(values(start)), zeros] + start, test, body)
+    vw.store_at(steps_out, INT64, first, final[2])
+    return final[3:]
+
+
+def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step: Region,
+                       counts: Array, xs: list[Array], ys_out: list, length: int,
+                       reverse: bool, n_lanes: int) -> list[ir.Value]:
+    """One block of a counted scan, for the most steps one of its lanes takes; a lane past
+    its count keeps its carry and writes zero ys. -> the final carries."""
+    b, nc = vw.b, len(start)
+    n = arith.convert(b, load_block(vw, counts, first).v, INT64)
+    n = arith.maximum(b, n, vw.const(INT64, length), False)
+
+    def body(t, carries):
+        active = b.icmp_signed("<", vw.splat(t), n)
+        at = b.add(b.mul(t, vw.i64(n_lanes)), first)
+        rows = [load_block(vw, x, at) for x in xs]
+        new = vw.lower_region(step, consts + [Scalar(t_, c) for t_, c in
+                                              zip(step.out_types, carries)] + rows)
+        for y, base, yt in zip(new[nc:], ys_out, step.out_types[nc:]):
+            zero = vw.const(yt.dtype, 0)
+            vw.store_at(base, yt.dtype, at, b.select(active, vw.scalar(y), zero))
+        return [b.select(active, vw.scalar(x), c) for x, c in zip(new[:nc], carries)]
+
+    trips = _reduce(vw, "smax", n, emit.I64)
+    return vw.fn.counted_loop(trips, reverse, start, body)

@@ -8,6 +8,8 @@ offset, in place. (lane_blocks.py runs blocks of lanes in vector registers.)
 
 from __future__ import annotations
 
+from typing import Callable
+
 import llvmlite.ir as ir
 import numpy as np
 
@@ -23,9 +25,32 @@ def per_lane(t: Type, lanes: tuple) -> Type:
     return t.with_shape(t.shape[len(lanes):])
 
 
-def lane_value(lw: Lowerer, x: Value, lanes: tuple, lane: ir.Value) -> Value:
-    """One lane's slice of a laned value."""
-    return row(lw, lw.materialize(x), per_lane(x.type, lanes), lane)
+def lane_value(lw: Lowerer, x: Array, lanes: tuple, lane: ir.Value) -> Value:
+    """One lane's slice of a laned array."""
+    return row(lw, x, per_lane(x.type, lanes), lane)
+
+
+def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], outs: list,
+             lanes: tuple, width: int | None, in_block: Callable, in_lane: Callable) -> None:
+    """The frame of a loop with lanes: the full blocks of `width` lanes together in vector
+    registers (none if `width` is None), then the other lanes one at a time. Each block or
+    lane starts from its slices of `laned` and `init`; `in_block(vw, first, consts,
+    carries)` or `in_lane(lane, consts, carries)` runs its loop and returns its final
+    carries, which go to its slices of the buffers `outs`."""
+    n_lanes = int(np.prod(lanes, dtype=np.int64))
+    done = 0
+    if width is not None:
+        lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block)
+        done = n_lanes // width * width
+
+    def one_lane(lane, _):
+        consts = caps + [lane_value(lw, v, lanes, lane) for v in laned]
+        final = in_lane(lane, consts, [lane_value(lw, v, lanes, lane) for v in init])
+        for v, base, x in zip(final, outs, init):
+            lw.store(v, row_pointer(lw, base, per_lane(x.type, lanes), lane))
+        return []
+
+    lw.fn.loop(lw.i64(done), lw.i64(n_lanes), 1, [], one_lane)
 
 
 def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_types,
@@ -36,19 +61,14 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
     tapes = Tapes(lw, out_types[nc + 1:], max_steps)
     per = [per_lane(t, lanes) for t in out_types[:nc]]
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc + 1:]]
-    laned = [lw.materialize(v) for v in laned]
-    init = [lw.materialize(v) for v in init]
-    done = 0
-    if lane_blocks.vectorizable([step, until], caps):
-        width = lane_blocks.block_size([v.type for v in laned + init])
-        lane_blocks.iterate_blocks(lw, caps, laned, init, outs, tapes, out_types, step, until,
-                                   max_steps, n_lanes, width, site)
-        done = n_lanes // width * width
+    laned, init = [lw.materialize(v) for v in laned], [lw.materialize(v) for v in init]
+    width = lane_blocks.block_width([step, until], caps, laned + init)
 
-    def one_lane(lane, _):
-        consts = caps + [lane_value(lw, v, lanes, lane) for v in laned]
-        start = [lane_value(lw, v, lanes, lane) for v in init]
+    def in_block(vw, first, consts, start):
+        return lane_blocks.iterate_block(vw, first, consts, start, step, until, tapes,
+                                         outs[nc], max_steps, n_lanes, site)
 
+    def in_lane(lane, consts, start):
         def record(n, ys):
             tapes.reserve(lw.b.add(n, lw.i64(1)))
             at = lw.b.add(lw.b.mul(n, lw.i64(n_lanes)), lane)
@@ -57,12 +77,10 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
 
         final, n = while_steps(lw, consts, start, per, step, until, max_steps, site, lane,
                                record)
-        for v, base, t in zip(final, outs[:nc], per):
-            lw.store(v, row_pointer(lw, base, t, lane))
         lw.store_at(outs[nc], np.dtype(np.int64), lane, n)
-        return []
+        return final
 
-    lw.fn.loop(lw.i64(done), lw.i64(n_lanes), 1, [], one_lane)  # lanes past the blocks
+    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane)
     return [Array(t, p) for t, p in zip(out_types, outs)] + tapes.arrays()
 
 
@@ -73,21 +91,19 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     n_lanes = int(np.prod(lanes, dtype=np.int64))
     outs = [lw.out_buffer(i, t) for i, t in enumerate(out_types)]
     for t, p in zip(out_types[nc:], outs[nc:]):  # ys rows past a lane's count are 0
-        lw.fn.memset0(p, t.size * t.dtype.itemsize)  # (these are tangents: read whole)
+        lw.fn.memset0(p, t.nbytes)  # (these are tangents: read whole)
     per = [per_lane(t, lanes) for t in out_types[:nc]]
     x_rows = [per_lane(x.type.with_shape(x.type.shape[1:]), lanes) for x in xs]
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc:]]
     counts, laned = lw.materialize(counts), [lw.materialize(v) for v in laned]
     init, xs = [lw.materialize(v) for v in init], [lw.materialize(x) for x in xs]
-    done = 0
-    if lane_blocks.vectorizable([step], caps):
-        width = lane_blocks.block_size([v.type for v in laned + init + xs])
-        lane_blocks.counted_scan_blocks(lw, caps, counts, laned, init, xs, outs, out_types,
-                                        step, length, reverse, n_lanes, width)
-        done = n_lanes // width * width
+    width = lane_blocks.block_width([step], caps, laned + init + xs)
 
-    def one_lane(lane, _):
-        consts = caps + [lane_value(lw, v, lanes, lane) for v in laned]
+    def in_block(vw, first, consts, start):
+        return lane_blocks.counted_scan_block(vw, first, consts, start, step, counts, xs,
+                                              outs[nc:], length, reverse, n_lanes)
+
+    def in_lane(lane, consts, start):
         carries = Carries(lw, per)
         count = lw.load_at(counts.ptr, counts.type.dtype, lane)
         count = maximum(lw.b, convert(lw.b, count, np.dtype(np.int64)), lw.i64(length), False)
@@ -100,15 +116,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
                 lw.store(y, row_pointer(lw, base, yt, at))
             return carries.step(regs, new[:nc])
 
-        start = carries.start([lane_value(lw, v, lanes, lane) for v in init])
-        if reverse:
-            final = lw.fn.loop(lw.b.sub(count, lw.i64(1)), lw.i64(-1), -1, start, body)
-        else:
-            final = lw.fn.loop(lw.i64(0), count, 1, start, body)
-        for v, base, t in zip(carries.values(final), outs[:nc], per):
-            lw.store(v, row_pointer(lw, base, t, lane))
-        return []
+        return carries.values(lw.fn.counted_loop(count, reverse, carries.start(start), body))
 
-    lw.fn.loop(lw.i64(done), lw.i64(n_lanes), 1, [], one_lane)  # lanes past the blocks
+    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane)
     return [Array(t, p) for t, p in zip(out_types, outs)]
-

@@ -19,7 +19,7 @@ import llvmlite.ir as ir
 from ..ir import Region, Type
 from . import arith, emit
 from .lower import Lowerer
-from .values import Array, Lazy, Scalar, Value
+from .values import Array, Lazy, Scalar, Value, row_bytes
 
 
 class Carries:
@@ -74,10 +74,7 @@ class Tapes:
         self.lw, self.types, self.max_steps = lw, list(types), max_steps
         self.slots = [lw.fn.growable_slot() for _ in self.types]
         self.capacity = ir.IRBuilder(lw.fn.prologue).alloca(emit.I64)
-        lw.fn.at_start(lambda b: b.store(ir.Constant(emit.I64, 0), self.capacity))
-
-    def row_bytes(self, t: Type) -> int:
-        return t.size // t.shape[0] * t.dtype.itemsize
+        lw.fn.at_entry.store(ir.Constant(emit.I64, 0), self.capacity)
 
     def reserve(self, rows: ir.Value) -> None:
         """Room for `rows` rows in every tape."""
@@ -92,7 +89,7 @@ class Tapes:
                                 False)
             for slot, t in zip(self.slots, self.types):
                 old = b.load(slot, typ=emit.PTR)
-                ptr = lw.fn.call("realloc", emit.PTR, [old, b.mul(new, lw.i64(self.row_bytes(t)))])
+                ptr = lw.fn.call("realloc", emit.PTR, [old, b.mul(new, lw.i64(row_bytes(t)))])
                 lw.fail_if_any(b.icmp_unsigned("==", ptr, ir.Constant(emit.PTR, None)), "memory")
                 b.store(ptr, slot)
             b.store(new, self.capacity)
@@ -154,14 +151,11 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
         for x, xt, buf in zip(xs, x_rows, buffers):
             if buf is not None:  # computed for a block of rows at once: vectorized
                 _fill_rows(lw, x, xt, buf, t0, count)
-        at = lambda i, r: body(lw.b.add(t0, i), i, r)  # noqa: E731
-        if reverse:
-            return lw.fn.loop(lw.b.sub(count, lw.i64(1)), lw.i64(-1), -1, regs, at)
-        return lw.fn.loop(lw.i64(0), count, 1, regs, at)
+        return lw.fn.counted_loop(count, reverse, regs,
+                                  lambda i, r: body(lw.b.add(t0, i), i, r))
 
-    n_blocks = -(-length // block)
-    start, stop, by = (n_blocks - 1, -1, -1) if reverse else (0, n_blocks, 1)
-    final = lw.fn.loop(lw.i64(start), lw.i64(stop), by, carries.start(init), one_block)
+    n_blocks = lw.i64(-(-length // block))
+    final = lw.fn.counted_loop(n_blocks, reverse, carries.start(init), one_block)
     return carries.values(final) + [Array(t, p) for t, p in zip(out_types[nc:], ys)]
 
 
@@ -171,10 +165,10 @@ BLOCK_BYTES = 32 * 1024  # rows of lazy xs computed per block: they stay in cach
 def _block_rows(x_rows: list[Type], blocked: list[bool], length: int) -> int:
     """Rows per block: the whole scan at once unless some xs are computed (lazy) rows,
     which are computed a block at a time into a buffer that stays in cache."""
-    row_bytes = sum(t.size * t.dtype.itemsize for t, b in zip(x_rows, blocked) if b)
-    if not row_bytes:
+    nbytes = sum(t.nbytes for t, b in zip(x_rows, blocked) if b)
+    if not nbytes:
         return max(length, 1)
-    return max(1, min(length, BLOCK_BYTES // row_bytes))
+    return max(1, min(length, BLOCK_BYTES // nbytes))
 
 
 def _fill_rows(lw: Lowerer, x: Lazy, xt: Type, buf, t0, count) -> None:

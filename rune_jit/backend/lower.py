@@ -23,8 +23,8 @@ import numpy as np
 from ..ir import Literal, Region, Type, Var
 from ..primitive import Primitive
 from . import arith, emit
-from .emit import I8, I64, Fn, reg_type
-from .values import Array, Lazy, Scalar, Value, cost, strides
+from .emit import I64, Fn, reg_type
+from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
 
 
 class ErrorSites:
@@ -43,6 +43,9 @@ class Lowerer:
         self.fn = fn
         self.errors = errors
         self.width = width  # lanes per block when lowering a per-lane region, else None
+        # per output of the equation being lowered: the function's output buffer it is
+        # (None if it is not one, or once claimed), so it is computed in place
+        self.pending: list[ir.Value | None] = []
 
     @property
     def b(self) -> ir.IRBuilder:
@@ -67,12 +70,8 @@ class Lowerer:
     # ------------------------------------------------------------- constants
 
     def const(self, dtype: np.dtype, value: Any) -> ir.Constant:
-        t = reg_type(dtype)
-        v = bool(value) if dtype.kind == "b" else (
-            float(value) if dtype.kind == "f" else int(value))
-        c = ir.Constant(t, v)
-        return c if self.width is None else ir.Constant(ir.VectorType(t, self.width),
-                                                        [c] * self.width)
+        v = bool(value) if dtype.kind == "b" else value
+        return arith.constant(reg_type(dtype, self.width), v)
 
     @staticmethod
     def i64(n: int) -> ir.Constant:
@@ -100,14 +99,19 @@ class Lowerer:
     def address(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value) -> ir.Value:
         return self.b.gep(ptr, [offset], source_etype=emit.mem_type(dtype))
 
-    def load_at(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value) -> ir.Value:
-        v = self.b.load(self.address(ptr, dtype, offset), typ=emit.mem_type(dtype))
-        return self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if dtype.kind == "b" else v
+    def load_at(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value,
+                width: int | None = None) -> ir.Value:
+        """The element at `offset`, or the `width` elements from there as one vector."""
+        v = self.b.load(self.address(ptr, dtype, offset), typ=emit.mem_type(dtype, width),
+                        align=dtype.itemsize)
+        # NumPy stores a bool as a byte; a register holds it as an i1
+        return self.b.icmp_unsigned("!=", v, arith.const_like(v, 0)) if dtype.kind == "b" else v
 
     def store_at(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value, v: ir.Value) -> None:
+        """Write `v`, one element or a vector of them, at `offset`."""
         if dtype.kind == "b":
-            v = self.b.zext(v, I8)
-        self.b.store(v, self.address(ptr, dtype, offset))
+            v = self.b.zext(v, emit.mem_type(dtype, arith.lanes(v.type)))
+        self.b.store(v, self.address(ptr, dtype, offset), align=dtype.itemsize)
 
     def load(self, v: Value, idx: Sequence[ir.Value]) -> ir.Value:
         """Element `idx` of a value (a scalar operand broadcasts: any index reads it)."""
@@ -125,12 +129,6 @@ class Lowerer:
 
         return vector_bits() // (8 * dtype.itemsize)
 
-    def vload(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value, width: int) -> ir.Value:
-        vt = ir.VectorType(emit.mem_type(dtype), width)
-        return self.b.load(self.address(ptr, dtype, offset), typ=vt, align=dtype.itemsize)
-
-    def vstore(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value, v: ir.Value) -> None:
-        self.b.store(v, self.address(ptr, dtype, offset), align=dtype.itemsize)
 
     def vsplat(self, v: ir.Value, width: int) -> ir.Value:
         return self.with_width(width).splat(v)
@@ -148,16 +146,21 @@ class Lowerer:
         return self.load(v, [self.i64(0)] * v.type.ndim)
 
     def buffer(self, t: Type) -> ir.Value:
-        return self.fn.buffer(t.size * t.dtype.itemsize)
+        return self.fn.buffer(t.nbytes)
+
+    def claim(self, i: int) -> ir.Value | None:
+        """The function's output buffer that output `i` of the equation being lowered is,
+        unless it is none or already claimed."""
+        dest = self.pending[i] if i < len(self.pending) else None
+        if dest is not None:
+            self.pending[i] = None
+        return dest
 
     def out_buffer(self, i: int, t: Type) -> ir.Value:
         """A buffer for output `i` of the equation being lowered: where the function's
         caller wants it, if it is one of the function's outputs (no copy at the end)."""
-        pending = getattr(self, "pending", None)
-        if pending and i < len(pending) and pending[i] is not None:
-            dest, pending[i] = pending[i], None
-            return dest
-        return self.buffer(t)
+        dest = self.claim(i)
+        return dest if dest is not None else self.buffer(t)
 
     def loop_nest(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
         def level(d: int, idx: list[ir.Value]) -> None:
@@ -173,11 +176,10 @@ class Lowerer:
         """Write all of `v` to the buffer at `dest`."""
         t = v.type
         if isinstance(v, Array) and v.rows is not None:  # only the rows a tape holds
-            row_bytes = t.size // max(t.shape[0], 1) * t.dtype.itemsize
-            self.fn.memcpy(dest, v.ptr, self.b.mul(v.rows, self.i64(row_bytes)))
+            self.fn.memcpy(dest, v.ptr, self.b.mul(v.rows, self.i64(row_bytes(t))))
         elif isinstance(v, Array):
             if v.ptr is not dest:
-                self.fn.memcpy(dest, v.ptr, t.size * t.dtype.itemsize)
+                self.fn.memcpy(dest, v.ptr, t.nbytes)
         elif isinstance(v, Scalar) and t.shape == ():
             self.store_at(dest, t.dtype, self.i64(0), v.v)
         else:
@@ -213,17 +215,19 @@ class Lowerer:
                 return self.literal(a.value)
             return env[a]
 
+        enclosing = self.pending  # of the equation whose rule lowers this region
         for eqn in region.eqns:
             ins, params = eqn.closed
             out_types = [v.type for v in eqn.outputs]
             self.pending = [dests.get(v) if dests else None for v in eqn.outputs]
             outs = self.lower_eqn(eqn.prim, [read(a) for a in ins], out_types, params)
-            for var, val in zip(eqn.outputs, outs):
+            for i, (var, val) in enumerate(zip(eqn.outputs, outs)):
                 # stored once here rather than computed (or copied) again in every loop step
                 inside_loops = var in captured and isinstance(val, Lazy) and not val.cheap
                 if inside_loops or (cost(val) > 0 and uses[var] > 1):
-                    val = self.materialize(val)
+                    val = self.materialize(val, self.claim(i))
                 env[var] = self.settle(val)
+        self.pending = enclosing
         return [read(o) for o in region.outputs]
 
     def lower_eqn(self, prim: Primitive, vals: list[Value], out_types: list[Type],

@@ -15,6 +15,7 @@ import itertools
 import sys
 import threading
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, NamedTuple, Sequence
 
 import llvmlite.ir as ir
@@ -28,18 +29,8 @@ from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
 from .values import Array, Scalar
 
-DATA_OFFSET = 16  # PyArrayObject_fields.data, after PyObject_HEAD (64-bit CPython)
 _names = itertools.count()
 stats = {"compiled": 0, "loaded": 0}  # what the disk-cache tests count
-
-
-def _check_layout() -> None:
-    a = np.zeros(3)
-    if ctypes.c_void_p.from_address(id(a) + DATA_OFFSET).value != a.ctypes.data:
-        raise RuntimeError("rune_jit: unexpected NumPy array layout; cannot call compiled code")
-
-
-_check_layout()
 
 
 @dataclass
@@ -83,7 +74,7 @@ def build(region: Region, symbol: str | None = None) -> Built:
     fn = Fn(module, symbol, [PTR] * (n_in + n_out))
     sites = ErrorSites()
     lw = Lowerer(fn, sites)
-    data = [_data_pointer(fn, a) for a in fn.func.args[:-1]]
+    data = [entry.data_pointer(fn.at_entry, a) for a in fn.func.args[:-1]]
     args = [_argument(lw, t, p) for t, p in zip(region.in_types, data)]
     dests: dict = {}
     for o, d in zip(region.outputs, data[n_in:]):
@@ -100,12 +91,6 @@ def build(region: Region, symbol: str | None = None) -> Built:
     meta = Meta(symbol, region.in_types, region.out_types, sites.sites, fn.scratch_bytes,
                 has_entry)
     return Built(str(module), meta)
-
-
-def _data_pointer(fn: Fn, obj: ir.Value) -> ir.Value:
-    b = fn.at_entry
-    slot = b.gep(obj, [ir.Constant(emit.I64, DATA_OFFSET)], source_etype=emit.I8)
-    return b.load(slot, typ=PTR)
 
 
 def _argument(lw: Lowerer, t: Type, ptr: ir.Value):
@@ -125,10 +110,13 @@ class OutputPool:
     def __init__(self):
         self.free: dict[int, list] = {}
 
-    def empty(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        if nbytes < self.MIN_BYTES:
-            return np.empty(shape, dtype)
+    def allocator(self, t: Type) -> Callable[[], np.ndarray]:
+        """What makes a new array of type `t` (decided once: calls are on the hot path)."""
+        if t.nbytes < self.MIN_BYTES:
+            return partial(np.empty, t.shape, t.dtype)
+        return partial(self.lease, t.shape, t.dtype, t.nbytes)
+
+    def lease(self, shape: tuple, dtype: np.dtype, nbytes: int) -> np.ndarray:
         blocks = self.free.setdefault(nbytes, [])
         try:
             raw, address = blocks.pop()
@@ -172,7 +160,7 @@ class Compiled:
         address, self.entry_address = addresses[0], (addresses[1:] or [None])[0]
         n = len(meta.in_types) + len(meta.out_types) + 1
         self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, *[ctypes.c_void_p] * n)(address)
-        self.specs = [(t.shape, t.dtype) for t in meta.out_types]
+        self.allocators = [POOL.allocator(t) for t in meta.out_types]
         self.local = threading.local()  # each thread's scratch memory, kept between calls
 
     def scratch(self) -> int:
@@ -188,7 +176,7 @@ class Compiled:
 
     def run_exact(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Call with arrays known to be contiguous and of the expected dtypes."""
-        outs = [POOL.empty(shape, dtype) for shape, dtype in self.specs]
+        outs = [new() for new in self.allocators]
         scratch = self.scratch() if self.meta.scratch_bytes else None
         status = self.cfunc(*map(id, arrays), *map(id, outs), scratch)
         if status:
@@ -226,18 +214,18 @@ def prepare(region: Region) -> Executable:
     return Executable(compiled, constants)
 
 
-def _compile(region: Region, level: int = 2) -> Compiled:
+def _compile(region: Region) -> Compiled:
     """Native code for a region: from the disk cache when it has it, else from LLVM."""
     from ..passes.pipeline import before_lowering, dumping
 
-    k = cache.key(f"{str(region)}\nO{level}", llvm.fingerprint())
+    k = cache.key(str(region), llvm.fingerprint())
     entry = cache.load(k)
     if entry is not None:
         stats["loaded"] += 1
         meta, obj = entry
         return Compiled(Meta.from_json(meta), obj)
     built = build(before_lowering(region), symbol=f"rune_{k[:24]}")
-    mod = llvm.optimize(built.llvm_ir, level)
+    mod = llvm.optimize(built.llvm_ir)
     if dumping("llvm"):
         print(str(mod), file=sys.stderr)
     if dumping("asm"):

@@ -50,5 +50,10 @@ def strides(shape: tuple[int, ...]) -> list[int]:
     return out[::-1]
 
 
+def row_bytes(t: Type) -> int:
+    """The bytes of one row (index along axis 0) of a value of type `t`."""
+    return t.with_shape(t.shape[1:]).nbytes
+
+
 def cost(v: Value) -> int:
     return v.cost if isinstance(v, Lazy) else 0

@@ -386,7 +386,7 @@ def _outer_dot(lw, a, b, out, nb, m, n, k):
         cols = [lw.b.add(n0, lw.i64(c * width)) for c in range(max(chunks, 1))]
         at = [[lw.offset(c_dims, [bi, lw.b.add(m0, lw.i64(i)), c]) for c in cols]
               for i in range(rows)]
-        load = (lambda p, o: lw.vload(p, dt, o, width)) if vec else (
+        load = (lambda p, o: lw.load_at(p, dt, o, width)) if vec else (
             lambda p, o: lw.load_at(p, dt, o))
 
         def step(t, acc):
@@ -402,7 +402,7 @@ def _outer_dot(lw, a, b, out, nb, m, n, k):
         start = [load(ptr, at[i][j]) for i in range(rows) for j in range(len(cols))]
         stop = arith.maximum(lw.b, lw.b.add(k0, lw.i64(K_BLOCK)), lw.i64(k), False)
         sums = lw.fn.loop(k0, stop, 1, start, step)
-        store = (lambda o, v: lw.vstore(ptr, dt, o, v)) if vec else (
+        store = (lambda o, v: lw.store_at(ptr, dt, o, v)) if vec else (
             lambda o, v: lw.store_at(ptr, dt, o, v))
         for i in range(rows):
             for j in range(len(cols)):
