@@ -99,6 +99,20 @@ def test_scan_fission_maps_what_does_not_read_the_carry(monkeypatch):
     np.testing.assert_allclose(got, f(xs)[1], rtol=1e-13)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("a_shape,b_shape", [((16, 69), (69, 24)), ((3, 16, 40), (3, 40, 9)),
+                                             ((24, 37), (37,)), ((40,), (40, 17))],
+                         ids=["matrix", "batched", "matrix-vector", "vector-matrix"])
+def test_products_big_enough_for_register_tiles_match_numpy(dtype, a_shape, b_shape):
+    """k of 32 and more takes the tiled kernel: whole vectors along k, then the rest."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=a_shape).astype(dtype), rng.normal(size=b_shape).astype(dtype)
+    got = rune.jit(lambda a, b: a @ b)(a, b)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
 def test_float32_sum_is_accurate():
     x = np.full(1_000_000, 0.1, np.float32)
     got = rune.jit(rnp.sum)(x)

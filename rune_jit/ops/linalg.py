@@ -329,8 +329,8 @@ def _tiled_dot(lw, am, bm, out, nb, m, n, k, tile_shape):
 
         def step(v, acc):  # one vector of k
             t = lw.b.mul(v, lw.i64(width))
-            xs = [lw.vload(am.ptr, dt, lw.b.add(r, t), width) for r in a_rows]
-            ys = [lw.vload(bm.ptr, dt, lw.b.add(r, t), width) for r in b_rows]
+            xs = [lw.load_at(am.ptr, dt, lw.b.add(r, t), width) for r in a_rows]
+            ys = [lw.load_at(bm.ptr, dt, lw.b.add(r, t), width) for r in b_rows]
             return [lw.b.fadd(acc[i * tn + j], lw.b.fmul(xs[i], ys[j]))
                     for i in range(tm) for j in range(tn)]
 
