@@ -160,6 +160,10 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
 
 
 BLOCK_BYTES = 32 * 1024  # rows of lazy xs computed per block: they stay in cache
+# At most this many rows a block, so that the CPU computes the next block's rows (wide,
+# independent work) while the recurrence of this one (a latency-bound chain) still runs:
+# W1 and W2 ran 20-30% faster with 16 rows than with 4096; 64 was slower again.
+BLOCK_ROWS = 16
 
 
 def _block_rows(x_rows: list[Type], blocked: list[bool], length: int) -> int:
@@ -168,7 +172,7 @@ def _block_rows(x_rows: list[Type], blocked: list[bool], length: int) -> int:
     nbytes = sum(t.nbytes for t, b in zip(x_rows, blocked) if b)
     if not nbytes:
         return max(length, 1)
-    return max(1, min(length, BLOCK_BYTES // nbytes))
+    return max(1, min(length, BLOCK_ROWS, BLOCK_BYTES // nbytes))
 
 
 def _fill_rows(lw: Lowerer, x: Lazy, xt: Type, buf, t0, count) -> None:
