@@ -254,28 +254,6 @@ def _show(v) -> str:
     return repr(v) if not isinstance(v, str) else v
 
 
-def fingerprint(region: Region) -> str:
-    """A hash of the program: equal for regions that compute the same thing the same way.
-    Array literals count by their bytes (scalars print their value)."""
-    import hashlib
-
-    h = hashlib.sha256(str(region).encode())
-
-    def literals(r: Region):
-        for e in r.eqns:
-            for a in e.inputs:
-                if isinstance(a, Literal) and a.value.ndim > 0:
-                    h.update(a.value.tobytes())
-            for sub in e.regions:
-                literals(sub)
-        for o in r.outputs:
-            if isinstance(o, Literal) and o.value.ndim > 0:
-                h.update(o.value.tobytes())
-
-    literals(region)
-    return h.hexdigest()
-
-
 def count_eqns(region: Region) -> int:
     """Equations in `region` and every region nested in it."""
     return sum(1 + sum(count_eqns(r) for r in e.regions) for e in region.eqns)

@@ -80,11 +80,25 @@ class Jitted:
             with self.lock:  # concurrent first calls compile once
                 program = self.cache.get(key)
                 if program is None:
-                    from .backend.runtime import prepare
+                    program = self.cache[key] = self._saved_or_new(args, leaves, in_tree,
+                                                                    dyn, key)
+        return program
 
-                    region, out_tree = self._trace(args, leaves, in_tree, dyn)
-                    program = Program(prepare(region), out_tree)
-                    self.cache[key] = program
+    def _saved_or_new(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
+        """The program an earlier process saved for this function and signature, else
+        a new one: traced, compiled (or loaded from the disk cache) and saved."""
+        from . import saved_programs as saved
+        from .backend.runtime import prepare, stats
+
+        k = saved.record_key(self.f, *key)
+        found = saved.load(k) if k is not None else None
+        if found is not None:
+            return Program(*found)
+        region, out_tree = self._trace(args, leaves, in_tree, dyn)
+        stats["traced"] += 1
+        program = Program(prepare(region), out_tree)
+        if k is not None:
+            saved.save(k, *program)
         return program
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -203,3 +203,34 @@ def _prefix_into(out: list, pre: Any, td: TreeDef, path: str, what: str) -> None
     for k, key, c in zip(kids, keys, td.children):
         _prefix_into(out, k, c, path + key, what)
 
+
+
+_PLAIN = {tuple: "tuple", list: "list", dict: "dict", type(None): "none"}
+
+
+def to_json(td: TreeDef) -> Any:
+    """`td` as JSON (a leaf is 0), or None if it holds a container other than a tuple,
+    list, None or dict with string keys (one whose class may change between processes)."""
+    if td.kind is None:
+        return 0
+    name = _PLAIN.get(td.kind)
+    kids = [to_json(c) for c in td.children]
+    if name is None or any(k is None for k in kids):
+        return None
+    if td.kind is dict:
+        return {name: dict(zip(td.aux, kids))} if all(isinstance(k, str) for k in td.aux) \
+            else None
+    return {name: kids}
+
+
+def from_json(data: Any) -> TreeDef:
+    """The structure `to_json` wrote."""
+    def build(d):
+        if d == 0:
+            return 0
+        ((name, kids),) = d.items()
+        if name == "dict":
+            return {k: build(v) for k, v in kids.items()}
+        return {"tuple": tuple, "list": list, "none": lambda _: None}[name](map(build, kids))
+
+    return flatten(build(data))[1]

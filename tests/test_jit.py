@@ -223,6 +223,88 @@ def test_cache_can_be_disabled(tmp_path):
     assert not list(tmp_path.rglob("*.bin"))
 
 
+TRACED = """
+    import os, numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+    from rune_jit.backend import runtime
+    SCALE = float(os.environ.get("SCALE", "2"))
+    W = np.arange(3.0) * float(os.environ.get("W", "1"))
+    def helper(x):
+        return x * SCALE
+    def f(xs):
+        return {"sum": rnp.sum(helper(xs) * W), "last": rune.scan(lambda c, x: (c + x, c), 0.0, xs)[0]}
+    xs = np.arange(3.0)
+    out = rune.jit(f)(xs)
+    g = rune.jit(rune.grad(lambda xs: f(xs)["sum"]))(xs)
+    print(runtime.stats["traced"], float(out["sum"]), float(out["last"]), float(g.sum()),
+          runtime.stats["compiled"])
+"""
+
+
+def traced(tmp_path, program=TRACED, **env):
+    """-> (programs traced, f's sum, f's last carry, the gradient's sum, programs
+    compiled)."""
+    traces, *values, compiled = _run_fresh(program, tmp_path, **env).split()
+    return [int(traces), *map(float, values), int(compiled)]
+
+
+def test_second_process_finds_the_program_without_tracing(tmp_path):
+    first = traced(tmp_path)
+    assert first == [2, 10.0, 3.0, 6.0, 2]  # sum(2 x W), 0+1+2, sum(2 W)
+    assert traced(tmp_path) == [0, 10.0, 3.0, 6.0, 0]
+
+
+@pytest.mark.parametrize("change,want", [
+    (dict(SCALE="3"), [2, 15.0, 3.0, 9.0]),  # a global number the traced code reads
+    (dict(W="5"), [2, 50.0, 3.0, 30.0]),  # a global array
+    ("x * SCALE + 1", [2, 13.0, 3.0, 6.0]),  # the code of a function it calls
+])
+def test_a_change_to_what_the_trace_read_traces_again(tmp_path, change, want):
+    traced(tmp_path)
+    if isinstance(change, dict):
+        got = traced(tmp_path, **change)
+    else:
+        got = traced(tmp_path, TRACED.replace("return x * SCALE", f"return {change}"))
+    assert got[:4] == want
+
+
+def test_a_function_that_reaches_state_is_traced_in_every_process(tmp_path):
+    program = TRACED.replace("SCALE = float(", "OPTIONS = [1]\n    SCALE = float(").replace(
+        "x * SCALE", "x * SCALE * OPTIONS[0]")
+    assert traced(tmp_path, program)[0] == traced(tmp_path, program)[0] == 2
+
+
+def test_a_record_whose_code_is_gone_or_corrupt_traces_again(tmp_path):
+    traced(tmp_path)
+    for entry in tmp_path.rglob("*.bin"):
+        entry.unlink()
+    assert traced(tmp_path) == [2, 10.0, 3.0, 6.0, 2]
+    for record in tmp_path.rglob("*.prog"):
+        record.write_bytes(record.read_bytes()[:-3])
+    assert traced(tmp_path) == [2, 10.0, 3.0, 6.0, 0]
+
+
+def test_digest_covers_code_captures_and_static_arguments():
+    from rune_jit.code_digest import digest
+
+    def scaled(k):
+        return lambda x: x * k
+
+    class Options:
+        pass
+
+    assert digest(scaled(2.0)) == digest(scaled(2.0)) != digest(scaled(3.0))
+    assert digest(lambda x: x + 1) != digest(lambda x: x - 1)
+    assert digest(scaled(np.ones(2))) != digest(scaled(np.zeros(2)))
+    assert digest(rune.grad(scaled(2.0))) != digest(rune.vmap(scaled(2.0)))
+    assert digest(rune.vmap(rnp.sin)) != digest(rune.vmap(rnp.cos))
+    assert digest(scaled(1.0), (3,)) != digest(scaled(1.0), (4,))
+    marked = [scaled(1.0), scaled(1.0)]
+    marked[0].k, marked[1].k = 1, 2
+    assert digest(marked[0]) != digest(marked[1])  # attributes the code may read
+    assert digest(scaled([1.0])) is None and digest(scaled(Options())) is None
+    assert digest(scaled(os)) is None  # a module that is not rune_jit's, NumPy's or Python's
+
+
 def test_loop_outside_jit_runs_compiled_and_cached():
     before = dict(runtime.stats)
     xs = np.linspace(0, 1, 7)

@@ -52,16 +52,17 @@ def compiler_version() -> str:
     return h.hexdigest()
 
 
-def _path(k: str) -> Path:
-    return directory() / k[:2] / f"{k}.bin"
+def _path(k: str, suffix: str) -> Path:
+    return directory() / k[:2] / f"{k}{suffix}"
 
 
-def load(k: str) -> tuple[dict, bytes] | None:
-    """(metadata, object code) of entry `k`, or None if absent, corrupt or disabled."""
+def load(k: str, suffix: str = ".bin") -> tuple[dict, bytes] | None:
+    """(metadata, payload: object code) of entry `k`, or None if absent, corrupt or
+    disabled. `suffix` tells kinds of entries apart (`.prog`: jit's saved programs)."""
     if not enabled():
         return None
     try:
-        data = _path(k).read_bytes()
+        data = _path(k, suffix).read_bytes()
     except OSError:
         return None
     if len(data) < HEADER.size:
@@ -78,14 +79,14 @@ def load(k: str) -> tuple[dict, bytes] | None:
     return meta, payload[8 + meta_len:]
 
 
-def store(k: str, meta: dict, obj: bytes) -> None:
+def store(k: str, meta: dict, obj: bytes, suffix: str = ".bin") -> None:
     """Write entry `k` atomically; a cache that cannot be written is skipped."""
     if not enabled():
         return
     meta_bytes = json.dumps(meta).encode()
     payload = struct.pack("<Q", len(meta_bytes)) + meta_bytes + obj
     blob = HEADER.pack(MAGIC, hashlib.sha256(payload).digest(), len(payload)) + payload
-    path = _path(k)
+    path = _path(k, suffix)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")

@@ -42,6 +42,7 @@ def engine() -> llvm.LLJIT:
     return llvm.create_lljit_compiler(target_machine(), suppress_errors=True)
 
 
+@lru_cache(maxsize=None)
 def fingerprint() -> str:
     """What compiled code depends on besides the program: CPU, features, versions."""
     return "|".join([llvm.get_host_cpu_name(), host_features(), llvmlite.__version__,

@@ -22,7 +22,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from .. import errors
-from ..ir import Region, Type, Var, fingerprint
+from ..ir import Region, Type, Var
 from ..passes.constants import lift_constants
 from . import cache, emit, entry, llvm, mathlib
 from .emit import PTR, Fn
@@ -30,7 +30,7 @@ from .lower import ErrorSites, Lowerer
 from .values import Array, Scalar
 
 _names = itertools.count()
-stats = {"compiled": 0, "loaded": 0}  # what the disk-cache tests count
+stats = {"traced": 0, "compiled": 0, "loaded": 0}  # what the disk-cache tests count
 
 
 @dataclass
@@ -152,8 +152,8 @@ POOL = OutputPool()
 class Compiled:
     """Native code for one program; call it with arrays, get arrays back."""
 
-    def __init__(self, meta: Meta, obj: bytes):
-        self.meta = meta
+    def __init__(self, key: str, meta: Meta, obj: bytes):
+        self.key, self.meta = key, meta  # key: the program's disk cache key
         symbols = [meta.symbol] + ([f"{meta.symbol}.entry"] if meta.entry else [])
         # the tracker keeps the code mapped as long as this object lives
         self.tracker, addresses = llvm.link(obj, symbols, entry.imports())
@@ -204,26 +204,35 @@ _cache_lock = threading.Lock()
 def prepare(region: Region) -> Executable:
     """Native code for a closed region, compiled once per program in this process."""
     lifted, constants = lift_constants(region)
-    key = fingerprint(lifted)
-    compiled = _cache.get(key)
-    if compiled is None:
+    return Executable(compiled(cache.key(str(lifted), llvm.fingerprint()), lifted), constants)
+
+
+def compiled(k: str, region: Region | None = None) -> Compiled | None:
+    """The native code of the program whose cache key is `k`: from this process, else
+    from the disk cache, else compiled from `region` (None if there is no region)."""
+    code = _cache.get(k)
+    if code is None:
         with _cache_lock:  # concurrent first calls compile once
-            compiled = _cache.get(key)
-            if compiled is None:
-                compiled = _cache[key] = _compile(lifted)
-    return Executable(compiled, constants)
+            code = _cache.get(k)
+            if code is None:
+                code = _load(k) or (_compile(k, region) if region is not None else None)
+                if code is not None:
+                    _cache[k] = code
+    return code
 
 
-def _compile(region: Region) -> Compiled:
-    """Native code for a region: from the disk cache when it has it, else from LLVM."""
+def _load(k: str) -> Compiled | None:
+    entry = cache.load(k)
+    if entry is None:
+        return None
+    stats["loaded"] += 1
+    meta, obj = entry
+    return Compiled(k, Meta.from_json(meta), obj)
+
+
+def _compile(k: str, region: Region) -> Compiled:
     from ..passes.pipeline import before_lowering, dumping
 
-    k = cache.key(str(region), llvm.fingerprint())
-    entry = cache.load(k)
-    if entry is not None:
-        stats["loaded"] += 1
-        meta, obj = entry
-        return Compiled(Meta.from_json(meta), obj)
     built = build(before_lowering(region), symbol=f"rune_{k[:24]}")
     mod = llvm.optimize(built.llvm_ir)
     if dumping("llvm"):
@@ -233,7 +242,7 @@ def _compile(region: Region) -> Compiled:
     obj = llvm.emit_object(mod)
     stats["compiled"] += 1
     cache.store(k, built.meta.to_json(), obj)
-    return Compiled(built.meta, obj)
+    return Compiled(k, built.meta, obj)
 
 
 def run_eqn(prim, args: Sequence[Any], params: dict) -> list[np.ndarray]:

@@ -1,0 +1,190 @@
+"""A digest of everything a traced function's program can depend on, so that a new
+process can find on disk the program an earlier process traced, and skip the trace.
+
+The digest covers the function's bytecode and constants, the values it captures (closure
+cells, defaults, the globals its code names) and, through them, the functions it calls,
+recursively. Values count by content: numbers, strings, bytes, NumPy arrays, scalars and
+dtypes, and tuples and frozensets of these. A list, dict or set is state that the trace
+may read or change as it runs (a list of calls, say): a function that reaches one has
+no digest. The code of rune_jit, NumPy and a few standard modules
+counts by name: their versions and rune_jit's source are part of every disk cache key.
+
+Anything else (an object of another class, a bound method, a module of the user's) could
+change the trace in ways the digest cannot see: such a function gets no digest, and is
+traced in every process, as it would be without this cache. What a trace reads from
+outside Python values (files, the environment, a random generator's state) is not seen:
+like a trace in one process, the program keeps what the first trace read.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import hashlib
+import sys
+import types
+from typing import Any
+
+import numpy as np
+
+# modules whose code is covered by the versions in the cache key, or is part of Python
+TRUSTED = ("rune_jit", "numpy", "math", "builtins", "functools", "operator", "itertools",
+           "_operator", "_functools")
+
+
+class Uncacheable(Exception):
+    """The digest cannot vouch for this value."""
+
+
+def digest(*values: Any) -> str | None:
+    """A hex digest of `values` (functions, static arguments); None if one of them
+    reaches something whose effect on a trace the digest cannot see."""
+    d = _Digest()
+    try:
+        for v in values:
+            d.walk(v)
+    except (Uncacheable, RecursionError):
+        return None
+    return d.hash.hexdigest()
+
+
+def _trusted(module: str | None) -> bool:
+    return module is not None and module.split(".")[0] in TRUSTED
+
+
+class _Digest:
+    def __init__(self):
+        self.hash = hashlib.sha256(sys.version.encode())
+        self.seen: dict[int, int] = {}
+        self.alive: list = []  # keeps walked objects alive, so their ids stay theirs
+
+    def put(self, *tokens: Any) -> None:
+        self.hash.update(repr(tokens).encode())
+
+    def walk(self, obj: Any) -> None:
+        if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
+            self.put(type(obj).__name__, obj)
+            return
+        if id(obj) in self.seen:  # shared or cyclic (a recursive function)
+            self.put("ref", self.seen[id(obj)])
+            return
+        self.seen[id(obj)] = len(self.seen)
+        self.alive.append(obj)
+        _WALKERS.get(type(obj), _instance)(self, obj)
+
+    def sequence(self, obj) -> None:
+        self.put(type(obj).__name__, len(obj))
+        for x in obj:
+            self.walk(x)
+
+    def keywords(self, obj: dict | None) -> None:
+        """Keyword defaults or arguments (a dict the digest trusts, unlike a user's)."""
+        self.walk(tuple(sorted((obj or {}).items())))
+
+    def array(self, obj: np.ndarray) -> None:
+        self.put("array", obj.dtype.str, obj.shape)
+        self.hash.update(np.ascontiguousarray(obj).tobytes())
+
+    def code(self, co: types.CodeType) -> None:
+        self.put("code", co.co_code, co.co_names, co.co_varnames, co.co_freevars,
+                 co.co_cellvars, co.co_argcount, co.co_posonlyargcount,
+                 co.co_kwonlyargcount, co.co_flags)
+        for c in co.co_consts:
+            self.walk(c)
+
+    def function(self, f: types.FunctionType) -> None:
+        if _trusted(f.__module__):  # library code: its name; what it closes over
+            self.put("library function", f.__module__, f.__qualname__)
+        else:
+            self.code(f.__code__)
+            self.names(f)
+        self.walk(f.__defaults__)
+        self.keywords(f.__kwdefaults__)
+        self.keywords(f.__dict__)  # attributes the code may read (f.scale, __wrapped__)
+        self.walk(tuple(_cell(c) for c in f.__closure__ or ()))
+
+    def names(self, f: types.FunctionType) -> None:
+        """The globals f's code (or code nested in it) may read: attribute names that
+        happen to be globals too are walked as well, which costs nothing but caution."""
+        for name in sorted(_names(f.__code__)):
+            if name in f.__globals__:
+                self.put("global", name)
+                self.walk(f.__globals__[name])
+            elif hasattr(builtins, name):
+                self.put("builtin", name)
+
+    def named(self, obj) -> None:
+        """A module, class or builtin function of trusted code: its name."""
+        module = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(
+            obj, "__module__", None)
+        if isinstance(obj, types.BuiltinFunctionType) and module is None:
+            owner = getattr(obj, "__self__", None)  # a module's builtin: math.sin
+            module = getattr(owner, "__name__", None)
+        if not _trusted(module):
+            raise Uncacheable(obj)
+        self.put(type(obj).__name__, module, getattr(obj, "__qualname__", obj.__name__))
+
+    def partial(self, p: functools.partial) -> None:
+        self.put("partial")
+        self.walk(p.func)
+        self.walk(p.args)
+        self.keywords(p.keywords)
+
+    def jitted(self, j) -> None:
+        self.put("jit", j.static)
+        self.walk(j.f)
+
+
+def _cell(cell) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # not yet assigned
+        return _Empty
+
+
+class _Empty:
+    pass
+
+
+def _names(co: types.CodeType) -> set[str]:
+    out = set(co.co_names)
+    for c in co.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names(c)
+    return out
+
+
+def _instance(d: _Digest, obj) -> None:
+    """An object of a class that has no walker of its own: a jitted function, a
+    primitive, a NumPy function or dtype; anything else has no digest."""
+    from .jit import Jitted
+    from .primitive import Primitive
+
+    if isinstance(obj, Jitted):
+        d.jitted(obj)
+    elif isinstance(obj, Primitive):
+        d.put("primitive", obj.name)
+    elif isinstance(obj, np.dtype):
+        d.put("dtype", obj.str)
+    elif isinstance(obj, np.generic):
+        d.put("scalar", obj.dtype.str, obj.tobytes())
+    elif isinstance(obj, type):
+        d.named(obj)
+    elif type(obj).__module__ == "numpy" and callable(obj):  # np.sum and such
+        d.named(obj)
+    else:
+        raise Uncacheable(type(obj))
+
+
+_WALKERS = {
+    tuple: _Digest.sequence,
+    frozenset: lambda d, s: d.sequence(sorted(s, key=repr)),
+    np.ndarray: _Digest.array,
+    types.CodeType: _Digest.code,
+    types.FunctionType: _Digest.function,
+    types.ModuleType: _Digest.named,
+    types.BuiltinFunctionType: _Digest.named,
+    np.ufunc: _Digest.named,
+    functools.partial: _Digest.partial,
+    type: _Digest.named,
+}

@@ -1,0 +1,58 @@
+"""Programs an earlier process traced, found on disk so that a new process skips the trace.
+
+A record is keyed by the digest of the jitted function and its static arguments
+(`code_digest`) and by the signature of the call; it holds the disk cache key of the
+compiled code, the structure of the outputs and the constants lifted out of the program.
+A function without a digest, a structure other than tuples, lists, dicts and None, or a
+record whose code is gone: the call traces, as it would without records.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import numpy as np
+
+from . import tree
+from .backend import cache, llvm, runtime
+from .code_digest import digest
+
+SUFFIX = ".prog"
+
+
+def record_key(f: Callable, in_tree: tree.TreeDef, spec: tuple, statics: tuple) -> str | None:
+    """The key of the record of `f` called with this signature, or None if it has none."""
+    if not cache.enabled():
+        return None
+    code, args = digest(f, statics), tree.to_json(in_tree)
+    if code is None or args is None:
+        return None
+    return cache.key(json.dumps([code, args, repr(spec)]), llvm.fingerprint())
+
+
+def load(k: str) -> tuple[runtime.Executable, tree.TreeDef] | None:
+    """(the program, its output structure) that record `k` names, if all of it is there."""
+    entry = cache.load(k, SUFFIX)
+    if entry is None:
+        return None
+    meta, payload = entry
+    code = runtime.compiled(meta["compiled"])
+    if code is None:
+        return None
+    constants, at = [], 0
+    for dtype, shape in meta["constants"]:
+        c = np.frombuffer(payload, np.dtype(dtype), int(np.prod(shape)), at).reshape(shape)
+        constants.append(c.copy())  # aligned, and writable as a traced constant is
+        at += c.nbytes
+    return runtime.Executable(code, constants), tree.from_json(meta["out_tree"])
+
+
+def save(k: str, executable: runtime.Executable, out_tree: tree.TreeDef) -> None:
+    out = tree.to_json(out_tree)
+    if out is None:
+        return
+    constants = [np.ascontiguousarray(c) for c in executable.constants]
+    meta: dict[str, Any] = {"compiled": executable.compiled.key, "out_tree": out,
+                            "constants": [[c.dtype.str, list(c.shape)] for c in constants]}
+    cache.store(k, meta, b"".join(c.tobytes() for c in constants), SUFFIX)
