@@ -54,7 +54,9 @@ def _trusted(module: str | None) -> bool:
 
 class _Digest:
     def __init__(self):
-        self.hash = hashlib.sha256(sys.version.encode())
+        # NumPy's functions count by name: its version must be in the key (Python's
+        # for the bytecode; rune_jit's and LLVM's are in every disk cache key)
+        self.hash = hashlib.sha256(f"{sys.version}|{np.__version__}".encode())
         self.seen: dict[int, int] = {}
         self.alive: list = []  # keeps walked objects alive, so their ids stay theirs
 
