@@ -100,16 +100,22 @@ def test_scan_fission_maps_what_does_not_read_the_carry(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("a_shape,b_shape", [((16, 69), (69, 24)), ((3, 16, 40), (3, 40, 9)),
-                                             ((24, 37), (37,)), ((40,), (40, 17))],
-                         ids=["matrix", "batched", "matrix-vector", "vector-matrix"])
-def test_products_big_enough_for_register_tiles_match_numpy(dtype, a_shape, b_shape):
-    """k of 32 and more takes the tiled kernel: whole vectors along k, then the rest."""
+@pytest.mark.parametrize("a_shape,b_shape,transpose", [
+    ((16, 69), (69, 24), False), ((3, 16, 40), (3, 40, 9), False), ((24, 37), (37,), False),
+    ((40,), (40, 17), False), ((18, 40), (40, 70), False), ((3, 18, 40), (3, 40, 70), False),
+    ((130, 18), (130, 70), True)],
+    ids=["matrix", "batched", "matrix-vector", "vector-matrix", "wide, ragged tiles",
+         "wide, batched", "transposed, k leading"])
+def test_products_big_enough_for_register_tiles_match_numpy(dtype, a_shape, b_shape,
+                                                            transpose):
+    """Big enough products take register tiles: whole vectors along k (then the rest of
+    k), or TILE rows by whole vectors of columns (then the rows and columns left)."""
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=a_shape).astype(dtype), rng.normal(size=b_shape).astype(dtype)
-    got = rune.jit(lambda a, b: a @ b)(a, b)
+    f = (lambda a, b: a.T @ b) if transpose else (lambda a, b: a @ b)
+    got = rune.jit(f)(a, b)
     assert got.dtype == dtype
-    np.testing.assert_allclose(got, a @ b, rtol=1e-5 if dtype == np.float32 else 1e-12,
+    np.testing.assert_allclose(got, f(a, b), rtol=1e-5 if dtype == np.float32 else 1e-12,
                                atol=1e-5 if dtype == np.float32 else 1e-12)
 
 

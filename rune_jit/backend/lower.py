@@ -129,7 +129,6 @@ class Lowerer:
 
         return vector_bits() // (8 * dtype.itemsize)
 
-
     def vsplat(self, v: ir.Value, width: int) -> ir.Value:
         return self.with_width(width).splat(v)
 
@@ -260,7 +259,6 @@ class Lowerer:
         g.linkage = "internal"
         g.initializer = ir.Constant(arr_t, data)
         return g
-
 
 def _uses(region: Region) -> Counter:
     """How often each value is read; a read from a nested region counts as many."""
