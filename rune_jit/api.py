@@ -23,7 +23,7 @@ from .passes.partial_eval import partial_eval_region
 from .passes.simplify import dce, simplify
 from .passes.transpose import transpose_region
 from .passes.vmap import batch_eval, materialize
-from .numpy._core import is_python_scalar
+from .numpy._core import as_value, is_python_scalar
 from .trace import Tracer, current, trace_closed, type_of_value
 
 
@@ -56,10 +56,6 @@ def leaf_type(x: Any) -> tuple[Type, bool]:
     if isinstance(x, Tracer):
         return x.type, x.weak
     return type_of_value(x), False
-
-
-def as_value(x: Any) -> Any:
-    return np.asarray(x, python_scalar_dtype(x)) if is_python_scalar(x) else x
 
 
 class Traced(NamedTuple):
@@ -222,8 +218,13 @@ def _ct_leaf(x: Any, t: Type, path: str) -> Any:
     return x
 
 
+def as_argnums(argnums: int | Sequence[int]) -> tuple[int, ...]:
+    """Argument numbers as a tuple: one int or a sequence of them, as JAX takes them."""
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
 def _argnums(argnums: int | Sequence[int], nargs: int, who: str) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    nums = as_argnums(argnums)
     for a in nums:
         if not isinstance(a, int) or not -nargs <= a < nargs:
             raise ValueError(f"{who}: argnums {argnums} is out of range for {nargs} arguments")
@@ -469,7 +470,7 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 
 def make_ir(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[..., Region]:
     """A function that traces f on given arguments and returns its typed IR."""
-    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    statics = as_argnums(static_argnums)
 
     def make(*args):
         dyn = tuple(i for i in range(len(args)) if i not in statics)

@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from . import tree
-from .api import with_args, flatten_args, leaf_type, trace_fn
+from .api import as_argnums, flatten_args, leaf_type, trace_fn, with_args
 from .ir import Region
 from .trace import Tracer
 
@@ -171,7 +171,7 @@ def _exact_arrays(args: tuple, leaves: list) -> bool:
 def jit(f: Callable | None = None, *, static_argnums: int | Sequence[int] = ()) -> Any:
     """Compile `f` to native code, once per signature. Usable as `@jit` or
     `@jit(static_argnums=...)`."""
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    nums = as_argnums(static_argnums)
 
     def make(g: Callable) -> Jitted:
         # a class of its own, whose __call__ can become this function's native entry

@@ -237,7 +237,8 @@ TRACED = """
     def helper(x):
         return x * SCALE
     def f(xs):
-        return {"sum": rnp.sum(helper(xs) * W), "last": rune.scan(lambda c, x: (c + x, c), 0.0, xs)[0]}
+        last = rune.scan(lambda c, x: (c + x, c), 0.0, xs)[0]
+        return {"sum": rnp.sum(helper(xs) * W), "last": last}
     xs = np.arange(3.0)
     out = rune.jit(f)(xs)
     g = rune.jit(rune.grad(lambda xs: f(xs)["sum"]))(xs)

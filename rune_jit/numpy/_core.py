@@ -119,7 +119,7 @@ def normalize_axes(axis: Any, ndim: int, where: str) -> tuple[int, ...]:
     return out
 
 
-def as_array_value(x: Any) -> Any:
+def as_value(x: Any) -> Any:
     """Python scalars become 0-d arrays of NumPy's default dtype for them."""
     if isinstance(x, PY_SCALARS):
         return np.asarray(x, python_scalar_dtype(x))

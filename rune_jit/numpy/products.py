@@ -8,13 +8,13 @@ import numpy as np
 
 from ..ops import linalg as la
 from ..ops.shape import reshape
-from ._core import (accept, as_array_value, broadcast_shapes, broadcast_to_shape, dtype_weak,
+from ._core import (accept, as_value, broadcast_shapes, broadcast_to_shape, dtype_weak,
                     promote, shape_of, to_dtype)
 from .math import multiply
 
 
 def _operands(a: Any, b: Any, where: str) -> list:
-    return [as_array_value(x) for x in promote(a, b, where=where)]
+    return [as_value(x) for x in promote(a, b, where=where)]
 
 
 def dot(a: Any, b: Any) -> Any:
@@ -72,7 +72,7 @@ def solve(a: Any, b: Any) -> Any:
     where = "rune_jit.numpy.linalg.solve"
     # as numpy.linalg: float32 only when both are float32, float64 otherwise
     single = all(dtype_weak(accept(x, where))[0] == np.float32 for x in (a, b))
-    a, b = [as_array_value(x) for x in promote(a, b, where=where)]
+    a, b = [as_value(x) for x in promote(a, b, where=where)]
     a, b = [to_dtype(x, np.dtype(np.float32 if single else np.float64)) for x in (a, b)]
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) < 2 or sa[-1] != sa[-2]:

@@ -10,7 +10,7 @@ import numpy as np
 from ..dtypes import check_supported
 from ..ops import reduce as red
 from ..ops.shape import reshape
-from ._core import as_array_value, normalize_axes, normalize_axis, promote, shape_of, to_dtype
+from ._core import as_value, normalize_axes, normalize_axis, promote, shape_of, to_dtype
 from .math import _as_bool, divide
 
 INT64 = np.dtype(np.int64)
@@ -27,7 +27,7 @@ def _reduction(name: str, op: Callable, widen_ints: bool) -> Callable:
 
     def f(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
         (a,) = promote(a, where=where)
-        a = as_array_value(a)
+        a = as_value(a)
         if dtype is not None:
             a = to_dtype(a, check_supported(np.dtype(dtype), where))
         elif widen_ints and a.dtype.kind in "ib":
@@ -49,7 +49,7 @@ def _extremum(name: str, op: Callable) -> Callable:
 
     def f(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
         (a,) = promote(a, where=where)
-        a = as_array_value(a)
+        a = as_value(a)
         shape = shape_of(a)
         axes = normalize_axes(axis, len(shape), where)
         if builtins.any(shape[i] == 0 for i in axes):
@@ -89,7 +89,7 @@ any = _truth("any", red.reduce_max, False)  # noqa: A001
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     (a,) = promote(a, where="rune_jit.numpy.mean")
-    a = as_array_value(a)
+    a = as_value(a)
     if dtype is None and a.dtype.kind != "f":
         dtype = np.float64
     s = sum(a, axis, dtype=dtype, keepdims=keepdims)
@@ -104,7 +104,7 @@ def _arg(name: str, op: Callable) -> Callable:
 
     def f(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
         (a,) = promote(a, where=where)
-        a = as_array_value(a)
+        a = as_value(a)
         shape = shape_of(a)
         if axis is None:
             out = op(reshape(a, (int(np.prod(shape, dtype=np.int64)),)), 0)

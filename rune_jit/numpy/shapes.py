@@ -9,12 +9,12 @@ import numpy as np
 
 from ..dtypes import check_supported
 from ..ops import shape as sh
-from ._core import (accept, as_array_value, as_shape, broadcast_shapes, broadcast_to_shape,
+from ._core import (accept, as_shape, as_value, broadcast_shapes, broadcast_to_shape,
                     normalize_axes, normalize_axis, promote, shape_of, to_dtype)
 
 
 def _arr(x: Any, where: str) -> Any:
-    return as_array_value(accept(x, where))
+    return as_value(accept(x, where))
 
 
 def _resolve_shape(shape: Any, size: int, where: str) -> tuple[int, ...]:
@@ -103,7 +103,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     where = "rune_jit.numpy.concatenate"
     if len(arrays) == 0:
         raise ValueError(f"{where}: need at least one array to concatenate")
-    xs = [as_array_value(x) for x in promote(*arrays, where=where)]
+    xs = [as_value(x) for x in promote(*arrays, where=where)]
     if axis is None:
         xs, axis = [ravel(x) for x in xs], 0
     shapes = [shape_of(x) for x in xs]
@@ -122,7 +122,7 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     where = "rune_jit.numpy.stack"
     if len(arrays) == 0:
         raise ValueError(f"{where}: need at least one array to stack")
-    xs = [as_array_value(x) for x in promote(*arrays, where=where)]
+    xs = [as_value(x) for x in promote(*arrays, where=where)]
     shapes = {shape_of(x) for x in xs}
     if len(shapes) != 1:
         raise ValueError(f"{where}: all input arrays must have the same shape, got "
@@ -133,4 +133,4 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
 
 def astype(x: Any, dtype: Any) -> Any:
     dtype = check_supported(np.dtype(dtype), "rune_jit.numpy.astype")
-    return to_dtype(as_array_value(accept(x, "rune_jit.numpy.astype")), dtype)
+    return to_dtype(as_value(accept(x, "rune_jit.numpy.astype")), dtype)
