@@ -121,16 +121,34 @@ def _sample(run, calls: int) -> float:
     return (time.perf_counter() - t0) / calls
 
 
-def first_calls(names: list[str], mode: str, peers: list[str]) -> tuple[dict, dict]:
+def first_calls(names: list[str], mode: str, peers: list[str], repeats: int
+                ) -> tuple[dict, dict]:
     """First-call seconds per workload and peer, measured in fresh processes: `cold` with
     an empty RUNE_JIT_CACHE_DIR, then `warm`, rune_jit only, with the directory the cold
-    process filled."""
-    with tempfile.TemporaryDirectory(prefix="rune_bench_cache_") as cache_dir:
-        env = dict(os.environ, RUNE_JIT_CACHE_DIR=cache_dir)
-        env.pop("RUNE_JIT_CACHE", None)
-        cold = _first_call_process(names, mode, peers, env)
-        warm = _first_call_process(names, mode, ["rune_jit"], env) if "rune_jit" in peers else {}
-    return cold, warm
+    process filled. Each is the median of `repeats` such pairs: one fresh process is a
+    single sample, and the page faults of fresh memory alone vary by milliseconds."""
+    colds, warms = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="rune_bench_cache_") as cache_dir:
+            env = dict(os.environ, RUNE_JIT_CACHE_DIR=cache_dir)
+            env.pop("RUNE_JIT_CACHE", None)
+            colds.append(_first_call_process(names, mode, peers, env))
+            if "rune_jit" in peers:
+                warms.append(_first_call_process(names, mode, ["rune_jit"], env))
+    return _medians(colds), _medians(warms)
+
+
+def _medians(runs: list[dict]) -> dict:
+    """{workload: {peer: {"s": median, "samples": [...]}}}, or the first run's error
+    where no run measured it."""
+    out: dict = {}
+    for name in (runs[0] if runs else {}):
+        out[name] = {}
+        for peer, first in runs[0][name].items():
+            samples = [r[name][peer]["s"] for r in runs if "s" in r.get(name, {}).get(peer, {})]
+            out[name][peer] = ({"s": float(np.median(samples)), "samples": samples}
+                               if samples else first)
+    return out
 
 
 def _first_call_process(names: list[str], mode: str, peers: list[str], env: dict) -> dict:

@@ -23,6 +23,7 @@ import workloads as wl
 
 # mode -> (samples per peer, least seconds a sample lasts)
 TIMING = {"full": (11, 0.02), "quick": (7, 0.005), "tiny": (7, 0.0005)}
+FIRST_CALL_REPEATS = {"full": 3, "quick": 3, "tiny": 1}  # fresh-process pairs per first call
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -85,8 +86,9 @@ def meta(mode: str, modules: dict) -> dict:
             "versions": versions, "rune_jit_commit": _commit(), "mode": mode,
             "load_average_at_start": os.getloadavg()[0], "samples": repeats,
             "least_sample_seconds": min_sample, "tolerance": wl.TOL,
-            "first_call": "fresh process per run of first calls; rune_jit cold = empty "
-                          "RUNE_JIT_CACHE_DIR, warm = a second process on the filled one"}
+            "first_call": "median of fresh processes (first_call_repeats); rune_jit cold = "
+                          "empty RUNE_JIT_CACHE_DIR, warm = a second process on the filled one",
+            "first_call_repeats": FIRST_CALL_REPEATS[mode]}
 
 
 def run_workload(w: wl.Workload, mode: str, modules: dict, cold: dict, warm: dict) -> dict:
@@ -134,7 +136,8 @@ def main(argv: list[str]) -> int:
     results = {"meta": meta(args.mode, modules), "workloads": {}}
     present = [p for p, m in modules.items() if not isinstance(m, str)]
     print("first calls, in fresh processes ...", file=sys.stderr)
-    cold, warm = harness.first_calls([w.name for w in chosen], args.mode, present)
+    cold, warm = harness.first_calls([w.name for w in chosen], args.mode, present,
+                                     FIRST_CALL_REPEATS[args.mode])
     for w in chosen:
         print(f"{w.name} ...", file=sys.stderr)
         results["workloads"][w.name] = run_workload(w, args.mode, modules, cold, warm)

@@ -36,3 +36,17 @@ def test_bench_runs_tiny_and_writes_its_json(tmp_path):
         assert "first_call_s" in w["peers"]["rune_jit"]
     assert isinstance(results["targets"], list)
     assert "W1" in proc.stdout and "| workload | peer |" in proc.stdout
+
+
+def test_first_calls_are_medians_of_the_processes_that_measured_them():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import harness
+    finally:
+        sys.path.remove(str(BENCH))
+    runs = [{"W1": {"jax": {"s": 3.0}, "c": {"error": "no cc"}}},
+            {"W1": {"jax": {"s": 1.0}, "c": {"error": "no cc"}}},
+            {"W1": {"jax": {"error": "crashed"}, "c": {"error": "no cc"}}},
+            {"W1": {"jax": {"s": 2.0}, "c": {"error": "no cc"}}}]
+    assert harness._medians(runs) == {"W1": {"jax": {"s": 2.0, "samples": [3.0, 1.0, 2.0]},
+                                             "c": {"error": "no cc"}}}
