@@ -113,6 +113,7 @@ def run_workload(w: wl.Workload, mode: str, modules: dict, cold: dict, warm: dic
 def _first_call(rec: dict, measured: dict, key: str) -> None:
     if "s" in measured:
         rec[f"{key}_s"] = measured["s"]
+        rec[f"{key}_samples"] = measured["samples"]
     else:
         rec[f"{key}_error"] = measured.get("error", "not measured")
 

@@ -1,10 +1,11 @@
 """Programs an earlier process traced, found on disk so that a new process skips the trace.
 
 A record is keyed by the digest of the jitted function and its static arguments
-(`code_digest`) and by the signature of the call; it holds the disk cache key of the
-compiled code, the structure of the outputs and the constants lifted out of the program.
-A function without a digest, a structure other than tuples, lists, dicts and None, or a
-record whose code is gone: the call traces, as it would without records.
+(`code_digest`) and by the signature of the call; it holds the compiled code (its object
+code, metadata and disk cache key), the structure of the outputs and the constants
+lifted out of the program: one file to read. A function without a digest, or a
+structure other than tuples, lists, dicts and None: the call traces, as it would
+without records.
 """
 
 from __future__ import annotations
@@ -32,15 +33,14 @@ def record_key(f: Callable, in_tree: tree.TreeDef, spec: tuple, statics: tuple) 
 
 
 def load(k: str) -> tuple[runtime.Executable, tree.TreeDef] | None:
-    """(the program, its output structure) that record `k` names, if all of it is there."""
+    """(the program, its output structure) that record `k` holds, if there is one."""
     entry = cache.load(k, SUFFIX)
     if entry is None:
         return None
     meta, payload = entry
-    code = runtime.compiled(meta["compiled"])
-    if code is None:
-        return None
-    constants, at = [], 0
+    at = meta["object_bytes"]
+    code = runtime.compiled(meta["key"], entry=(meta["code"], payload[:at]))
+    constants = []
     for dtype, shape in meta["constants"]:
         c = np.frombuffer(payload, np.dtype(dtype), int(np.prod(shape)), at).reshape(shape)
         constants.append(c.copy())  # aligned, and writable as a traced constant is
@@ -49,10 +49,13 @@ def load(k: str) -> tuple[runtime.Executable, tree.TreeDef] | None:
 
 
 def save(k: str, executable: runtime.Executable, out_tree: tree.TreeDef) -> None:
+    """Record the program with its object code: a new process reads one file."""
     out = tree.to_json(out_tree)
     if out is None:
         return
+    code = executable.compiled
     constants = [np.ascontiguousarray(c) for c in executable.constants]
-    meta: dict[str, Any] = {"compiled": executable.compiled.key, "out_tree": out,
+    meta: dict[str, Any] = {"key": code.key, "code": code.meta.to_json(),
+                            "object_bytes": len(code.obj), "out_tree": out,
                             "constants": [[c.dtype.str, list(c.shape)] for c in constants]}
-    cache.store(k, meta, b"".join(c.tobytes() for c in constants), SUFFIX)
+    cache.store(k, meta, b"".join([code.obj] + [c.tobytes() for c in constants]), SUFFIX)

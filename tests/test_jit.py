@@ -202,7 +202,8 @@ def _run_fresh(code: str, cache_dir, **env) -> str:
 PROGRAM = """
     import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
     from rune_jit.backend import runtime
-    f = rune.jit(lambda xs: rune.scan(lambda c, x: (c * 0.5 + rnp.sin(x),) * 2, 0.0, xs)[0])
+    HALF = [0.5]  # a list: f is traced in every process, and its code found by its IR
+    f = rune.jit(lambda xs: rune.scan(lambda c, x: (c * HALF[0] + rnp.sin(x),) * 2, 0.0, xs)[0])
     print(float(f(np.linspace(0, 1, 50))), runtime.stats["compiled"], runtime.stats["loaded"])
 """
 
@@ -226,7 +227,8 @@ def test_corrupt_entry_is_recompiled(tmp_path):
 
 def test_cache_can_be_disabled(tmp_path):
     _run_fresh(PROGRAM, tmp_path, RUNE_JIT_CACHE="0")
-    assert not list(tmp_path.rglob("*.bin"))
+    assert [traced(tmp_path, RUNE_JIT_CACHE="0")[0] for _ in range(2)] == [2, 2]
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
 
 
 TRACED = """
@@ -280,14 +282,14 @@ def test_a_function_that_reaches_state_is_traced_in_every_process(tmp_path):
     assert traced(tmp_path, program)[0] == traced(tmp_path, program)[0] == 2
 
 
-def test_a_record_whose_code_is_gone_or_corrupt_traces_again(tmp_path):
+def test_a_saved_program_is_one_file_and_a_corrupt_one_traces_again(tmp_path):
     traced(tmp_path)
     for entry in tmp_path.rglob("*.bin"):
         entry.unlink()
-    assert traced(tmp_path) == [2, 10.0, 3.0, 6.0, 2]
+    assert traced(tmp_path) == [0, 10.0, 3.0, 6.0, 0]  # the record holds the code
     for record in tmp_path.rglob("*.prog"):
         record.write_bytes(record.read_bytes()[:-3])
-    assert traced(tmp_path) == [2, 10.0, 3.0, 6.0, 0]
+    assert traced(tmp_path) == [2, 10.0, 3.0, 6.0, 2]
 
 
 def test_digest_covers_code_captures_and_static_arguments():

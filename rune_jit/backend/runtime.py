@@ -15,7 +15,7 @@ import itertools
 import sys
 import threading
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Callable, NamedTuple, Sequence
 
 import llvmlite.ir as ir
@@ -153,13 +153,15 @@ class Compiled:
     """Native code for one program; call it with arrays, get arrays back."""
 
     def __init__(self, key: str, meta: Meta, obj: bytes):
-        self.key, self.meta = key, meta  # key: the program's disk cache key
+        # key: the program's disk cache key; obj: its object code (jit saves it with
+        # the traced program, so that a new process loads one file)
+        self.key, self.meta, self.obj = key, meta, obj
         symbols = [meta.symbol] + ([f"{meta.symbol}.entry"] if meta.entry else [])
         # the tracker keeps the code mapped as long as this object lives
         self.tracker, addresses = llvm.link(obj, symbols, entry.imports())
         address, self.entry_address = addresses[0], (addresses[1:] or [None])[0]
         n = len(meta.in_types) + len(meta.out_types) + 1
-        self.cfunc = ctypes.CFUNCTYPE(ctypes.c_int64, *[ctypes.c_void_p] * n)(address)
+        self.cfunc = _signature(n)(address)
         self.allocators = [POOL.allocator(t) for t in meta.out_types]
         self.local = threading.local()  # each thread's scratch memory, kept between calls
 
@@ -207,27 +209,31 @@ def prepare(region: Region) -> Executable:
     return Executable(compiled(cache.key(str(lifted), llvm.fingerprint()), lifted), constants)
 
 
-def compiled(k: str, region: Region | None = None) -> Compiled | None:
+def compiled(k: str, region: Region | None = None, entry: tuple[dict, bytes] | None = None
+             ) -> Compiled:
     """The native code of the program whose cache key is `k`: from this process, else
-    from the disk cache, else compiled from `region` (None if there is no region)."""
+    from `entry` (metadata and object code read from disk already), else from the disk
+    cache, else compiled from `region`."""
     code = _cache.get(k)
     if code is None:
         with _cache_lock:  # concurrent first calls compile once
             code = _cache.get(k)
             if code is None:
-                code = _load(k) or (_compile(k, region) if region is not None else None)
-                if code is not None:
-                    _cache[k] = code
+                entry = entry or cache.load(k)
+                if entry is not None:
+                    stats["loaded"] += 1
+                    code = Compiled(k, Meta.from_json(entry[0]), entry[1])
+                else:
+                    code = _compile(k, region)
+                _cache[k] = code
     return code
 
 
-def _load(k: str) -> Compiled | None:
-    entry = cache.load(k)
-    if entry is None:
-        return None
-    stats["loaded"] += 1
-    meta, obj = entry
-    return Compiled(k, Meta.from_json(meta), obj)
+@lru_cache(maxsize=None)
+def _signature(n: int):
+    """The ctypes type of a program of n pointers (made once: making one costs more
+    than a call)."""
+    return ctypes.CFUNCTYPE(ctypes.c_int64, *[ctypes.c_void_p] * n)
 
 
 def _compile(k: str, region: Region) -> Compiled:
