@@ -40,6 +40,8 @@ def load(k: str) -> tuple[runtime.Executable, tree.TreeDef] | None:
     meta, payload = entry
     at = meta["object_bytes"]
     code = runtime.compiled(meta["key"], entry=(meta["code"], payload[:at]))
+    if code is None:
+        return None
     constants = []
     for dtype, shape in meta["constants"]:
         c = np.frombuffer(payload, np.dtype(dtype), int(np.prod(shape)), at).reshape(shape)

@@ -225,6 +225,21 @@ def test_corrupt_entry_is_recompiled(tmp_path):
     assert _run_fresh(PROGRAM, tmp_path).split()[1:] == ["0", "1"]  # rewritten whole
 
 
+def test_entries_that_check_out_but_do_not_load_are_compiled_again(tmp_path, monkeypatch):
+    """Written whole (the checksum holds) but unusable here: code another machine's
+    libraries could link, or metadata of another shape."""
+    from rune_jit.backend import cache
+
+    _run_fresh(PROGRAM, tmp_path)
+    (entry,) = list(tmp_path.rglob("*.bin"))
+    k = entry.name[:-len(".bin")]
+    monkeypatch.setenv("RUNE_JIT_CACHE_DIR", str(tmp_path))
+    meta, _ = cache.load(k)
+    for bad in [(meta, b"not an object file"), ({}, b"")]:
+        cache.store(k, *bad)
+        assert _run_fresh(PROGRAM, tmp_path).split()[1:] == ["1", "0"]
+
+
 def test_cache_can_be_disabled(tmp_path):
     _run_fresh(PROGRAM, tmp_path, RUNE_JIT_CACHE="0")
     assert [traced(tmp_path, RUNE_JIT_CACHE="0")[0] for _ in range(2)] == [2, 2]

@@ -210,22 +210,34 @@ def prepare(region: Region) -> Executable:
 
 
 def compiled(k: str, region: Region | None = None, entry: tuple[dict, bytes] | None = None
-             ) -> Compiled:
+             ) -> Compiled | None:
     """The native code of the program whose cache key is `k`: from this process, else
     from `entry` (metadata and object code read from disk already), else from the disk
-    cache, else compiled from `region`."""
+    cache, else compiled from `region` (None without a region)."""
     code = _cache.get(k)
     if code is None:
         with _cache_lock:  # concurrent first calls compile once
             code = _cache.get(k)
             if code is None:
-                entry = entry or cache.load(k)
-                if entry is not None:
-                    stats["loaded"] += 1
-                    code = Compiled(k, Meta.from_json(entry[0]), entry[1])
-                else:
+                code = _from_disk(k, entry or cache.load(k))
+                if code is None and region is not None:
                     code = _compile(k, region)
-                _cache[k] = code
+                if code is not None:
+                    _cache[k] = code
+    return code
+
+
+def _from_disk(k: str, entry: tuple[dict, bytes] | None) -> Compiled | None:
+    """Code from a disk entry, or None if there is none or it does not load: metadata
+    of another shape, or code that does not link here (the key covers the CPU and the
+    versions, not every library of the machine that wrote it)."""
+    if entry is None:
+        return None
+    try:
+        code = Compiled(k, Meta.from_json(entry[0]), entry[1])
+    except (KeyError, TypeError, ValueError, RuntimeError):
+        return None
+    stats["loaded"] += 1
     return code
 
 
