@@ -11,6 +11,7 @@ without records.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -44,7 +45,7 @@ def load(k: str) -> tuple[runtime.Executable, tree.TreeDef] | None:
         return None
     constants = []
     for dtype, shape in meta["constants"]:
-        c = np.frombuffer(payload, np.dtype(dtype), int(np.prod(shape)), at).reshape(shape)
+        c = np.frombuffer(payload, np.dtype(dtype), math.prod(shape), at).reshape(shape)
         constants.append(c.copy())  # aligned, and writable as a traced constant is
         at += c.nbytes
     return runtime.Executable(code, constants), tree.from_json(meta["out_tree"])

@@ -8,6 +8,7 @@ offset, in place. (lane_blocks.py runs blocks of lanes in vector registers.)
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import llvmlite.ir as ir
@@ -37,7 +38,7 @@ def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], out
     lane starts from its slices of `laned` and `init`; `in_block(vw, first, consts,
     carries)` or `in_lane(lane, consts, carries)` runs its loop and returns its final
     carries, which go to its slices of the buffers `outs`."""
-    n_lanes = int(np.prod(lanes, dtype=np.int64))
+    n_lanes = math.prod(lanes)
     done = 0
     if width is not None:
         lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block)
@@ -56,7 +57,7 @@ def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], out
 def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_types,
                         step: Region, until: Region, max_steps: int, lanes: tuple, site: int):
     nc = len(init)
-    n_lanes = int(np.prod(lanes, dtype=np.int64))
+    n_lanes = math.prod(lanes)
     outs = [lw.out_buffer(i, t) for i, t in enumerate(out_types[:nc + 1])]
     tapes = Tapes(lw, out_types[nc + 1:], max_steps)
     per = [per_lane(t, lanes) for t in out_types[:nc]]
@@ -88,7 +89,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
                        xs: list, out_types, step: Region, length: int, reverse: bool):
     lanes = counts.type.shape
     nc = len(init)
-    n_lanes = int(np.prod(lanes, dtype=np.int64))
+    n_lanes = math.prod(lanes)
     outs = [lw.out_buffer(i, t) for i, t in enumerate(out_types)]
     for t, p in zip(out_types[nc:], outs[nc:]):  # ys rows past a lane's count are 0
         lw.fn.memset0(p, t.nbytes)  # (these are tangents: read whole)

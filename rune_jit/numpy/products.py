@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -64,7 +65,7 @@ def outer(a: Any, b: Any) -> Any:
 
 
 def _size(x: Any) -> int:
-    return int(np.prod(shape_of(x), dtype=np.int64))
+    return math.prod(shape_of(x))
 
 
 def solve(a: Any, b: Any) -> Any:

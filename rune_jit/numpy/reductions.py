@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -95,7 +96,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     s = sum(a, axis, dtype=dtype, keepdims=keepdims)
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape), "rune_jit.numpy.mean")
-    count = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    count = math.prod([shape[i] for i in axes])
     return divide(s, count)
 
 
@@ -107,7 +108,7 @@ def _arg(name: str, op: Callable) -> Callable:
         a = as_value(a)
         shape = shape_of(a)
         if axis is None:
-            out = op(reshape(a, (int(np.prod(shape, dtype=np.int64)),)), 0)
+            out = op(reshape(a, (math.prod(shape),)), 0)
             return reshape(out, (1,) * len(shape)) if keepdims else out
         ax = normalize_axis(axis, len(shape), where)
         if shape[ax] == 0:

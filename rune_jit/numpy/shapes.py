@@ -3,6 +3,7 @@ concatenate, stack, ravel, astype."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -23,18 +24,18 @@ def _resolve_shape(shape: Any, size: int, where: str) -> tuple[int, ...]:
     if len(unknown) > 1:
         raise ValueError(f"{where}: can only specify one unknown dimension")
     if unknown:
-        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        known = math.prod([s for s in shape if s != -1])
         if known == 0 or size % known:
             raise ValueError(f"{where}: cannot reshape array of size {size} into shape {shape}")
         shape = tuple(size // known if s == -1 else s for s in shape)
-    if int(np.prod(shape, dtype=np.int64)) != size:
+    if math.prod(shape) != size:
         raise ValueError(f"{where}: cannot reshape array of size {size} into shape {shape}")
     return shape
 
 
 def reshape(a: Any, shape: Any) -> Any:
     a = _arr(a, "rune_jit.numpy.reshape")
-    size = int(np.prod(shape_of(a), dtype=np.int64))
+    size = math.prod(shape_of(a))
     return sh.reshape(a, _resolve_shape(shape, size, "rune_jit.numpy.reshape"))
 
 

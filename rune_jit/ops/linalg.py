@@ -8,6 +8,7 @@ increasing order), as JAX's dot_general does.
 
 from __future__ import annotations
 
+import math
 import string
 from typing import Any, Sequence
 
@@ -228,7 +229,7 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
     out = out_types[0]
     (ca, cb), (ba, bb) = contract, batch
     fa, fb = _free(a.type.ndim, ca, ba), _free(b.type.ndim, cb, bb)
-    size = lambda x, axes: int(np.prod([x.type.shape[i] for i in axes], dtype=np.int64))  # noqa
+    size = lambda x, axes: math.prod([x.type.shape[i] for i in axes])  # noqa
     nb, m, n, k = size(a, ba), size(a, fa), size(b, fb), size(a, ca)
     if k <= SMALL_K:
         return [_lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)]
@@ -498,7 +499,7 @@ def _solve_lower(lw, args, out_types, **_):
     out = out_types[0]
     dt = out.dtype
     n, k = a.type.shape[-1], b.type.shape[-1]
-    nb = int(np.prod(a.type.shape[:-2], dtype=np.int64))
+    nb = math.prod(a.type.shape[:-2])
     lu = lw.materialize(a, lw.buffer(a.type)).ptr  # a copy we may overwrite
     x = lw.materialize(b, lw.out_buffer(0, out)).ptr
     i64 = lw.i64

@@ -23,6 +23,7 @@ unknown one, and sorts the residuals between them (rule 3):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -90,7 +91,7 @@ def eval_lanes(region: Region, shared: list, laned: list, lanes: tuple) -> tuple
 
     if not lanes:
         return eval_region(region, shared + laned), [False] * len(region.outputs)
-    n = int(np.prod(lanes, dtype=np.int64))
+    n = math.prod(lanes)
     flat = [reshape(v, (n,) + type_of_value(v).shape[len(lanes):]) for v in laned]
     outs, dims = batch_eval(region, n, shared + flat, [None] * len(shared) + [0] * len(flat))
     return ([reshape(o, lanes + type_of_value(o).shape[1:]) if d is not None else o

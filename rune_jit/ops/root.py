@@ -14,6 +14,7 @@ Closed form: operands (captures...); regions `solve` (captures...) -> x... and
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -90,8 +91,8 @@ class Flat:
 
     def __init__(self, types: list[Type], lanes: tuple):
         self.types, self.nl = types, len(lanes)
-        self.rows = int(np.prod(lanes, dtype=np.int64))
-        self.sizes = [int(np.prod(t.shape[self.nl:], dtype=np.int64)) for t in types]
+        self.rows = math.prod(lanes)
+        self.sizes = [math.prod(t.shape[self.nl:]) for t in types]
         self.n = sum(self.sizes)
 
     def flat(self, values: list) -> Any:

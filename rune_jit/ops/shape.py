@@ -6,6 +6,7 @@ another of them.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -86,7 +87,7 @@ reshape_p = Primitive("reshape")
 
 @reshape_p.def_rule("shape")
 def _reshape_shape(x: Type, *, shape) -> list[Type]:
-    if int(np.prod(shape, dtype=np.int64)) != x.size:
+    if math.prod(shape) != x.size:
         raise ValueError(f"cannot reshape {x} to {shape}")
     return [Type(x.dtype, tuple(shape))]
 
