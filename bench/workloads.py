@@ -24,6 +24,7 @@ class Workload:
 
 _HAND = "hand-written adjoint loop"
 _NO_REMAT = "no remat variant: its W6 row already keeps only c and W c + x per step"
+_W6_SIZES = {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256), "tiny": dict(t=20, h=16)}
 _NO_DISPATCH = "not a jit: a ctypes call measures ctypes, not a compiler's dispatch"
 
 WORKLOADS = [
@@ -55,12 +56,10 @@ WORKLOADS = [
               "tiny": dict(n=100, max_steps=200)}),
     Workload("W6", "W6", "gradient w.r.t. W of sum(final c), c' = tanh(sin(W c + x)), no remat",
              ("rune_jit", "c", "numba", "jax", "numpy"), {},
-             {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256),
-              "tiny": dict(t=20, h=16)}),
+             _W6_SIZES),
     Workload("W6r", "W6", "W6 with rune.remat / jax.checkpoint on the step",
              ("rune_jit", "jax"), dict(c=_NO_REMAT, numba=_NO_REMAT, numpy=_NO_REMAT),
-             {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256),
-              "tiny": dict(t=20, h=16)}),
+             _W6_SIZES),
     Workload("D", "D", "dispatch: jitted x + 1 on a one-element float64 array",
              ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_DISPATCH),
              {m: {} for m in MODES}),

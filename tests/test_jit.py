@@ -242,7 +242,7 @@ def test_entries_that_check_out_but_do_not_load_are_compiled_again(tmp_path, mon
 
 def test_cache_can_be_disabled(tmp_path):
     _run_fresh(PROGRAM, tmp_path, RUNE_JIT_CACHE="0")
-    assert [traced(tmp_path, RUNE_JIT_CACHE="0")[0] for _ in range(2)] == [2, 2]
+    assert [traced(tmp_path, RUNE_JIT_CACHE="0")[0] for _ in range(2)] == [3, 3]
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]
 
 
@@ -259,28 +259,29 @@ TRACED = """
     xs = np.arange(3.0)
     out = rune.jit(f)(xs)
     g = rune.jit(rune.grad(lambda xs: f(xs)["sum"]))(xs)
+    v = rune.jit(rune.vmap(helper))(xs)
     print(runtime.stats["traced"], float(out["sum"]), float(out["last"]), float(g.sum()),
-          runtime.stats["compiled"])
+          float(v.sum()), runtime.stats["compiled"])
 """
 
 
 def traced(tmp_path, program=TRACED, **env):
-    """-> (programs traced, f's sum, f's last carry, the gradient's sum, programs
-    compiled)."""
+    """-> (programs traced, f's sum, f's last carry, the gradient's sum, the vmapped
+    helper's sum, programs compiled)."""
     traces, *values, compiled = _run_fresh(program, tmp_path, **env).split()
     return [int(traces), *map(float, values), int(compiled)]
 
 
 def test_second_process_finds_the_program_without_tracing(tmp_path):
     first = traced(tmp_path)
-    assert first == [2, 10.0, 3.0, 6.0, 2]  # sum(2 x W), 0+1+2, sum(2 W)
-    assert traced(tmp_path) == [0, 10.0, 3.0, 6.0, 0]
+    assert first == [3, 10.0, 3.0, 6.0, 6.0, 3]  # sum(2 x W), 0+1+2, sum(2 W), sum(2 x)
+    assert traced(tmp_path) == [0, 10.0, 3.0, 6.0, 6.0, 0]
 
 
 @pytest.mark.parametrize("change,want", [
-    (dict(SCALE="3"), [2, 15.0, 3.0, 9.0]),  # a global number the traced code reads
-    (dict(W="5"), [2, 50.0, 3.0, 30.0]),  # a global array
-    ("x * SCALE + 1", [2, 13.0, 3.0, 6.0]),  # the code of a function it calls
+    (dict(SCALE="3"), [3, 15.0, 3.0, 9.0, 9.0]),  # a global number the traced code reads
+    (dict(W="5"), [2, 50.0, 3.0, 30.0, 6.0]),  # a global array (helper does not read it)
+    ("x * SCALE + 1", [3, 13.0, 3.0, 6.0, 9.0]),  # the code of a function it calls
 ])
 def test_a_change_to_what_the_trace_read_traces_again(tmp_path, change, want):
     traced(tmp_path)
@@ -288,23 +289,23 @@ def test_a_change_to_what_the_trace_read_traces_again(tmp_path, change, want):
         got = traced(tmp_path, **change)
     else:
         got = traced(tmp_path, TRACED.replace("return x * SCALE", f"return {change}"))
-    assert got[:4] == want
+    assert got[:5] == want
 
 
 def test_a_function_that_reaches_state_is_traced_in_every_process(tmp_path):
     program = TRACED.replace("SCALE = float(", "OPTIONS = [1]\n    SCALE = float(").replace(
         "x * SCALE", "x * SCALE * OPTIONS[0]")
-    assert traced(tmp_path, program)[0] == traced(tmp_path, program)[0] == 2
+    assert traced(tmp_path, program)[0] == traced(tmp_path, program)[0] == 3
 
 
 def test_a_saved_program_is_one_file_and_a_corrupt_one_traces_again(tmp_path):
     traced(tmp_path)
     for entry in tmp_path.rglob("*.bin"):
         entry.unlink()
-    assert traced(tmp_path) == [0, 10.0, 3.0, 6.0, 0]  # the record holds the code
+    assert traced(tmp_path) == [0, 10.0, 3.0, 6.0, 6.0, 0]  # the record holds the code
     for record in tmp_path.rglob("*.prog"):
         record.write_bytes(record.read_bytes()[:-3])
-    assert traced(tmp_path) == [2, 10.0, 3.0, 6.0, 2]
+    assert traced(tmp_path) == [3, 10.0, 3.0, 6.0, 6.0, 3]
 
 
 def test_digest_covers_code_captures_and_static_arguments():

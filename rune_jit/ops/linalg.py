@@ -410,8 +410,9 @@ def _outer_dot(lw, a, b, out, nb, m, n, k, k_leading: bool = True):
         cols = [lw.b.add(n0, lw.i64(c * width)) for c in range(max(chunks, 1))]
         at = [[lw.offset(c_dims, [bi, lw.b.add(m0, lw.i64(i)), c]) for c in cols]
               for i in range(rows)]
-        load = (lambda p, o: lw.load_at(p, dt, o, width)) if vec else (
-            lambda p, o: lw.load_at(p, dt, o))
+
+        def load(p, o):  # a vector of columns, or one
+            return lw.load_at(p, dt, o, width if vec else None)
 
         def step(t, acc):
             ys = [load(b.ptr, lw.offset(b_dims, [bi, t, c])) for c in cols]
