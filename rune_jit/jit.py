@@ -54,7 +54,6 @@ class Jitted:
         self.cache: dict[Any, Program] = {}
         # calls whose arguments are contiguous, aligned arrays, by _signature alone
         self.fast: dict[tuple, Program] = {}
-        self.entries: list = []
         self.lock = threading.Lock()
         wraps(f)(self)
 
@@ -127,7 +126,7 @@ class Jitted:
 
     def _install_entry(self, program: Program) -> None:
         """Calls with this signature go straight to native code from now on."""
-        from .backend.entry import Entry
+        from .backend.entry import builtin
         from .backend.runtime import raiser
 
         ex = program.executable
@@ -136,11 +135,10 @@ class Jitted:
                                                               for c in out.children))
         if ex.compiled.entry_address is None or ex.constants or not flat:
             return
-        entry = Entry(ex.compiled.entry_address, self._general, raiser(ex.compiled.meta.sites))
-        # an entry may be running (this call may come from its slow path): keep every
-        # entry, and its method table, alive with the function
-        self.entries.append(entry)
-        type(self).__call__ = entry.builtin
+        # a running entry (this call may come from its slow path) is safe to replace:
+        # its caller holds it until it returns
+        type(self).__call__ = builtin(ex.compiled.entry_address, self._general,
+                                      raiser(ex.compiled.meta.sites))
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         from .backend.runtime import build

@@ -1,5 +1,6 @@
 """jit: the API, the code it makes, its errors, the caches and threads."""
 
+import gc
 import os
 import subprocess
 import sys
@@ -442,6 +443,36 @@ def test_native_entry_keeps_reference_counts():
     last = outs.pop()
     count = sys.getrefcount(last)  # outside the assert: pytest's rewriting holds references
     assert count == 2 and last.flags.writeable
+
+
+def test_dropped_jitted_functions_are_collected_safely(tmp_path):
+    """The collector may free a jitted function and its entry in any order: freed
+    memory is poisoned here (glibc fills it with 0xff) so that an entry reading a freed
+    method definition crashes the process rather than passing by luck."""
+    code = """
+        import gc, weakref, numpy as np, rune_jit as rune
+        x, refs = np.ones(3), []
+        for i in range(50):
+            f = rune.jit(lambda x: x * 2.0)
+            f(x), f(x)  # the second call runs the native entry
+            refs.append(weakref.ref(f))
+            del f
+            gc.collect()
+        print(sum(r() is not None for r in refs))
+    """
+    out = _run_fresh(code, tmp_path, PYTHONMALLOC="malloc", MALLOC_PERTURB_="255")
+    assert out == "0"  # and none of them leaked
+
+
+def test_native_entry_outlives_its_jitted_function():
+    f = rune.jit(lambda x: x * 2.0)
+    x = np.ones(3)
+    f(x)
+    call = type(f).__call__  # the entry itself: it holds what its slow path calls
+    del f
+    gc.collect()
+    np.testing.assert_array_equal(call(x), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(call(np.ones(2)), [2.0, 2.0])  # the slow path
 
 
 def test_native_entry_raises_the_programs_errors():

@@ -206,16 +206,28 @@ class PyMethodDef(ctypes.Structure):
                 ("flags", ctypes.c_int), ("doc", ctypes.c_char_p)]
 
 
+class _Table(ctypes.Structure):
+    """What an entry reads (the addresses of its two Python functions) and the method
+    definition its builtin points to, in one block of memory."""
+
+    _fields_ = [("slow", ctypes.c_void_p), ("on_error", ctypes.c_void_p),
+                ("method", PyMethodDef)]
+
+
+_NAME = b"rune_jit_entry"  # lives as long as the module: the definitions point to it
+
 _new_builtin = ctypes.pythonapi.PyCFunction_NewEx
 _new_builtin.restype = ctypes.py_object
-_new_builtin.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+_new_builtin.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
-class Entry:
-    """The builtin of one program for one jitted function: call it like the function."""
-
-    def __init__(self, address: int, slow: Callable, on_error: Callable):
-        self.keep = (slow, on_error)  # the table holds their addresses: keep them alive
-        self.table = np.array([id(slow), id(on_error)], np.int64)
-        self.method = PyMethodDef(b"rune_jit_entry", address, METH_FASTCALL_KEYWORDS, None)
-        self.builtin = _new_builtin(ctypes.addressof(self.method), self.table, None)
+def builtin(address: int, slow: Callable, on_error: Callable) -> Callable:
+    """The builtin of one program's entry for one jitted function: call it like the
+    function. It owns all it points to, however it is reached and however late the
+    garbage collector frees it: its self is an array over the table, which CPython
+    keeps until after the last read of the method definition, and its module slot holds
+    the two functions (the collector sees them there)."""
+    table = _Table(id(slow), id(on_error),
+                   PyMethodDef(_NAME, address, METH_FASTCALL_KEYWORDS, None))
+    table_array = np.frombuffer(table, np.int64)  # its base keeps `table` alive
+    return _new_builtin(ctypes.addressof(table.method), table_array, (slow, on_error))
