@@ -2,6 +2,7 @@
 
 import gc
 import os
+import platform
 import subprocess
 import sys
 import textwrap
@@ -391,8 +392,67 @@ def test_unresolved_symbol_fails_when_linking_not_when_called():
     }
     """
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(code), 0))
-    with pytest.raises(RuntimeError, match="materialize|not found|Symbols"):
+    with pytest.raises(RuntimeError, match="no_such_function_in_this_process"):
         llvm.link(obj, ["calls_missing"])
+    with pytest.raises(RuntimeError, match="materialize|not found|Symbols"):
+        llvm.lljit_link(obj, ["calls_missing"], {})
+
+
+LINKED = """
+    @table = constant [4 x double] [double 1.0, double 2.0, double 4.0, double 8.0]
+    @counter = global i64 0
+    declare double @sin(double)
+    define double @mix(double %x, i64 %i) {
+      %p = getelementptr [4 x double], ptr @table, i64 0, i64 %i
+      %t = load double, ptr %p
+      %s = call double @sin(double %x)
+      %n = load i64, ptr @counter
+      %n1 = add i64 %n, 1
+      store i64 %n1, ptr @counter
+      %y = fmul double %s, %t
+      ret double %y
+    }
+"""
+
+
+def _mix(link) -> list[float]:
+    import ctypes
+
+    from rune_jit.backend import llvm
+
+    obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
+    keep, (address,) = link(obj, ["mix"])
+    mix = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_int64)(address)
+    return [mix(0.5, i) for i in range(4)] + [type(keep).__name__]
+
+
+def test_object_loader_agrees_with_lljit():
+    """Constants, writable data and a call into libm, loaded by rune_jit's own loader
+    (x86-64 Linux) and by LLJIT."""
+    from rune_jit.backend import llvm
+
+    ours, theirs = _mix(llvm.link), _mix(lambda obj, syms: llvm.lljit_link(obj, syms, {}))
+    assert ours[:4] == theirs[:4] == [np.sin(0.5) * 2.0 ** i for i in range(4)]
+    if sys.platform.startswith("linux") and platform.machine() == "x86_64":
+        assert ours[4] == "Image" and theirs[4] == "ResourceTracker"
+
+
+def test_object_loader_refuses_what_is_not_an_object():
+    from rune_jit.backend import elf_loader, llvm
+
+    obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
+    for bad in (b"", b"not an object file", obj[:100], obj[:len(obj) // 2]):
+        with pytest.raises(elf_loader.Unsupported):
+            elf_loader.load(bad, ["mix"], lambda name: None)
+
+
+def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
+    from rune_jit.backend import elf_loader, llvm
+
+    monkeypatch.setattr(elf_loader, "RELOCATIONS", {})  # every relocation unknown
+    out = _mix(llvm.link)
+    assert out[:4] == [np.sin(0.5) * 2.0 ** i for i in range(4)]
+    assert out[4] == "ResourceTracker"
 
 
 # ------------------------------------------------------------- the native entry

@@ -44,11 +44,10 @@ _check_layout()
 
 def eligible(in_types: Sequence[Type], out_types: Sequence[Type], scratch: int) -> bool:
     """Programs with small outputs and no scratch memory: their calls are short enough
-    that dispatch matters (large results come from runtime.OutputPool instead)."""
-    from .runtime import OutputPool
+    that dispatch matters (large results come from the pool instead)."""
+    from .pool import MIN_BYTES
 
-    return not scratch and bool(out_types) and all(
-        t.nbytes < OutputPool.MIN_BYTES for t in out_types)
+    return not scratch and bool(out_types) and all(t.nbytes < MIN_BYTES for t in out_types)
 
 
 def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,

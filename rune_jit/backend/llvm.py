@@ -1,7 +1,9 @@
-"""One JIT engine per process: LLVM set up once, modules optimized, compiled and linked.
+"""LLVM set up once per process; modules optimized, compiled to object code and loaded.
 
-ORC's LLJIT is used rather than MCJIT because it refuses, at link time, code that
-calls a symbol nobody defines (MCJIT links it and the call crashes).
+Object code is loaded by `elf_loader` where it can (x86-64 Linux), else linked by ORC's
+LLJIT, one engine per process. LLJIT rather than MCJIT because it refuses, at link time,
+code that calls a symbol nobody defines (MCJIT links it and the call crashes); the
+loader refuses it too.
 """
 
 from __future__ import annotations
@@ -13,19 +15,27 @@ from functools import lru_cache
 import llvmlite
 import llvmlite.binding as llvm
 
+from . import elf_loader
+
 _lock = threading.Lock()
 _names = itertools.count()
+
+
+@lru_cache(maxsize=None)
+def math_libraries() -> None:
+    """Scalar and vector math (libm, libmvec) where compiled code finds them, if present."""
+    for lib in ("libm.so.6", "libmvec.so.1"):
+        try:
+            llvm.load_library_permanently(lib)
+        except RuntimeError:
+            pass
 
 
 @lru_cache(maxsize=None)
 def target_machine() -> llvm.TargetMachine:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    for lib in ("libm.so.6", "libmvec.so.1"):  # scalar and vector math, if present
-        try:
-            llvm.load_library_permanently(lib)
-        except RuntimeError:
-            pass
+    math_libraries()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=host_features(),
                                         opt=3, jit=True)
@@ -85,13 +95,24 @@ def emit_assembly(mod: llvm.ModuleRef) -> str:
 
 
 def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
-         ) -> tuple[llvm.ResourceTracker, list[int]]:
-    """Load object code; -> (the tracker that keeps the code mapped, each symbol's address).
+         ) -> tuple[object, list[int]]:
+    """Load object code; -> (what keeps the code mapped, each symbol's address).
     `imports` names addresses of this process the code refers to. A symbol the code
     needs and nobody defines raises here, not at call time."""
+    imports = imports or {}
+    math_libraries()
+    try:
+        return elf_loader.load(obj, symbols, lambda name: imports.get(name) or
+                               elf_loader.process_symbol(name) or llvm.address_of_symbol(name))
+    except elf_loader.Unsupported:
+        return lljit_link(obj, symbols, imports)
+
+
+def lljit_link(obj: bytes, symbols: list[str], imports: dict[str, int]
+               ) -> tuple[llvm.ResourceTracker, list[int]]:
     with _lock:
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-        for name, address in (imports or {}).items():
+        for name, address in imports.items():
             builder.import_symbol(name, address)
         for symbol in symbols:
             builder.export_symbol(symbol)

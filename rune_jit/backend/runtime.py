@@ -15,7 +15,7 @@ import itertools
 import sys
 import threading
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any, Callable, NamedTuple, Sequence
 
 import llvmlite.ir as ir
@@ -25,6 +25,7 @@ from .. import errors
 from ..ir import Region, Type, Var
 from ..passes.constants import lift_constants
 from . import cache, emit, entry, llvm, mathlib
+from .pool import POOL
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
 from .values import Array, Scalar
@@ -98,57 +99,6 @@ def _argument(lw: Lowerer, t: Type, ptr: ir.Value):
     return Scalar(t, lw.scalar(arr)) if t.shape == () else arr
 
 
-class OutputPool:
-    """Large results in recycled memory. A fresh multi-megabyte array from malloc costs a
-    page fault per 4 KB page on first touch (about 6 ms for 8 MB on these machines, in
-    phases that come and go with glibc's trimming): an array from the pool is backed by
-    memory an earlier, dropped result used, and returns it when it is dropped."""
-
-    MIN_BYTES = 1 << 20
-    KEEP = 4  # free blocks kept per size
-
-    def __init__(self):
-        self.free: dict[int, list] = {}
-
-    def allocator(self, t: Type) -> Callable[[], np.ndarray]:
-        """What makes a new array of type `t` (decided once: calls are on the hot path)."""
-        if t.nbytes < self.MIN_BYTES:
-            return partial(np.empty, t.shape, t.dtype)
-        return partial(self.lease, t.shape, t.dtype, t.nbytes)
-
-    def lease(self, shape: tuple, dtype: np.dtype, nbytes: int) -> np.ndarray:
-        blocks = self.free.setdefault(nbytes, [])
-        try:
-            raw, address = blocks.pop()
-        except IndexError:
-            raw = np.empty(nbytes, np.uint8)
-            address = raw.ctypes.data
-        return np.asarray(_Lease(self, raw, address, shape, dtype))
-
-    def give_back(self, raw: np.ndarray, address: int) -> None:
-        blocks = self.free.setdefault(raw.nbytes, [])
-        if len(blocks) < self.KEEP:
-            blocks.append((raw, address))
-
-
-class _Lease:
-    """The base of a pooled array: NumPy keeps it alive as long as the array, a view or
-    a slice of it lives; when it goes, the memory goes back to the pool."""
-
-    __slots__ = ("pool", "raw", "address", "__array_interface__")
-
-    def __init__(self, pool, raw, address, shape, dtype):
-        self.pool, self.raw, self.address = pool, raw, address
-        self.__array_interface__ = {"shape": tuple(shape), "typestr": dtype.str,
-                                    "data": (address, False), "version": 3}
-
-    def __del__(self):
-        self.pool.give_back(self.raw, self.address)
-
-
-POOL = OutputPool()
-
-
 class Compiled:
     """Native code for one program; call it with arrays, get arrays back."""
 
@@ -157,8 +107,8 @@ class Compiled:
         # the traced program, so that a new process loads one file)
         self.key, self.meta, self.obj = key, meta, obj
         symbols = [meta.symbol] + ([f"{meta.symbol}.entry"] if meta.entry else [])
-        # the tracker keeps the code mapped as long as this object lives
-        self.tracker, addresses = llvm.link(obj, symbols, entry.imports())
+        # the image (or tracker) keeps the code mapped as long as this object lives
+        self.image, addresses = llvm.link(obj, symbols, entry.imports())
         address, self.entry_address = addresses[0], (addresses[1:] or [None])[0]
         n = len(meta.in_types) + len(meta.out_types) + 1
         self.cfunc = _signature(n)(address)
