@@ -55,3 +55,18 @@ def test_faulting_in_keeps_what_is_written():
     if pool._madvise is not None:  # Linux: 0, or -1 where the kernel predates the advice
         assert pool._populate(raw, address, n) in (0, -1)
     assert (block[::4096] == 7).all() and block[-1] == 9 and block.ctypes.data == address
+
+
+def test_a_loaded_program_has_memory_on_its_way_for_its_first_result():
+    from rune_jit.backend import runtime
+    from rune_jit.ir import Type
+    from rune_jit.trace import trace_flat
+
+    n = N + 512  # a size no other test uses
+    t = Type(np.dtype(np.float64), (n,))
+    region = trace_flat(lambda x: [x * 3.0], [t])
+    pool.POOL.free.pop(t.nbytes, None)
+    executable = runtime.prepare(region)
+    (raw, address), = pool.POOL.free[t.nbytes]
+    out, = executable.run([np.ones(n)])
+    assert out.ctypes.data == address and (out == 3.0).all()

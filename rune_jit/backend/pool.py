@@ -37,6 +37,13 @@ class OutputPool:
             return partial(np.empty, t.shape, t.dtype)
         return partial(self.lease, t.shape, t.dtype, t.nbytes)
 
+    def prepare(self, t: Type) -> None:
+        """Have fresh memory on its way for a first result of type `t`, if none is free
+        (called once its program is loaded, so that faulting it in overlaps the rest of
+        the first call; not before: loading code maps memory, which would wait for it)."""
+        if t.nbytes >= MIN_BYTES and not self.free.get(t.nbytes):
+            self.give_back(*_fresh(t.nbytes), t.nbytes)
+
     def lease(self, shape: tuple, dtype: np.dtype, nbytes: int) -> np.ndarray:
         blocks = self.free.setdefault(nbytes, [])
         try:

@@ -113,6 +113,8 @@ class Compiled:
         n = len(meta.in_types) + len(meta.out_types) + 1
         self.cfunc = _signature(n)(address)
         self.allocators = [POOL.allocator(t) for t in meta.out_types]
+        for t in meta.out_types:
+            POOL.prepare(t)
         self.local = threading.local()  # each thread's scratch memory, kept between calls
 
     def scratch(self) -> int:
