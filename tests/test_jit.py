@@ -446,6 +446,20 @@ def test_object_loader_refuses_what_is_not_an_object():
             elf_loader.load(bad, ["mix"], lambda name: None)
 
 
+@pytest.mark.parametrize("ir_text", [
+    "@n = thread_local global i64 0\ndefine i64 @f() {\n  %v = load i64, ptr @n\n  ret i64 %v\n}",
+    "@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] "
+    "[{ i32, ptr, ptr } { i32 65535, ptr @f, ptr null }]\n@n = global i64 0\n"
+    "define void @f() {\n  store volatile i64 1, ptr @n\n  ret void\n}",
+], ids=["thread-local", "constructor"])
+def test_object_loader_leaves_what_it_cannot_run_faithfully_to_lljit(ir_text):
+    from rune_jit.backend import elf_loader, llvm
+
+    obj = llvm.emit_object(llvm.optimize(ir_text))
+    with pytest.raises(elf_loader.Unsupported):
+        elf_loader.load(obj, ["f"], lambda name: None)
+
+
 def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
     from rune_jit.backend import elf_loader, llvm
 

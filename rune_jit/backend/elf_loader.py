@@ -27,7 +27,9 @@ SYM = struct.Struct("<IBBHQQ")
 RELA = struct.Struct("<QQq")
 ET_REL, EM_X86_64 = 1, 62
 SHT_SYMTAB, SHT_RELA, SHT_NOBITS = 2, 4, 8
-SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
+INIT_ARRAYS = (14, 15, 16)  # SHT_INIT_ARRAY, SHT_FINI_ARRAY, SHT_PREINIT_ARRAY
+CONSTRUCTORS = (".ctors", ".dtors", ".init_array", ".fini_array", ".preinit_array")
+SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR, SHF_TLS = 0x1, 0x2, 0x4, 0x400
 SHN_UNDEF, SHN_ABS = 0, 0xFFF1
 STB_GLOBAL = 1
 PAGE = 4096
@@ -119,8 +121,12 @@ def _sections(obj: bytes) -> list[tuple]:
 def _groups(sections: list[tuple]) -> list[list[int]]:
     """The sections to load: code, constants, data."""
     groups: list[list[int]] = [[], [], []]
-    for i, (name, _, flags, *_) in enumerate(sections):
+    for i, (name, kind, flags, align, *_) in enumerate(sections):
+        if kind in INIT_ARRAYS or name.startswith(CONSTRUCTORS) or flags & SHF_TLS:
+            raise Unsupported(f"section {name}")  # constructors, thread-local data
         if flags & SHF_ALLOC and name != ".eh_frame":
+            if align > PAGE:
+                raise Unsupported(f"section {name} aligned to {align}")
             groups[0 if flags & SHF_EXECINSTR else 2 if flags & SHF_WRITE else 1].append(i)
     return groups
 
