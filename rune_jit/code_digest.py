@@ -9,9 +9,11 @@ may read or change as it runs (a list of calls, say): a function that reaches on
 no digest. The code of rune_jit, NumPy and a few standard modules
 counts by name: their versions and rune_jit's source are part of every disk cache key.
 
-Anything else (an object of another class, a bound method, a module of the user's) could
-change the trace in ways the digest cannot see: such a function gets no digest, and is
-traced in every process, as it would be without this cache. What a trace reads from
+A module of the user's that the code names as a global (`mylib.g`) counts by the
+attributes the code may read from it. Anything else (an object of another class, a bound
+method, a module captured in a closure) could change the trace in ways the digest cannot
+see: such a function gets no digest, and is traced in every process, as it would be
+without this cache. What a trace reads from
 outside Python values (files, the environment, a random generator's state) is not seen:
 like a trace in one process, the program keeps what the first trace read.
 """
@@ -108,12 +110,32 @@ class _Digest:
     def names(self, f: types.FunctionType) -> None:
         """The globals f's code (or code nested in it) may read: attribute names that
         happen to be globals too are walked as well, which costs nothing but caution."""
-        for name in sorted(_names(f.__code__)):
+        names = _names(f.__code__)
+        for name in sorted(names):
             if name in f.__globals__:
                 self.put("global", name)
-                self.walk(f.__globals__[name])
+                self.global_value(f.__globals__[name], names)
             elif hasattr(builtins, name):
                 self.put("builtin", name)
+
+    def global_value(self, value: Any, names: set[str]) -> None:
+        """A module of the user's counts by the attributes the code may read from it
+        (any of its names, `mylib.g` or `mylib.sub.g`); other values count whole."""
+        if not isinstance(value, types.ModuleType) or _trusted(value.__name__):
+            self.walk(value)
+        elif id(value) in self.seen:
+            self.put("ref", self.seen[id(value)])
+        else:
+            self.seen[id(value)] = len(self.seen)
+            self.alive.append(value)
+            self.put("module", value.__name__)
+            attributes = vars(value)
+            for name in sorted(names):
+                if name in attributes:
+                    self.put("attribute", name)
+                    self.global_value(attributes[name], names)
+                elif "__getattr__" in attributes:  # computed attributes: unseen
+                    raise Uncacheable(value)
 
     def named(self, obj) -> None:
         """A module, class or builtin function of trusted code: its name."""

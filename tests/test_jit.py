@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -330,6 +331,55 @@ def test_digest_covers_code_captures_and_static_arguments():
     assert digest(marked[0]) != digest(marked[1])  # attributes the code may read
     assert digest(scaled([1.0])) is None and digest(scaled(Options())) is None
     assert digest(scaled(os)) is None  # a module that is not rune_jit's, NumPy's or Python's
+
+
+def _user_module(**attributes) -> types.ModuleType:
+    mylib = types.ModuleType("mylib")
+    exec("def g(x):\n    return x * scale", mylib.__dict__)
+    mylib.__dict__.update(attributes)
+    return mylib
+
+
+def _calls_user_module(mylib: types.ModuleType, body: str = "mylib.g(x) + 1.0"):
+    namespace = {"mylib": mylib, "__name__": "user_script"}
+    exec(f"def f(x):\n    return {body}", namespace)
+    return namespace["f"]
+
+
+def test_digest_of_a_user_module_covers_what_the_code_reads_from_it():
+    from rune_jit.code_digest import digest
+
+    two, three = _user_module(scale=2.0), _user_module(scale=3.0)
+    assert digest(_calls_user_module(two)) == digest(_calls_user_module(_user_module(scale=2.0)))
+    assert digest(_calls_user_module(two)) != digest(_calls_user_module(three))
+    other_code = _user_module(scale=2.0)
+    exec("def g(x):\n    return x / scale", other_code.__dict__)
+    assert digest(_calls_user_module(two)) != digest(_calls_user_module(other_code))
+    unread = _user_module(scale=2.0, log=[])  # state the code does not name
+    assert digest(_calls_user_module(unread)) == digest(_calls_user_module(two))
+    read = _user_module(scale=2.0, log=[])
+    assert digest(_calls_user_module(read, "mylib.g(x) + len(mylib.log)")) is None
+    lazy = _user_module(scale=2.0, __getattr__=lambda name: 1.0)
+    assert digest(_calls_user_module(lazy, "mylib.g(x) + mylib.offset")) is None
+
+
+def test_a_function_calling_a_user_module_is_found_by_the_next_process(tmp_path):
+    (tmp_path / "mylib.py").write_text("SCALE = 2.0\ndef g(x):\n    return x * SCALE\n")
+    program = """
+        import os, sys, numpy as np, rune_jit as rune
+        from rune_jit.backend import runtime
+        sys.path.insert(0, os.environ["LIB"])
+        import mylib
+        y = rune.jit(lambda x: mylib.g(x) + 1.0)(np.float64(1.0))
+        print(runtime.stats["traced"], float(y))
+    """
+    def run():
+        return _run_fresh(program, tmp_path / "cache", LIB=str(tmp_path),
+                          PYTHONDONTWRITEBYTECODE="1").split()
+
+    assert run() == ["1", "3.0"] and run() == ["0", "3.0"]
+    (tmp_path / "mylib.py").write_text("SCALE = 5.5\ndef g(x):\n    return x * SCALE\n")
+    assert run() == ["1", "6.5"]
 
 
 def test_loop_outside_jit_runs_compiled_and_cached():
