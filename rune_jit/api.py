@@ -77,7 +77,7 @@ def trace_fn(f: Callable, leaves: Sequence[Any], in_tree: tree.TreeDef,
         # a pair (output, aux) is checked as "output..." and "aux...", not "output[0]..."
         parts = [(out[0], root), (out[1], "aux")] if has_pair else [(out, root)]
         checked = [flatten_args(o, name) for o, name in parts]
-        out_box.append(tree.flatten(out)[1])
+        out_box.append(tree.flatten(out)[1] if has_pair else checked[0][1])
         return [as_value(o) for leaves_, _, _ in checked for o in leaves_]
 
     region, caps = trace_closed(flat, types, [w for _, w in typed])
