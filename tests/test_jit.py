@@ -575,17 +575,20 @@ def test_dropped_jitted_functions_are_collected_safely(tmp_path):
     method definition crashes the process rather than passing by luck."""
     code = """
         import gc, weakref, numpy as np, rune_jit as rune
-        x, refs = np.ones(3), []
+        x, big, refs, sums = np.ones(3), np.ones(1 << 18), [], set()
         for i in range(50):
             f = rune.jit(lambda x: x * 2.0)
             f(x), f(x)  # the second call runs the native entry
+            g = rune.jit(lambda x: rune.scan(lambda c, r: (c + r, c * r), 0.0, x))
+            sums.add(float(g(big)[1].sum()))  # a pooled result, dropped at once
             refs.append(weakref.ref(f))
-            del f
+            del f, g
             gc.collect()
-        print(sum(r() is not None for r in refs))
+        print(sum(r() is not None for r in refs), sorted(sums))
     """
     out = _run_fresh(code, tmp_path, PYTHONMALLOC="malloc", MALLOC_PERTURB_="255")
-    assert out == "0"  # and none of them leaked
+    n = 1 << 18
+    assert out == f"0 [{float(sum(range(n)))}]"  # none leaked; c * 1 = c = 0, 1, ..., n-1
 
 
 def test_native_entry_outlives_its_jitted_function():
