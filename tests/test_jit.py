@@ -591,6 +591,23 @@ def test_dropped_jitted_functions_are_collected_safely(tmp_path):
     assert out == f"0 [{float(sum(range(n)))}]"  # none leaked; c * 1 = c = 0, 1, ..., n-1
 
 
+def test_results_and_code_can_die_as_the_interpreter_exits(monkeypatch):
+    """As the interpreter exits, module globals become None before the last objects
+    die: a pooled result and loaded code must go quietly then."""
+    from rune_jit.backend import elf_loader, llvm, pool
+
+    result = rune.jit(lambda x: x * 2.0)(np.ones(1 << 18))  # from the pool
+    code = llvm.link(llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED))), ["mix"])
+    raised = []
+    monkeypatch.setattr(sys, "unraisablehook", raised.append)
+    for module in (pool, elf_loader):
+        for name in [n for n in vars(module) if not n.startswith("__")]:
+            monkeypatch.setattr(module, name, None)
+    del result, code
+    gc.collect()
+    assert raised == []
+
+
 def test_native_entry_outlives_its_jitted_function():
     f = rune.jit(lambda x: x * 2.0)
     x = np.ones(3)

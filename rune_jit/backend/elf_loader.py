@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import sys
+import weakref
 from typing import Callable
 
 EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
@@ -49,7 +50,8 @@ class Unsupported(Exception):
 
 
 class Image:
-    """Pages holding one loaded object; unmapped when this goes."""
+    """Pages holding one loaded object; unmapped when this goes, but not as the
+    interpreter exits (code may run until the end, and the process's end frees it)."""
 
     def __init__(self, size: int):
         base = _libc.mmap(None, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -57,10 +59,7 @@ class Image:
         if base in (None, ctypes.c_void_p(-1).value):
             raise MemoryError("rune_jit: cannot map memory for compiled code")
         self.base, self.size = base, size
-
-    def __del__(self):
-        if getattr(self, "base", None):
-            _libc.munmap(self.base, self.size)
+        weakref.finalize(self, _libc.munmap, base, size).atexit = False
 
 
 def load(obj: bytes, symbols: list[str], resolve: Callable[[str], int | None]

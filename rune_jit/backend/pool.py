@@ -22,12 +22,14 @@ import numpy as np
 from ..ir import Type
 
 MIN_BYTES = 1 << 20
-KEEP = 4  # free blocks kept per size
 HUGE_PAGE = 1 << 21
 MADV_POPULATE_WRITE = 23  # Linux 5.14; older kernels refuse it, and nothing is lost
 
 
 class OutputPool:
+    KEEP = 4  # free blocks kept per size (an attribute: results die as the interpreter
+    # exits, when module globals are gone)
+
     def __init__(self):
         self.free: dict[int, list] = {}
 
@@ -54,7 +56,7 @@ class OutputPool:
 
     def give_back(self, raw: np.ndarray, address: int, nbytes: int) -> None:
         blocks = self.free.setdefault(nbytes, [])
-        if len(blocks) < KEEP:
+        if len(blocks) < self.KEEP:
             blocks.append((raw, address))
 
 
