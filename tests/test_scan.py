@@ -51,6 +51,20 @@ def oscillator(xp, p, x):
     return Particle(p.x + 0.1 * p.v, p.v - 0.1 * xp.sin(p.x) + x), p.x
 
 
+def crossed_carries(xp, c, x):
+    """Small carries (kept in registers) whose new values read each other's current
+    ones, element i from element j: all must be read before any is replaced."""
+    a, b = c
+    return (b[::-1] * x + a, xp.sin(a[::-1]) - b * 0.5), a[0] * b[1]
+
+
+def lorenz(xp, s, x):
+    d = xp.stack([10.0 * (s[1] - s[0]), s[0] * (28.0 - s[2]) - s[1],
+                  s[0] * s[1] - (8.0 / 3.0) * s[2]])
+    n = s + (0.01 + 0.001 * x) * d
+    return n, n[0]
+
+
 def float32_step(xp, c, x):
     n = xp.sin(c) * x + np.float32(0.25) * c
     return n, xp.sum(n * n)
@@ -90,6 +104,9 @@ CASES = [
          {"a": np.array([0.1, 0.2, 0.3]), "b": np.float32(1.5), "n": np.int32(0)}, mat,
          rtol=1e-6, grad_check=dict(eps=1e-2, rtol=2e-2)),
     Case("namedtuple carry", oscillator, Particle(np.float64(1.0), np.float64(0.0)), rows),
+    Case("crossed small carries", crossed_carries,
+         (np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.6])), rows),
+    Case("lorenz", lorenz, np.array([1.0, 1.0, 1.0]), rows),
     Case("float32", float32_step, np.array([0.5, -0.25], np.float32),
          np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2), rtol=1e-5,
          grad_check=dict(eps=1e-2, rtol=5e-2)),

@@ -26,6 +26,9 @@ REGISTER = {"f8": F64, "f4": F32, "i8": I64, "i4": I32, "b1": I1}
 MEMORY = {"f8": F64, "f4": F32, "i8": I64, "i4": I32, "b1": I8}  # NumPy stores bool as a byte
 STACK_LIMIT = 64 * 1024  # an arena this small lives on the stack
 ALIGN = 64
+# A buffer this small is a stack slot of its own rather than a part of the arena: read and
+# written at constant offsets (loop_nest unrolls small shapes), LLVM keeps it in registers
+SMALL_BYTES = 64
 
 # A failed call returns kind | site << 8 | lane << 32 (see runtime.py for the errors).
 OK = 0
@@ -76,6 +79,13 @@ class Fn:
 
     def buffer(self, nbytes: int) -> ir.Value:
         """The address of `nbytes` of scratch for this call (valid until it returns)."""
+        if nbytes <= SMALL_BYTES:
+            pro = ir.IRBuilder(self.prologue)
+            slot = pro.alloca(ir.ArrayType(I8, max(nbytes, 1)))
+            slot.align = ALIGN
+            holder = pro.alloca(PTR)  # read back as an untyped pointer, as the arena is
+            pro.store(slot, holder)
+            return self.at_entry.load(holder, typ=PTR)
         offset = self.arena_size
         self.arena_size += -(-max(nbytes, 1) // ALIGN) * ALIGN
         return self.at_entry.gep(self._arena_param(), [ir.Constant(I64, offset)], source_etype=I8)

@@ -3,7 +3,8 @@
 A carry of shape () lives in a register (a phi). A larger carry lives in two
 buffers that swap each step: the step writes the next carry into the buffer
 the current one does not use, so no step allocates and none copies a carry it
-leaves unchanged. Rows of xs are read in place; each y is written straight
+leaves unchanged. A small one (emit.SMALL_BYTES) is copied back in place instead,
+so that LLVM can keep it in registers. Rows of xs are read in place; each y is written straight
 into its row of the stacked output.
 
 Loops with lanes (a vmapped iterate and the counted scans of its reverse mode)
@@ -18,12 +19,15 @@ from typing import Sequence
 import llvmlite.ir as ir
 from ..ir import Region, Type
 from . import arith, emit
+from .emit import SMALL_BYTES
 from .lower import Lowerer
 from .values import Array, Lazy, Scalar, Value, row_bytes
 
 
 class Carries:
-    """Loop-carried values: registers for scalars, a pair of swapping buffers otherwise."""
+    """Loop-carried values: registers for scalars, a pair of swapping buffers otherwise.
+    A small carry's pair is a buffer and its copy (no swap), so that both are fixed
+    stack slots LLVM keeps in registers (emit.SMALL_BYTES)."""
 
     def __init__(self, lw: Lowerer, types: Sequence[Type]):
         self.lw, self.types = lw, list(types)
@@ -48,8 +52,9 @@ class Carries:
         return out
 
     def step(self, regs: Sequence[ir.Value], new: Sequence[Value]) -> list[ir.Value]:
-        """The registers after a step that returned `new`."""
-        it, out = iter(regs), []
+        """The registers after a step that returned `new`. Every new carry is computed
+        before any is copied in place: one may read another's current buffer."""
+        it, out, copies = iter(regs), [], []
         for v, spare in zip(new, self.spare):
             if spare is None:
                 next(it)
@@ -58,9 +63,15 @@ class Carries:
             cur, other = next(it), next(it)
             if isinstance(v, Array) and v.ptr is cur:  # unchanged: no copy, no swap
                 out += [cur, other]
+                continue
+            self.lw.store(v, other)
+            if v.type.nbytes <= SMALL_BYTES:  # computed aside, copied in place below
+                copies.append((Array(v.type, other), cur))
+                out += [cur, other]
             else:
-                self.lw.store(v, other)
                 out += [other, cur]
+        for v, cur in copies:
+            self.lw.store(v, cur)
         return out
 
 
@@ -177,7 +188,7 @@ def _block_rows(x_rows: list[Type], blocked: list[bool], length: int) -> int:
 
 def _fill_rows(lw: Lowerer, x: Lazy, xt: Type, buf, t0, count) -> None:
     def one(i, _):
-        lw.loop_nest(xt.shape, lambda idx: lw.store_at(
+        lw.elements(xt.shape, lambda idx: lw.store_at(
             buf, xt.dtype, lw.b.add(lw.b.mul(i, lw.i64(xt.size)), lw.offset(xt.shape, idx)),
             lw.load(x, [lw.b.add(t0, i)] + idx)))
         return []

@@ -14,6 +14,7 @@ and return values; loops lower their regions with `lower_region`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any, Callable, Sequence
 
@@ -25,6 +26,8 @@ from ..primitive import Primitive
 from . import arith, emit
 from .emit import I64, Fn, reg_type
 from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
+
+SMALL_ELEMENTS = 8  # up to one vector of float64
 
 
 class ErrorSites:
@@ -161,6 +164,15 @@ class Lowerer:
         dest = self.claim(i)
         return dest if dest is not None else self.buffer(t)
 
+    def elements(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
+        """body(idx), which reads or writes one element, for every index of `shape`; a
+        small shape is unrolled: at constant indices, its buffers stay in registers (see
+        emit.SMALL_BYTES)."""
+        if math.prod(shape) > SMALL_ELEMENTS:
+            return self.loop_nest(shape, body)
+        for idx in np.ndindex(*shape):
+            body([self.i64(i) for i in idx])
+
     def loop_nest(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
         def level(d: int, idx: list[ir.Value]) -> None:
             if d == len(shape):
@@ -182,7 +194,7 @@ class Lowerer:
         elif isinstance(v, Scalar) and t.shape == ():
             self.store_at(dest, t.dtype, self.i64(0), v.v)
         else:
-            self.loop_nest(t.shape, lambda idx: self.store_at(
+            self.elements(t.shape, lambda idx: self.store_at(
                 dest, t.dtype, self.offset(t.shape, idx), self.load(v, idx)))
 
     def materialize(self, v: Value, dest: ir.Value | None = None) -> Array:

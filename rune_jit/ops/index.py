@@ -202,5 +202,5 @@ def _dus_lower(lw, args, out_types, *, batch):
         where = lane + [lw.b.add(i, s) for i, s in zip(inner, st)]
         lw.store_at(ptr, out.dtype, lw.offset(out.shape, where), lw.load(upd, idx))
 
-    lw.loop_nest(upd.type.shape, put)
+    lw.elements(upd.type.shape, put)
     return [Array(out, ptr)]

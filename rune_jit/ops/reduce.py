@@ -223,21 +223,21 @@ def _lower_reduce(kind: str):
             return [Array(out, ptr)]
         acc_type = out.with_dtype(acc_t)
         acc_ptr = lw.out_buffer(0, out) if acc_t == out.dtype else lw.buffer(acc_type)
-        lw.loop_nest(out.shape, lambda k: lw.store_at(acc_ptr, acc_t, lw.offset(out.shape, k),
-                                                      init))
+        lw.elements(out.shape, lambda k: lw.store_at(acc_ptr, acc_t, lw.offset(out.shape, k),
+                                                     init))
 
         def accumulate(r_idx):
             def at(k_idx):
                 off = lw.offset(out.shape, k_idx)
                 old = lw.load_at(acc_ptr, acc_t, off)
                 lw.store_at(acc_ptr, acc_t, off, combine(lw.b, old, element(full(k_idx, r_idx))))
-            lw.loop_nest(out.shape, at)
+            lw.elements(out.shape, at)
 
         lw.loop_nest(red_shape, accumulate)
         if acc_t == out.dtype:
             return [Array(out, acc_ptr)]
         ptr = lw.out_buffer(0, out)
-        lw.loop_nest(out.shape, lambda k: lw.store_at(
+        lw.elements(out.shape, lambda k: lw.store_at(
             ptr, out.dtype, lw.offset(out.shape, k),
             finish(lw.load_at(acc_ptr, acc_t, lw.offset(out.shape, k)))))
         return [Array(out, ptr)]

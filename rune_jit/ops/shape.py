@@ -410,7 +410,7 @@ def _pad_lower(lw, args, out_types, *, shape, starts, strides):
     ptr = lw.out_buffer(0, out)
     lw.fn.memset0(ptr, out.size * out.dtype.itemsize)
     place = _slice_remap(lw, x.type, out, starts=starts, limits=shape, strides=strides)
-    lw.loop_nest(x.type.shape, lambda idx: lw.store_at(
+    lw.elements(x.type.shape, lambda idx: lw.store_at(
         ptr, out.dtype, lw.offset(out.shape, place(idx)), lw.load(x, idx)))
     return [Array(out, ptr)]
 
@@ -433,4 +433,4 @@ def _place(lw, ptr, out: Type, x, shift, axis: int) -> None:
     def put(idx):
         at = [lw.b.add(i, shift) if a == axis else i for a, i in enumerate(idx)]
         lw.store_at(ptr, out.dtype, lw.offset(out.shape, at), lw.load(x, idx))
-    lw.loop_nest(x.type.shape, put)
+    lw.elements(x.type.shape, put)
