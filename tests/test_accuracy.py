@@ -37,3 +37,18 @@ def test_binary_math_within_bound(name, dtype):
     y = rng.uniform(-5, 5, 100_000).astype(dtype)
     got = rune.jit(getattr(rnp, name))(x, y)
     assert ulps(got, getattr(np, name)(x, y)) <= BOUND[dtype]
+
+
+@pytest.mark.parametrize("width", [2, 4])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(DOMAINS))
+def test_unary_math_of_a_small_carry_within_bound(name, dtype, width):
+    """A loop step computes f of its few carried elements side by side: the SLP
+    vectorizer calls libmvec's narrower variants there."""
+    lo, hi = DOMAINS[name]
+    rows = np.random.default_rng(2).uniform(lo, hi, (5_000, width)).astype(dtype)
+    f = getattr(rnp, name)
+    step = lambda c, x: (x, f(c))  # noqa: E731  (ys[t] = f(the row before row t))
+    _, got = rune.jit(lambda xs: rune.scan(step, xs[0], xs))(rows)
+    want = getattr(np, name)(np.concatenate([rows[:1], rows[:-1]]))
+    assert ulps(got, want) <= BOUND[dtype]

@@ -2,10 +2,12 @@
 
 A scalar call carries the attribute that names its vector variants, so the loop
 vectorizer turns a loop of `sin` calls into calls of the 8-wide AVX-512 (or
-4-wide AVX2) variant. A vector of lanes (lane blocks of a vmapped iterate) is
-cut into native-width pieces, each passed to the vector variant directly. Where
-libmvec lacks a function, the scalar libm call is used element by element.
-Accuracy: libmvec's variants are within 4 ulp (see docs/accuracy.md).
+4-wide AVX2) variant, and the SLP vectorizer a few calls side by side (the
+elements of a small carry) into one call of a narrower one. A vector of lanes
+(lane blocks of a vmapped iterate) is cut into native-width pieces, each passed
+to the vector variant directly. Where libmvec lacks a function, the scalar libm
+call is used element by element. Accuracy: libmvec's variants are within 4 ulp
+(see docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -24,20 +26,23 @@ LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "e
         "arctan2": "atan2", "pow": "pow"}
 
 
-def _isa() -> tuple[str, int]:
-    """glibc's vector ABI letter and the register width in bits."""
-    bits = engine.vector_bits()
-    return ("e", 512) if bits == 512 else ("d", 256) if bits == 256 else ("b", 128)
+# glibc's vector ABI letters and their register widths in bits, widest first
+ISAS = (("e", 512), ("d", 256), ("b", 128))
 
 
 @lru_cache(maxsize=None)
-def vector_variant(name: str, float32: bool, nargs: int) -> tuple[str, int] | None:
-    """(symbol, lanes) of libmvec's variant of libm function `name`, if it exists here."""
+def vector_variants(name: str, float32: bool, nargs: int) -> tuple[tuple[str, int], ...]:
+    """(symbol, lanes) of each of libmvec's variants of libm function `name` that this
+    CPU runs, widest first: the loop vectorizer takes the widest, the SLP vectorizer the
+    width of a short row of calls (a carry of 4 float64)."""
     engine.target_machine()  # loads libmvec
-    letter, bits = _isa()
-    lanes = bits // (32 if float32 else 64)
-    sym = f"_ZGV{letter}N{lanes}{'v' * nargs}_{name}{'f' if float32 else ''}"
-    return (sym, lanes) if llvm.address_of_symbol(sym) else None
+    out = []
+    for letter, bits in ISAS:
+        lanes = bits // (32 if float32 else 64)
+        sym = f"_ZGV{letter}N{lanes}{'v' * nargs}_{name}{'f' if float32 else ''}"
+        if bits <= engine.vector_bits() and llvm.address_of_symbol(sym):
+            out.append((sym, lanes))
+    return tuple(out)
 
 
 def call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
@@ -49,12 +54,13 @@ def call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
     fn = declare(b.module, libm, t, [t] * len(args))
     _mark_pure(fn)
     inst = b.call(fn, list(args))
-    variant = vector_variant(LIBM[name], float32, len(args))
-    if variant is not None:
-        sym, lanes = variant
-        set.add(inst.attributes, f'"vector-function-abi-variant"="_ZGV_LLVM_N{lanes}'
-                                 f'{"v" * len(args)}_{libm}({sym})"')
-        _keep_declared(b.module, sym, t, lanes, len(args))
+    variants = vector_variants(LIBM[name], float32, len(args))
+    if variants:
+        names = ",".join(f"_ZGV_LLVM_N{lanes}{'v' * len(args)}_{libm}({sym})"
+                         for sym, lanes in variants)
+        set.add(inst.attributes, f'"vector-function-abi-variant"="{names}"')
+        for sym, lanes in variants:
+            _keep_declared(b.module, sym, t, lanes, len(args))
     return inst
 
 
@@ -96,10 +102,10 @@ def finish_module(module: ir.Module) -> None:
 def _vector_call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
     vt = args[0].type
     n, t = vt.count, vt.element
-    variant = vector_variant(LIBM[name], t == F32, len(args))
-    if variant is None or n % variant[1]:
+    variants = vector_variants(LIBM[name], t == F32, len(args))
+    if not variants or n % variants[0][1]:
         return _scalarized(b, name, *args)
-    sym, lanes = variant
+    sym, lanes = variants[0]
     piece_t = ir.VectorType(t, lanes)
     fn = declare(b.module, sym, piece_t, [piece_t] * len(args))
     _mark_pure(fn)
