@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -246,7 +247,16 @@ def _lower_reduce(kind: str):
 
 
 def _nest(lw, shape, carried, body):
-    """Loops over `shape` carrying registers; -> the final registers."""
+    """Loops over `shape` carrying registers; -> the final registers. A small shape is
+    unrolled, in the same order (constant indices: see Lowerer.elements)."""
+    from ..backend.lower import SMALL_ELEMENTS
+
+    if math.prod(shape) <= SMALL_ELEMENTS:
+        vals = list(carried)
+        for idx in np.ndindex(*shape):
+            vals = body([lw.i64(i) for i in idx], vals)
+        return vals
+
     def level(d, idx, vals):
         if d == len(shape):
             return body(idx, vals)
