@@ -49,6 +49,21 @@ def _deep(remat):
     return loss
 
 
+DT, DAMPING = 0.01, 0.5  # W7's step and friction
+
+
+def _pendulum(s0, xs):
+    def step(s, x):
+        n = s + DT * rnp.stack([s[1], x - rnp.sin(s[0]) - DAMPING * s[1]])
+        return n, n[0]
+    return rune.scan(step, s0, xs)
+
+
+def w7(p):
+    f = rune.jit(_pendulum)
+    return lambda: f(p.s0, p.xs)
+
+
 def w1(p):
     f = rune.jit(_scan1)
     return lambda: f(p.xs)
@@ -91,7 +106,7 @@ def dispatch(p):
     return lambda: f(p.x)
 
 
-IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
+IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
          "W6": _w6(False), "W6r": _w6(True), "D": dispatch}
 
 

@@ -26,6 +26,7 @@ _HAND = "hand-written adjoint loop"
 _NO_REMAT = "no remat variant: its W6 row already keeps only c and W c + x per step"
 _W6_SIZES = {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256), "tiny": dict(t=20, h=16)}
 _NO_DISPATCH = "not a jit: a ctypes call measures ctypes, not a compiler's dispatch"
+_NO_VECTOR = "a Python loop of 1e6 two-element steps (seconds a call): nothing to vectorize"
 
 WORKLOADS = [
     Workload("W1", "W1", "scalar scan c' = c*0.999999 + sin(x), ys = c'",
@@ -60,6 +61,10 @@ WORKLOADS = [
     Workload("W6r", "W6", "W6 with rune.remat / jax.checkpoint on the step",
              ("rune_jit", "jax"), dict(c=_NO_REMAT, numba=_NO_REMAT, numpy=_NO_REMAT),
              _W6_SIZES),
+    Workload("W7", "W7", "small carry: driven damped pendulum, state [θ, ω] a 2-vector, "
+             "explicit Euler, ys = θ",
+             ("rune_jit", "c", "numba", "jax"), dict(numpy=_NO_VECTOR),
+             {"full": dict(n=1_000_000), "quick": dict(n=100_000), "tiny": dict(n=1000)}),
     Workload("D", "D", "dispatch: jitted x + 1 on a one-element float64 array",
              ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_DISPATCH),
              {m: {} for m in MODES}),
@@ -98,6 +103,9 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         if w.name == "W4s":
             a[rng.choice(a.size, max(1, a.size // 1000), replace=False)] = 1e300
         return SimpleNamespace(a=a, **size)
+    if w.group == "W7":  # damping: rounding differences between peers fade
+        return SimpleNamespace(xs=rng.normal(0, 0.5, size["n"]), s0=np.array([1.0, 0.0]),
+                               **size)
     if w.group == "W6":
         t, h = size["t"], size["h"]
         return SimpleNamespace(W=rng.normal(0, 0.5 / np.sqrt(h), (h, h)),

@@ -127,7 +127,17 @@ def w6(p):
     return run
 
 
-IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g,
+def w7(p):
+    f, s0, xs, n = _library().pendulum, _p(p.s0), _p(p.xs), ctypes.c_long(p.n)
+
+    def run():
+        s, ys = np.empty(2), np.empty(p.n)
+        f(s0, xs, n, _p(s), _p(ys))
+        return s, ys
+    return run
+
+
+IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7,
          "W4": lambda p: _lanes(_library().newton, p),
          "W4s": lambda p: _lanes(_library().newton, p),
          "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6}

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #define R 0.999999
+#define DT 0.01
+#define DAMPING 0.5
 
 void w1(const double *xs, long n, double *ys) {
     double c = 0.0;
@@ -117,4 +119,17 @@ void deep_grad(const double *W, const double *xs, const double *c0, long t, long
         for (long i = 0; i < h; i++)
             for (long j = 0; j < h; j++) gc[j] += W[i * h + j] * dz[i];
     }
+}
+
+/* W7: the state as two scalars, the way a C programmer keeps a small state */
+void pendulum(const double *s0, const double *xs, long n, double *s, double *ys) {
+    double th = s0[0], om = s0[1];
+    for (long i = 0; i < n; i++) {
+        double dth = om, dom = xs[i] - sin(th) - DAMPING * om;
+        th = th + DT * dth;
+        om = om + DT * dom;
+        ys[i] = th;
+    }
+    s[0] = th;
+    s[1] = om;
 }

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 jax.config.update("jax_enable_x64", True)
 
 R = 0.999999
+DT, DAMPING = 0.01, 0.5  # W7
 
 
 def warm_up() -> None:
@@ -95,12 +96,23 @@ def _w6(checkpoint):
     return lambda p: _ready(jax.jit(jax.grad(_deep(checkpoint))), p.W, p.xs, p.c0)
 
 
+def _pendulum(s0, xs):
+    def step(s, x):
+        n = s + DT * jnp.stack([s[1], x - jnp.sin(s[0]) - DAMPING * s[1]])
+        return n, n[0]
+    return jax.lax.scan(step, s0, xs)
+
+
+def w7(p):
+    return _ready(jax.jit(_pendulum), p.s0, p.xs)
+
+
 def dispatch(p):
     return _ready(jax.jit(lambda x: x + 1), p.x)
 
 
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
-         "W6": _w6(False), "W6r": _w6(True), "D": dispatch}
+         "W6": _w6(False), "W6r": _w6(True), "W7": w7, "D": dispatch}
 UNROLLED = {"W5": w5_unrolled}
 
 

@@ -13,6 +13,7 @@ import numba
 import numpy as np
 
 R = 0.999999
+DT, DAMPING = 0.01, 0.5  # W7
 
 
 def warm_up() -> None:
@@ -124,6 +125,16 @@ def _deep_grad(W, xs, c0):
     return gW
 
 
+def _pendulum(s0, xs):
+    th, om = s0[0], s0[1]  # the state as two scalars: the fastest way to write it here
+    ys = np.empty_like(xs)
+    for i in range(xs.size):
+        dth, dom = om, xs[i] - math.sin(th) - DAMPING * om
+        th, om = th + DT * dth, om + DT * dom
+        ys[i] = th
+    return np.array([th, om]), ys
+
+
 def _add1(x):
     return x + 1
 
@@ -157,4 +168,5 @@ def w5(p):
 
 IMPLS = {"W1": _make(_scan1, "xs"), "W2": _make(_scan1_adjoint, "xs"), "W3": w3, "W3g": w3g,
          "W4": _make(_newton, "a", "max_steps"), "W4s": _make(_newton, "a", "max_steps"),
-         "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "D": _make(_add1, "x")}
+         "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "W7": _make(_pendulum, "s0", "xs"),
+         "D": _make(_add1, "x")}
