@@ -519,6 +519,23 @@ def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
     assert out[4] == "ResourceTracker"
 
 
+def test_a_small_state_recurrence_keeps_its_state_apart():
+    """LLVM's SLP vectorizer would pack a 2-vector carry into one register, and the next
+    step's sin would wait for the whole update (see llvm.SLP_THRESHOLD)."""
+    from rune_jit.backend import llvm
+
+    def pendulum(s0, xs):
+        def step(s, x):
+            n = s + 0.01 * rnp.stack([s[1], x - rnp.sin(s[0]) - 0.5 * s[1]])
+            return n, n[0]
+        return rune.scan(step, s0, xs)
+
+    s0, xs = np.array([1.0, 0.0]), np.linspace(-1, 1, 50)
+    optimized = str(llvm.optimize(rune.jit(pendulum).lower(s0, xs).llvm_ir))
+    assert "phi double" in optimized and "phi <2 x double>" not in optimized
+    np.testing.assert_allclose(rune.jit(pendulum)(s0, xs)[1], pendulum(s0, xs)[1], rtol=1e-13)
+
+
 # ------------------------------------------------------------- the native entry
 
 

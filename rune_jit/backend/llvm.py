@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from contextlib import contextmanager
 from functools import lru_cache
 
 import llvmlite
@@ -80,8 +81,29 @@ def optimize(llvm_ir: str, level: int = 2) -> llvm.ModuleRef:
     # vectorized or latency-bound recurrences, and lane blocks are explicit vectors.
     pto.loop_unrolling = False
     pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
+    with _slp_threshold(SLP_THRESHOLD):
+        pb.getModulePassManager().run(mod, pb)
     return mod
+
+
+# LLVM's SLP vectorizer packs two isomorphic scalar chains as soon as it expects any gain,
+# a small loop carry's included: then a recurrence waits for its whole state each step
+# (bench W7, a 2-vector state: 17 ms at LLVM's default of 0, 10.8 at 1). A threshold of 1
+# keeps the packs that pay (a row of tanh calls; W3 is unchanged).
+SLP_THRESHOLD = 1
+_options_lock = threading.Lock()
+
+
+@contextmanager
+def _slp_threshold(value: int):
+    """The option is process-wide and llvmlite is shared (Numba may be compiling too):
+    set for this pipeline only, then LLVM's default again."""
+    with _options_lock:
+        llvm.set_option("rune_jit", f"-slp-threshold={value}")
+        try:
+            yield
+        finally:
+            llvm.set_option("rune_jit", "-slp-threshold=0")
 
 
 def emit_object(mod: llvm.ModuleRef) -> bytes:
