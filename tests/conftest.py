@@ -2,8 +2,13 @@
 run on every backend through `backend`."""
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("RUNE_JIT_VERIFY", "1")
+# the suite's programs go to a cache of its own (kept between runs, which makes a second
+# run faster), not into the user's
+os.environ.setdefault("RUNE_JIT_CACHE_DIR",
+                      str(Path(__file__).resolve().parent.parent / ".pytest_cache" / "rune_jit"))
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
