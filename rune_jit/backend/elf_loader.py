@@ -8,10 +8,11 @@ tens of microseconds where an ORC LLJIT link costs 0.2-0.5 ms (0.5 when the CPU'
 are cold, as on a program's first call; a new LLJIT costs 1.7 ms more), which is most of
 loading a program from the disk cache.
 
-Anything else (another format, machine or relocation kind, common or weak symbols)
-raises `Unsupported`, and `llvm.link` hands the object to LLJIT instead. As with LLJIT,
-a symbol nobody defines raises at load time, never at call time. `.eh_frame` is not
-loaded: nothing unwinds through compiled programs.
+Anything else (another format, machine or relocation kind, weak or common symbols,
+thread-local data, constructors, a malformed object) raises `Unsupported`, and
+`llvm.link` hands the object to LLJIT instead. As with LLJIT, a symbol nobody defines
+raises at load time, never at call time. `.eh_frame` is not loaded: nothing unwinds
+through compiled programs.
 """
 
 from __future__ import annotations
