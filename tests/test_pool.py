@@ -70,3 +70,12 @@ def test_a_loaded_program_has_memory_on_its_way_for_its_first_result():
     (raw, address), = pool.POOL.free[t.nbytes]
     out, = executable.run([np.ones(n)])
     assert out.ctypes.data == address and (out == 3.0).all()
+
+
+def test_fresh_memory_without_a_helper_thread(monkeypatch):
+    def refuse(*args):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(pool._thread, "start_new_thread", refuse)
+    raw, address = pool._fresh(3 << 20)
+    assert address % pool.HUGE_PAGE == 0 and raw.nbytes >= 3 << 20

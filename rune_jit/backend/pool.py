@@ -81,7 +81,10 @@ def _fresh(nbytes: int) -> tuple[np.ndarray, int]:
     raw = np.empty(nbytes + HUGE_PAGE, np.uint8)
     address = -(-raw.ctypes.data // HUGE_PAGE) * HUGE_PAGE
     if _madvise is not None:  # not threading.Thread: its start waits for the thread
-        _thread.start_new_thread(_populate, (raw, address, nbytes))
+        try:
+            _thread.start_new_thread(_populate, (raw, address, nbytes))
+        except RuntimeError:  # no thread to spare: the program faults the pages itself
+            pass
     return raw, address
 
 
