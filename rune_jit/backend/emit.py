@@ -27,7 +27,8 @@ MEMORY = {"f8": F64, "f4": F32, "i8": I64, "i4": I32, "b1": I8}  # NumPy stores 
 STACK_LIMIT = 64 * 1024  # an arena this small lives on the stack
 ALIGN = 64
 # A buffer this small is a stack slot of its own rather than a part of the arena: read and
-# written at constant offsets (loop_nest unrolls small shapes), LLVM keeps it in registers
+# written at constant offsets (Lowerer.elements unrolls small shapes), LLVM keeps it in
+# registers
 SMALL_BYTES = 64
 
 # A failed call returns kind | site << 8 | lane << 32 (see runtime.py for the errors).

@@ -4,8 +4,8 @@ A carry of shape () lives in a register (a phi). A larger carry lives in two
 buffers that swap each step: the step writes the next carry into the buffer
 the current one does not use, so no step allocates and none copies a carry it
 leaves unchanged. A small one (emit.SMALL_BYTES) is copied back in place instead,
-so that LLVM can keep it in registers. Rows of xs are read in place; each y is written straight
-into its row of the stacked output.
+so that LLVM can keep it in registers. Rows of xs are read in place; each y is
+written straight into its row of the stacked output.
 
 Loops with lanes (a vmapped iterate and the counted scans of its reverse mode)
 run their per-lane step one lane at a time here; lane_blocks.py runs blocks of
