@@ -232,3 +232,24 @@ def test_until_may_read_a_value_being_differentiated():
     f = lambda a: rune.iterate(lambda v: v * 0.5, a * 10, until=lambda v: v < a, max_steps=10)
     assert rune.grad(f)(np.float64(1.0)).tolist() == 0.625
     np.testing.assert_array_equal(rune.vmap(rune.grad(f))(np.array([1.0, 0.3])), 0.625)
+
+
+def _rotate(theta, max_steps=500):
+    """Two small carries (kept in registers when compiled) that read each other's
+    current values, element i from element j, until the first one is small."""
+    def step(c):
+        a, b = c
+        return (b[::-1] * 0.5 - a * 0.25, rnp.sin(a[::-1]) * theta)
+    init = (np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.1, -0.4]))
+    return rune.iterate(step, init, until=lambda c: rnp.sum(c[0] * c[0]) < 1e-6,
+                        max_steps=max_steps)
+
+
+def test_small_carries_that_read_each_other(backend):
+    eager, compiled = _rotate(0.9), backend(_rotate)(0.9)
+    assert_trees_close(compiled, eager, rtol=1e-13)
+    rune.check_grads(lambda t: rnp.sum(_rotate(t)[1]), np.float64(0.9), rtol=1e-3)
+    lanes_ = np.array([0.5, 0.9, 1.1])
+    assert_trees_close(rune.jit(rune.vmap(_rotate))(lanes_),
+                       tuple(np.stack(v) for v in zip(*[_rotate(t) for t in lanes_])),
+                       rtol=1e-13)
