@@ -441,7 +441,7 @@ def test_unresolved_symbol_fails_when_linking_not_when_called():
       ret double %y
     }
     """
-    obj = llvm.emit_object(llvm.optimize(textwrap.dedent(code), 0))
+    obj = llvm.emit_object(llvm.optimize(textwrap.dedent(code)))
     with pytest.raises(RuntimeError, match="no_such_function_in_this_process"):
         llvm.link(obj, ["calls_missing"])
     with pytest.raises(RuntimeError, match="materialize|not found|Symbols"):

@@ -67,13 +67,13 @@ def vector_bits() -> int:
     return 256 if "+avx2" in feats or "+avx" in feats else 128
 
 
-def optimize(llvm_ir: str, level: int = 2) -> llvm.ModuleRef:
+def optimize(llvm_ir: str) -> llvm.ModuleRef:
     tm = target_machine()
     mod = llvm.parse_assembly(llvm_ir)
     mod.triple = llvm.get_process_triple()
     mod.data_layout = str(tm.target_data)
     mod.verify()
-    pto = llvm.create_pipeline_tuning_options(speed_level=level)
+    pto = llvm.create_pipeline_tuning_options(speed_level=2)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
     # Unrolling (beyond the vectorizer's own interleaving) made code a third bigger and

@@ -164,24 +164,34 @@ class Lowerer:
         dest = self.claim(i)
         return dest if dest is not None else self.buffer(t)
 
+    def fold(self, shape: Sequence[int], carried: Sequence[ir.Value],
+             body: Callable[[list[ir.Value], list[ir.Value]], Sequence[ir.Value]],
+             small: int = SMALL_ELEMENTS) -> list[ir.Value]:
+        """carried = body(idx, carried) for every index of `shape`, in order; -> the final
+        registers. A shape of at most `small` elements is unrolled: at constant indices,
+        its buffers stay in registers (see emit.SMALL_BYTES)."""
+        if math.prod(shape) <= small:
+            vals = list(carried)
+            for idx in np.ndindex(*shape):
+                vals = list(body([self.i64(i) for i in idx], vals))
+            return vals
+
+        def level(d: int, idx: list[ir.Value], vals: list[ir.Value]) -> list[ir.Value]:
+            if d == len(shape):
+                return list(body(idx, vals))
+            return self.fn.loop(self.i64(0), self.i64(shape[d]), 1, vals,
+                                lambda t, v: level(d + 1, idx + [t], v))
+
+        return level(0, [], list(carried))
+
     def elements(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
-        """body(idx), which reads or writes one element, for every index of `shape`; a
-        small shape is unrolled: at constant indices, its buffers stay in registers (see
-        emit.SMALL_BYTES)."""
-        if math.prod(shape) > SMALL_ELEMENTS:
-            return self.loop_nest(shape, body)
-        for idx in np.ndindex(*shape):
-            body([self.i64(i) for i in idx])
+        """body(idx), which reads or writes one element, for every index of `shape`."""
+        self.fold(shape, [], lambda idx, _: body(idx) or [])
 
     def loop_nest(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
-        def level(d: int, idx: list[ir.Value]) -> None:
-            if d == len(shape):
-                body(idx)
-                return
-            self.fn.loop(self.i64(0), self.i64(shape[d]), 1, [],
-                         lambda t, _: level(d + 1, idx + [t]) or [])
-
-        level(0, [])
+        """body(idx) for every index of `shape`, as loops however small the shape (a
+        kernel's tiles: unrolled, they would only make the code bigger)."""
+        self.fold(shape, [], lambda idx, _: body(idx) or [], small=0)
 
     def store(self, v: Value, dest: ir.Value) -> None:
         """Write all of `v` to the buffer at `dest`."""

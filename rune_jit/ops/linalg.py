@@ -392,7 +392,7 @@ def _outer_dot(lw, a, b, out, nb, m, n, k, k_leading: bool = True):
 
     dt = out.dtype
     ptr = lw.out_buffer(0, out)
-    lw.fn.memset0(ptr, out.size * dt.itemsize)
+    lw.fn.memset0(ptr, out.nbytes)
     width, wide = lw.lanes_for(dt), _outer_width(lw, dt)
     vectors = wide // width
     b_dims, c_dims = (nb, k, n), (nb, m, n)
@@ -470,7 +470,7 @@ def _axpy_dot(lw, am, bm, out, nb, m, n, k):
 
     dt = out.dtype
     ptr = lw.out_buffer(0, out)
-    lw.fn.memset0(ptr, out.size * dt.itemsize)
+    lw.fn.memset0(ptr, out.nbytes)
 
     def row(idx):
         bi, mi, ki = idx

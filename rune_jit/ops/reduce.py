@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -212,7 +211,7 @@ def _lower_reduce(kind: str):
 
         if not kept or axes[-1] == xt.ndim - 1:  # inner: a register accumulator
             def reduce_at(k_idx):
-                (acc,) = _nest(lw, red_shape, [init], lambda r_idx, acc: [
+                (acc,) = lw.fold(red_shape, [init], lambda r_idx, acc: [
                     combine(lw.b, acc[0], element(full(k_idx, r_idx)))])
                 return finish(acc)
 
@@ -246,23 +245,6 @@ def _lower_reduce(kind: str):
     return lower
 
 
-def _nest(lw, shape, carried, body):
-    """Loops over `shape` carrying registers; -> the final registers. A small shape is
-    unrolled, in the same order (constant indices: see Lowerer.elements)."""
-    from ..backend.lower import SMALL_ELEMENTS
-
-    if math.prod(shape) <= SMALL_ELEMENTS:
-        vals = list(carried)
-        for idx in np.ndindex(*shape):
-            vals = body([lw.i64(i) for i in idx], vals)
-        return vals
-
-    def level(d, idx, vals):
-        if d == len(shape):
-            return body(idx, vals)
-        return lw.fn.loop(lw.i64(0), lw.i64(shape[d]), 1, vals,
-                          lambda t, v: level(d + 1, idx + [t], v))
-    return level(0, [], list(carried))
 
 
 for _n in REDUCTIONS:

@@ -408,7 +408,7 @@ def _pad_lower(lw, args, out_types, *, shape, starts, strides):
 
     (x,), out = args, out_types[0]
     ptr = lw.out_buffer(0, out)
-    lw.fn.memset0(ptr, out.size * out.dtype.itemsize)
+    lw.fn.memset0(ptr, out.nbytes)
     place = _slice_remap(lw, x.type, out, starts=starts, limits=shape, strides=strides)
     lw.elements(x.type.shape, lambda idx: lw.store_at(
         ptr, out.dtype, lw.offset(out.shape, place(idx)), lw.load(x, idx)))
