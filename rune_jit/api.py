@@ -8,7 +8,7 @@ into the enclosing trace when called on traced values.
 
 from __future__ import annotations
 
-from functools import wraps
+import functools
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -23,7 +23,8 @@ from .passes.partial_eval import partial_eval_region
 from .passes.simplify import dce, simplify
 from .passes.transpose import transpose_region
 from .passes.vmap import batch_eval, materialize
-from .numpy._core import as_value, is_python_scalar
+from .numpy._core import (array_of, as_value, collecting_weak_ints, is_python_scalar,
+                          weak_int_converted)
 from .trace import Tracer, current, trace_closed, type_of_value
 
 
@@ -31,16 +32,25 @@ from .trace import Tracer, current, trace_closed, type_of_value
 # ------------------------------------------------------------- arguments and tracing
 
 
+def wraps(f: Callable) -> Callable:
+    """functools.wraps without copying `f`'s attributes: a jitted function's attributes
+    (its caches, the function it compiles) belong to it, not to what wraps it."""
+    return functools.wraps(f, updated=())
+
+
 def check_leaf(x: Any, where: str) -> Any:
-    """An accepted leaf: a Tracer, an array of a supported dtype, or a Python number."""
+    """An accepted leaf: a Tracer, an array of a supported dtype, or a Python number.
+    Array-likes (objects with __array__ or __dlpack__) become ndarrays; ndarray
+    subclasses other than memmap are rejected (`numpy._core.array_of`)."""
     if isinstance(x, Tracer):
         return x
     if is_python_scalar(x):
         python_scalar_dtype(x)  # raises for an int beyond int64
         return x
-    if isinstance(x, (np.ndarray, np.generic)):
-        check_supported(x.dtype, where)
-        return np.asarray(x)
+    arr = array_of(x, where)
+    if arr is not None:
+        check_supported(arr.dtype, where)
+        return arr
     raise TypeError(f"{where} is a {type(x).__name__}, not an array or a number")
 
 
@@ -58,22 +68,65 @@ def leaf_type(x: Any) -> tuple[Type, bool]:
     return type_of_value(x), False
 
 
+class WeakIntChecks(NamedTuple):
+    """The weak ints of a trace (Python int arguments, and values computed from them
+    alone) that it converted to a narrower integer dtype, as `x_int32 + n` converts n:
+    NumPy 2 raises OverflowError for one that does not fit, so their values are checked
+    before the program runs (`check`). `region` computes them from the trace's inputs."""
+    region: Region  # (captures..., leaves...) -> the weak ints converted
+    dtypes: tuple[np.dtype, ...]
+    direct: tuple[int, ...] | None  # the inputs they are, if they are inputs (usually)
+
+    @staticmethod
+    def of(region: Region, converted: list) -> "WeakIntChecks | None":
+        if not converted:
+            return None
+        narrowest: dict = {}  # each value once, with the narrowest dtype it met
+        for var, dtype in converted:
+            if var not in narrowest or dtype.itemsize < narrowest[var].itemsize:
+                narrowest[var] = dtype
+        checks = dce(Region(region.params, region.eqns, tuple(narrowest)))
+        at = {p: i for i, p in enumerate(checks.params)}
+        direct = None if checks.eqns else tuple(at[o] for o in checks.outputs)
+        return WeakIntChecks(checks, tuple(narrowest.values()), direct)
+
+    def check(self, inputs: Sequence[Any]) -> None:
+        """Raise if one does not fit; under an enclosing trace (the inputs are traced),
+        leave the check to that trace."""
+        if self.direct is not None:
+            values = [inputs[i] for i in self.direct]
+        else:
+            values = eval_region(self.region, [as_value(x) for x in inputs])
+        for value, dtype in zip(values, self.dtypes):
+            weak_int_converted(value, dtype)
+
+
 class Traced(NamedTuple):
     region: Region  # closed: (captures..., leaves...) -> output leaves
     captures: list
     out_tree: tree.TreeDef
+    checks: WeakIntChecks | None = None
+
+    def check(self, leaves: Sequence[Any]) -> None:
+        """Check the weak ints the trace converted (see WeakIntChecks), given the leaves
+        it was traced for."""
+        if self.checks is not None:
+            self.checks.check(self.captures + list(leaves))
 
 
 def trace_fn(f: Callable, leaves: Sequence[Any], in_tree: tree.TreeDef,
              types: Sequence[Type] | None = None, root: str = "output",
              has_pair: bool = False) -> Traced:
-    """Trace `f(*args)` where `args` is `in_tree` filled with leaves of `types`."""
+    """Trace `f(*args)` where `args` is `in_tree` filled with leaves of `types`. Callers
+    that evaluate the result call its `check` first."""
     typed = [leaf_type(x) for x in leaves]
     types = list(types) if types is not None else [t for t, _ in typed]
     out_box: list[tree.TreeDef] = []
+    converted: list = []
 
     def flat(*xs):
-        out = f(*tree.unflatten(in_tree, xs))
+        with collecting_weak_ints(current(), converted):
+            out = f(*tree.unflatten(in_tree, xs))
         # a pair (output, aux) is checked as "output..." and "aux...", not "output[0]..."
         parts = [(out[0], root), (out[1], "aux")] if has_pair else [(out, root)]
         checked = [flatten_args(o, name) for o, name in parts]
@@ -81,7 +134,7 @@ def trace_fn(f: Callable, leaves: Sequence[Any], in_tree: tree.TreeDef,
         return [as_value(o) for leaves_, _, _ in checked for o in leaves_]
 
     region, caps = trace_closed(flat, types, [w for _, w in typed])
-    return Traced(region, caps, out_box[0])
+    return Traced(region, caps, out_box[0], WeakIntChecks.of(region, converted))
 
 
 def finish(x: Any, inputs: Sequence[Any] = ()) -> Any:
@@ -109,6 +162,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
     if t_tree != in_tree:
         raise TypeError(f"jvp: tangents have structure {t_tree} but primals have {in_tree}")
     tr = trace_fn(f, leaves, in_tree)
+    tr.check(leaves)
     ts = [Zero(c.type) for c in tr.captures]
     for x, t, path in zip(leaves, t_leaves, t_paths):
         ts.append(_tangent_for(x, t, path))
@@ -165,6 +219,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     """(f(*primals), pullback) or, with has_aux, (out, pullback, aux)."""
     leaves, in_tree, _ = flatten_args(primals, "primals")
     tr = trace_fn(_pair_with_aux(f, has_aux), leaves, in_tree, has_pair=True)
+    tr.check(leaves)
     main_tree, aux_tree = tr.out_tree.children
     n_main = main_tree.num_leaves
     lin = linearize(tr.region, len(tr.captures))
@@ -306,6 +361,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
                  for x, a in zip(leaves, axes)]
         types = [_unmapped_type(x, a) for x, a in zip(leaves, axes)]
         tr = trace_fn(f, leaves, in_tree, types)
+        tr.check(leaves)
         dims = [None] * len(tr.captures) + [0 if a is not None else None for a in axes]
         outs, odims = batch_eval(tr.region, size, tr.captures + [as_value(m) for m in moved],
                                  dims)

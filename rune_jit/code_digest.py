@@ -32,6 +32,12 @@ import numpy as np
 # modules whose code is covered by the versions in the cache key, or is part of Python
 TRUSTED = ("rune_jit", "numpy", "math", "builtins", "functools", "operator", "itertools",
            "_operator", "_functools")
+# ...but whose functions give other results each call, or read state the digest cannot see
+IMPURE = ("numpy.random",)
+# builtins through which code reads what its bytecode does not name (a global by a computed
+# name, a file): a function that calls one has no digest
+OPAQUE_BUILTINS = frozenset({"globals", "locals", "vars", "getattr", "eval", "exec", "open",
+                             "compile", "__import__", "input", "breakpoint"})
 
 
 class Uncacheable(Exception):
@@ -51,7 +57,8 @@ def digest(*values: Any) -> str | None:
 
 
 def _trusted(module: str | None) -> bool:
-    return module is not None and module.split(".")[0] in TRUSTED
+    return (module is not None and module.split(".")[0] in TRUSTED
+            and not any(module == m or module.startswith(m + ".") for m in IMPURE))
 
 
 class _Digest:
@@ -116,13 +123,19 @@ class _Digest:
                 self.put("global", name)
                 self.global_value(f.__globals__[name], names)
             elif hasattr(builtins, name):
+                if name in OPAQUE_BUILTINS:
+                    raise Uncacheable(name)
                 self.put("builtin", name)
+                self.walk(getattr(builtins, name))  # a patched builtin is not the original
 
     def global_value(self, value: Any, names: set[str]) -> None:
-        """A module of the user's counts by the attributes the code may read from it
-        (any of its names, `mylib.g` or `mylib.sub.g`); other values count whole."""
-        if not isinstance(value, types.ModuleType) or _trusted(value.__name__):
+        """A module counts by the attributes the code may read from it (any of its names,
+        `mylib.g` or `mylib.sub.g`: so a patched `np.sin` or a constant set on a module
+        counts too); other values count whole."""
+        if not isinstance(value, types.ModuleType):
             self.walk(value)
+        elif not _trusted(value.__name__) and value.__name__.split(".")[0] in TRUSTED:
+            raise Uncacheable(value)  # numpy.random: its results change
         elif id(value) in self.seen:
             self.put("ref", self.seen[id(value)])
         else:
@@ -134,8 +147,13 @@ class _Digest:
                 if name in attributes:
                     self.put("attribute", name)
                     self.global_value(attributes[name], names)
-                elif "__getattr__" in attributes:  # computed attributes: unseen
-                    raise Uncacheable(value)
+                elif "__getattr__" in attributes:  # computed attributes
+                    if not _trusted(value.__name__):
+                        raise Uncacheable(value)  # unseen
+                    found = getattr(value, name, _Empty)  # numpy's: submodules, lazily
+                    if found is not _Empty:
+                        self.put("attribute", name)
+                        self.global_value(found, names)
 
     def named(self, obj) -> None:
         """A module, class or builtin function of trusted code: its name."""

@@ -10,19 +10,20 @@ int64 = np.dtype(np.int64)
 int32 = np.dtype(np.int32)
 bool_ = np.dtype(np.bool_)
 
-SHORT = {float64: "f64", float32: "f32", int64: "i64", int32: "i32", bool_: "bool"}
+SUPPORTED = (float64, float32, int64, int32, bool_)
 
 # A weak operand takes part in promotion as the Python scalar of its kind would.
 _WEAK_STAND_IN = {"f": 0.0, "i": 0, "b": False}
 
 
-def short_name(dtype: np.dtype) -> str:
-    return SHORT[dtype]
+def name(dtype: np.dtype) -> str:
+    """The dtype as NumPy names it (float64, int32, bool): in the IR and in messages."""
+    return np.dtype(dtype).name
 
 
 def check_supported(dtype: np.dtype, where: str) -> np.dtype:
     dtype = np.dtype(dtype)
-    if dtype not in SHORT:
+    if dtype not in SUPPORTED:
         raise TypeError(
             f"{where}: dtype {dtype} is not supported; rune_jit supports "
             "float64, float32, int64, int32 and bool"

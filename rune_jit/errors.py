@@ -36,6 +36,16 @@ def lane_suffix(lane: tuple[int, ...] | None) -> str:
     return f", in lane {tuple(lane)}"
 
 
+def user_lane(flat: int, lanes: tuple[int, ...], shown: tuple[bool, ...]
+              ) -> tuple[int, ...] | None:
+    """The lane, as the user's vmaps number it, of lane number `flat` of a loop with these
+    lane axes: the axes a pass added (not `shown`) are left out."""
+    import numpy as np
+
+    index = np.unravel_index(flat, lanes) if lanes else ()
+    return tuple(int(i) for i, s in zip(index, shown) if s) or None
+
+
 def iterate_message(max_steps: int, lane: tuple[int, ...] | None) -> str:
     return (
         f"rune_jit.iterate: until is still false after max_steps = {max_steps} steps"

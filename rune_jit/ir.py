@@ -19,6 +19,7 @@ closed gives every loop rule one form.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
-from .dtypes import short_name
+from .dtypes import name as dtype_name
 from .errors import IRError
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class Type:
         return self.size * self.dtype.itemsize
 
     def __str__(self) -> str:
-        return f"{short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+        return f"{dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
     def with_shape(self, shape: Sequence[int]) -> "Type":
         return Type(self.dtype, tuple(shape))
@@ -218,7 +219,7 @@ class Printer:
         if isinstance(a, Var):
             return self.name(a)
         if a.value.ndim == 0:
-            return f"{a.value.item()!r}:{short_name(a.type.dtype)}"
+            return f"{a.value.item()!r}:{dtype_name(a.type.dtype)}"
         return f"const{a.type}"
 
     def binder(self, v: Var) -> str:
@@ -249,10 +250,57 @@ class Printer:
 
 def _show(v) -> str:
     if isinstance(v, np.dtype):
-        return short_name(v)
+        return dtype_name(v)
     if isinstance(v, tuple):
         return "(" + ",".join(_show(x) for x in v) + ")"
     return repr(v) if not isinstance(v, str) else v
+
+
+def digest(region: Region) -> str:
+    """A hash of exactly this program, values named by order of appearance: two regions
+    have one digest when they compute the same thing the same way. Unlike the printer,
+    it leaves nothing out (every param, every element of an array, literals included),
+    so that compiled code keyed by it is the code of this program."""
+    h = hashlib.sha256()
+    names: dict[Var, int] = {}
+
+    def name(v: Var) -> int:
+        return names.setdefault(v, len(names))
+
+    def atom(a: Atom) -> tuple:
+        if isinstance(a, Var):
+            return ("var", name(a))
+        return ("literal", *_array_token(a.value))
+
+    def param(v: Any) -> Any:
+        if isinstance(v, Region):
+            walk(v)
+            return ("region",)
+        if isinstance(v, (tuple, list)):
+            return tuple(param(x) for x in v)
+        if isinstance(v, np.ndarray):
+            return ("array", *_array_token(v))
+        if isinstance(v, np.dtype):
+            return ("dtype", v.str)
+        return (type(v).__name__, repr(v))
+
+    def walk(r: Region) -> None:
+        h.update(repr(("params", [(name(p), str(p.type)) for p in r.params])).encode())
+        for e in r.eqns:
+            head = (e.prim.name, [atom(a) for a in e.inputs],
+                    [(name(v), str(v.type)) for v in e.outputs])
+            h.update(repr(head).encode())
+            for k in sorted(e.params):
+                h.update(repr((k, param(e.params[k]))).encode())
+        h.update(repr(("outputs", [atom(o) for o in r.outputs])).encode())
+
+    walk(region)
+    return h.hexdigest()
+
+
+def _array_token(value: np.ndarray) -> tuple:
+    data = np.ascontiguousarray(value).tobytes()
+    return value.dtype.str, value.shape, hashlib.sha256(data).hexdigest()
 
 
 def count_eqns(region: Region) -> int:

@@ -8,14 +8,13 @@ argument is a traced value) a jitted function is simply traced through, so
 
 from __future__ import annotations
 
-import threading
-from functools import wraps
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from . import tree
-from .api import as_argnums, flatten_args, leaf_type, trace_fn, with_args
+from .api import as_argnums, wraps, flatten_args, leaf_type, trace_fn, with_args
+from .forks import renew_in_child
 from .ir import Region
 from .trace import Tracer
 
@@ -23,6 +22,7 @@ from .trace import Tracer
 class Program(NamedTuple):
     executable: Any  # backend.runtime.Executable
     out_tree: tree.TreeDef
+    checks: Any = None  # api.WeakIntChecks: weak int arguments to check at every call
 
 
 class Lowered:
@@ -54,7 +54,7 @@ class Jitted:
         self.cache: dict[Any, Program] = {}
         # calls whose arguments are contiguous, aligned arrays, by _signature alone
         self.fast: dict[tuple, Program] = {}
-        self.lock = threading.Lock()
+        renew_in_child(self, "lock")
         wraps(f)(self)
 
     def _split(self, args: tuple, kwargs: dict):
@@ -71,7 +71,7 @@ class Jitted:
     def _trace(self, args: tuple, leaves, in_tree, dyn):
         tr = trace_fn(lambda dyn_args, kw: with_args(self.f, args, dyn, kw)(*dyn_args),
                       leaves, in_tree)
-        return tr.region, tr.out_tree
+        return tr.region, tr.out_tree, tr.checks
 
     def _program(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
         program = self.cache.get(key)
@@ -93,11 +93,11 @@ class Jitted:
         found = saved.load(k) if k is not None else None
         if found is not None:
             return Program(*found)
-        region, out_tree = self._trace(args, leaves, in_tree, dyn)
+        region, out_tree, checks = self._trace(args, leaves, in_tree, dyn)
         stats["traced"] += 1
-        program = Program(prepare(region), out_tree)
-        if k is not None:
-            saved.save(k, *program)
+        program = Program(prepare(region), out_tree, checks)
+        if k is not None and checks is None:  # a record does not keep checks: trace again
+            saved.save(k, program.executable, program.out_tree)
         return program
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -118,6 +118,8 @@ class Jitted:
         if any(isinstance(x, Tracer) for x in leaves + tree.leaves(statics)):
             return self.f(*args, **kwargs)  # under a transformation: trace through
         program = self._program(args, leaves, in_tree, dyn, key)
+        if program.checks is not None:  # only calls with Python ints get here
+            program.checks.check(leaves)
         if not kwargs and not self.static and _exact_arrays(args, leaves):
             self.fast[_signature(args)] = program
             self._install_entry(program)
@@ -146,7 +148,7 @@ class Jitted:
         from .passes.pipeline import before_lowering
 
         leaves, in_tree, dyn, _ = self._split(args, kwargs)
-        region, _ = self._trace(args, leaves, in_tree, dyn)
+        region, _, _ = self._trace(args, leaves, in_tree, dyn)
         final = before_lowering(lift_constants(region)[0])
         return Lowered(final, build(final))
 

@@ -12,20 +12,30 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any, Callable
 
 import numpy as np
 
 from . import tree
-from .backend import cache, llvm, runtime
+from . import disk_cache as cache
+from .backend import llvm, runtime
 from .code_digest import digest
 
 SUFFIX = ".prog"
 
 
+def enabled() -> bool:
+    """Saved programs are opt-in (RUNE_JIT_SAVE_TRACES=1): the digest sees what a function
+    reads through Python values, not what its trace reads from files, the clock or other
+    state (see code_digest); compiled code, keyed by the program itself, is always safe."""
+    return cache.enabled() and os.environ.get("RUNE_JIT_SAVE_TRACES", "0") not in (
+        "0", "", "false", "no", "off")
+
+
 def record_key(f: Callable, in_tree: tree.TreeDef, spec: tuple, statics: tuple) -> str | None:
     """The key of the record of `f` called with this signature, or None if it has none."""
-    if not cache.enabled():
+    if not enabled():
         return None
     code, args = digest(f, statics), tree.to_json(in_tree)
     if code is None or args is None:
@@ -38,9 +48,16 @@ def load(k: str) -> tuple[runtime.Executable, tree.TreeDef] | None:
     entry = cache.load(k, SUFFIX)
     if entry is None:
         return None
-    meta, payload = entry
-    at = meta["object_bytes"]
-    code = runtime.compiled(meta["key"], entry=(meta["code"], payload[:at]))
+    try:
+        return _unpack(*entry)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return None  # metadata of another shape: trace again
+
+
+def _unpack(meta: dict, payload: bytes) -> tuple[runtime.Executable, tree.TreeDef] | None:
+    at = int(meta["object_bytes"])
+    code = runtime.compiled(str(meta["key"]), None,
+                            entry=cache.Entry(meta["code"], payload[:at]))
     if code is None:
         return None
     constants = []
@@ -48,6 +65,8 @@ def load(k: str) -> tuple[runtime.Executable, tree.TreeDef] | None:
         c = np.frombuffer(payload, np.dtype(dtype), math.prod(shape), at).reshape(shape)
         constants.append(c.copy())  # aligned, and writable as a traced constant is
         at += c.nbytes
+    if at != len(payload):
+        raise ValueError("the record's constants do not fill it")
     return runtime.Executable(code, constants), tree.from_json(meta["out_tree"])
 
 

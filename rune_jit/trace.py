@@ -148,7 +148,7 @@ class Builder:
     def atom(self, value: Any) -> Atom:
         if isinstance(value, Tracer):
             return self.accept(value)
-        return Literal(np.asarray(value))
+        return Literal(baked(value))
 
     def emit(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         atoms = [self.atom(a) for a in args]
@@ -184,6 +184,19 @@ class Builder:
             lambda *xs: eval_region(region, list(caps) + list(xs)),
             [p.type for p in region.params[k:]],
         )
+
+
+def baked(value: Any) -> np.ndarray:
+    """A constant as a trace keeps it: its value now. A NumPy array the traced function
+    captures is copied (once: the copy is read-only, and passes re-tracing the program
+    keep it), so that changing the array later changes no program, whichever way it was
+    read (as JAX does)."""
+    a = np.asarray(value)
+    if a.ndim == 0 or (not a.flags.writeable and a.flags.owndata):
+        return a
+    a = a.copy()
+    a.flags.writeable = False
+    return a
 
 
 def _cse_key(prim: Primitive, atoms: Sequence[Atom], params: dict) -> tuple | None:

@@ -264,9 +264,9 @@ def test_python_int_beyond_int64():
 
 @pytest.mark.parametrize("call, exc, fragments", [
     (lambda: rune.vjp(lambda x: x * 2.0, np.ones(3))[1](np.ones(2)), TypeError,
-     ["cotangent", "f64[2]", "f64[3]"]),
+     ["cotangent", "float64[2]", "float64[3]"]),
     (lambda: rune.vjp(lambda x: x * 2.0, np.ones(3))[1](np.ones(3, np.float32)), TypeError,
-     ["cotangent", "f32[3]", "f64[3]"]),
+     ["cotangent", "float32[3]", "float64[3]"]),
     (lambda: rune.vjp(lambda x: (x, x), np.ones(3))[1](np.ones(3)), TypeError,
      ["cotangent has structure", "tuple(*, *)"]),
     (lambda: rune.jvp(lambda x: x, (np.ones(3),), (np.ones(2),)), ValueError,
@@ -291,12 +291,12 @@ COND_MISMATCHES = {
     "structure": (lambda x: (x, x), lambda x: x, 1.0,
                   ["true_fn returns tuple(*, *)", "false_fn returns *"]),
     "dtype": (lambda x: x, lambda x: x.astype(np.float32), 1.0,
-              ["output is f64[] in true_fn but f32[] in false_fn"]),
+              ["output is float64[] in true_fn but float32[] in false_fn"]),
     "dtype of second output": (lambda x: (x, x), lambda x: (x, x.astype(np.float32)),
                                np.ones(3),
-                               ["output[1] is f64[3] in true_fn but f32[3] in false_fn"]),
+                               ["output[1] is float64[3] in true_fn but float32[3] in false_fn"]),
     "shape": (lambda x: x, lambda x: x[:2], np.ones(3),
-              ["output is f64[3] in true_fn but f64[2] in false_fn"]),
+              ["output is float64[3] in true_fn but float64[2] in false_fn"]),
 }
 
 

@@ -40,11 +40,11 @@ CARRY_CASES = [
     ("extra leaf", lambda c: {**c, "z": c["a"]}, ["carry", "init"], ["structure"]),
     ("list for dict", lambda c: [c["a"], c["b"]], ["carry", "init"], ["structure"]),
     ("shape", lambda c: {"a": c["a"], "b": c["b"][:1]}, ["carry['b']", "init['b']"],
-     ["f64[1]", "f64[2]"]),
+     ["float64[1]", "float64[2]"]),
     ("dtype", lambda c: {"a": c["a"], "b": rnp.astype(c["b"], np.float32)},
-     ["carry['b']", "init['b']"], ["f32[2]", "f64[2]"]),
+     ["carry['b']", "init['b']"], ["float32[2]", "float64[2]"]),
     ("first leaf", lambda c: {"a": rnp.sum(c["a"]), "b": c["b"]}, ["carry['a']", "init['a']"],
-     ["f64[]", "f64[3]"]),
+     ["float64[]", "float64[3]"]),
 ]
 LOOPS = {"scan": scan_returning, "iterate": iterate_returning}
 
@@ -65,7 +65,7 @@ def test_a_numpy_float64_scalar_init_is_not_weak(loop):
     """np.float64(1.0) is a NumPy scalar, not a Python float: a step that returns
     float32 changes the carry's type, which is an error."""
     step = lambda c: rnp.astype(c, np.float32)
-    with pytest.raises(TypeError, match=r"f32\[\].*f64\[\]"):
+    with pytest.raises(TypeError, match=r"float32\[\].*float64\[\]"):
         if loop == "scan":
             rune.scan(lambda c, x: (step(c), None), np.float64(1.0), np.ones(3))
         else:
@@ -76,13 +76,13 @@ def test_carry_error_under_transformations():
     bad = lambda x: rune.scan(lambda c, r: (rnp.concatenate([c, c[:1]]) * r, None),
                               np.zeros(2), x)[0]
     for transform in (rune.vmap, lambda f: rune.grad(lambda x: rnp.sum(f(x)))):
-        with pytest.raises(TypeError, match=r"f64\[3\].*f64\[2\]"):
+        with pytest.raises(TypeError, match=r"float64\[3\].*float64\[2\]"):
             transform(bad)(np.ones((3, 3)))
 
 
 @pytest.mark.parametrize("until, got", [
-    (lambda x: x, "f64[]"),
-    (lambda x: rnp.astype(x < 1, np.int32), "i32[]"),
+    (lambda x: x, "float64[]"),
+    (lambda x: rnp.astype(x < 1, np.int32), "int32[]"),
     (lambda x: x * np.ones(2) < 1, "bool[2]"),
     (lambda x: (x < 1, x < 2), "2 values"),
 ], ids=["float", "int", "vector", "tuple"])
@@ -140,13 +140,13 @@ def test_scan_step_must_return_a_pair():
 
 a = np.array([4.0, 9.0])
 RESIDUAL_CASES = [
-    ("shape", lambda x: x[:1], lambda: a, ["residual(x)", "x"], ["f64[1]", "f64[2]"]),
+    ("shape", lambda x: x[:1], lambda: a, ["residual(x)", "x"], ["float64[1]", "float64[2]"]),
     ("dtype", lambda x: rnp.astype(x, np.float32), lambda: a, ["residual(x)", "x"],
-     ["f32[2]", "f64[2]"]),
+     ["float32[2]", "float64[2]"]),
     ("structure", lambda x: (x, x), lambda: a, [], ["structure"]),
     ("missing key", lambda x: {"u": x["u"]}, lambda: {"u": a, "v": a}, [], ["structure"]),
     ("leaf shape", lambda x: {"u": x["u"], "v": x["v"][0]}, lambda: {"u": a, "v": a},
-     ["residual(x)['v']", "x['v']"], ["f64[]", "f64[2]"]),
+     ["residual(x)['v']", "x['v']"], ["float64[]", "float64[2]"]),
 ]
 
 

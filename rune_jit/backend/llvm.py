@@ -9,16 +9,18 @@ loader refuses it too.
 from __future__ import annotations
 
 import itertools
-import threading
+import sys
 from contextlib import contextmanager
 from functools import lru_cache
 
 import llvmlite
 import llvmlite.binding as llvm
+from llvmlite.binding.newpassmanagers import NewPassManager
 
+from ..forks import renew_in_child
 from . import elf_loader
 
-_lock = threading.Lock()
+_lock = renew_in_child(sys.modules[__name__], "_lock")
 _names = itertools.count()
 
 
@@ -55,9 +57,10 @@ def engine() -> llvm.LLJIT:
 
 @lru_cache(maxsize=None)
 def fingerprint() -> str:
-    """What compiled code depends on besides the program: CPU, features, versions."""
+    """What compiled code depends on besides the program: CPU, features, versions (the
+    Python version too: which C API functions a native entry calls depends on it)."""
     return "|".join([llvm.get_host_cpu_name(), host_features(), llvmlite.__version__,
-                     ".".join(map(str, llvm.llvm_version_info))])
+                     ".".join(map(str, llvm.llvm_version_info)), sys.implementation.cache_tag])
 
 
 def vector_bits() -> int:
@@ -68,22 +71,49 @@ def vector_bits() -> int:
 
 
 def optimize(llvm_ir: str) -> llvm.ModuleRef:
+    """The module, optimized. LLVM's vectorizers have been seen to leave invalid IR
+    behind (22.1's SLP vectorizer: an instruction that does not dominate its use, which
+    then aborts the process in code generation), so the result is verified, and a module
+    they broke is optimized again without them."""
+    for vectorizers in ((True, True), (False, True), (False, False)):
+        mod = _optimized(llvm_ir, *vectorizers)
+        try:
+            mod.verify()
+            return mod
+        except RuntimeError:
+            continue
+    raise RuntimeError("rune_jit: LLVM's optimizer produced invalid code for this program")
+
+
+def _optimized(llvm_ir: str, slp: bool, loops: bool) -> llvm.ModuleRef:
     tm = target_machine()
     mod = llvm.parse_assembly(llvm_ir)
     mod.triple = llvm.get_process_triple()
     mod.data_layout = str(tm.target_data)
     mod.verify()
     pto = llvm.create_pipeline_tuning_options(speed_level=2)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
+    pto.loop_vectorization = loops
+    pto.slp_vectorization = slp
     # Unrolling (beyond the vectorizer's own interleaving) made code a third bigger and
     # compilation slower for no measured gain on the benchmarks: our inner loops are
     # vectorized or latency-bound recurrences, and lane blocks are explicit vectors.
     pto.loop_unrolling = False
     pb = llvm.create_pass_builder(tm, pto)
-    with _slp_threshold(SLP_THRESHOLD):
-        pb.getModulePassManager().run(mod, pb)
+    mpm = pb.getModulePassManager()
+    try:
+        with _slp_threshold(SLP_THRESHOLD):
+            mpm.run(mod, pb)
+    finally:
+        _dispose(mpm)
     return mod
+
+
+def _dispose(mpm) -> None:
+    """Free a module pass manager. llvmlite 0.50's ModulePassManager never frees its own
+    (its base class's `_dispose`, a no-op, shadows the one that would): about 140 KB a
+    program, for as long as the process lives."""
+    NewPassManager._dispose(mpm)
+    mpm.detach()
 
 
 # LLVM's SLP vectorizer packs two isomorphic scalar chains as soon as it expects any gain,
@@ -91,7 +121,7 @@ def optimize(llvm_ir: str) -> llvm.ModuleRef:
 # (bench W7, a 2-vector state: 17 ms at LLVM's default of 0, 10.8 at 1). A threshold of 1
 # keeps the packs that pay (a row of tanh calls; W3 is unchanged).
 SLP_THRESHOLD = 1
-_options_lock = threading.Lock()
+_options_lock = renew_in_child(sys.modules[__name__], "_options_lock")
 
 
 @contextmanager

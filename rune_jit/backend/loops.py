@@ -77,7 +77,9 @@ class Carries:
 
 class Tapes:
     """The tapes of an iterate: one row per step, grown (doubling) as steps are taken,
-    so memory follows the steps a loop takes, not its max_steps."""
+    so memory follows the steps a loop takes, not its max_steps. A tape holds at least
+    one row, even for a loop that takes no step, so that a read of a row it does not
+    hold can read its last one instead (see `Lowerer.load`)."""
 
     FIRST_ROWS = 16
 
@@ -86,6 +88,7 @@ class Tapes:
         self.slots = [lw.fn.growable_slot() for _ in self.types]
         self.capacity = ir.IRBuilder(lw.fn.prologue).alloca(emit.I64)
         lw.fn.at_entry.store(ir.Constant(emit.I64, 0), self.capacity)
+        self.reserve(lw.i64(1))
 
     def reserve(self, rows: ir.Value) -> None:
         """Room for `rows` rows in every tape."""
@@ -197,10 +200,10 @@ def _fill_rows(lw: Lowerer, x: Lazy, xt: Type, buf, t0, count) -> None:
 
 
 def lower_iterate(lw: Lowerer, args, out_types, *, step: Region, until: Region, num_carry,
-                  num_laned, max_steps, lanes, num_captures):
+                  num_laned, max_steps, lanes, shown, num_captures):
     k = num_captures
     caps, laned, init = list(args[:k]), list(args[k:k + num_laned]), list(args[k + num_laned:])
-    site = lw.errors.add("iterate", max_steps=max_steps, lanes=tuple(lanes))
+    site = lw.errors.add("iterate", max_steps=max_steps, lanes=tuple(lanes), shown=tuple(shown))
     if lanes:
         from .lane_loops import lower_laned_iterate
 

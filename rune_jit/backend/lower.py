@@ -28,6 +28,11 @@ from .emit import I64, Fn, reg_type
 from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
 
 SMALL_ELEMENTS = 8  # up to one vector of float64
+# A lazy value computes an element by calling the rules of the values it reads, in Python:
+# a chain of fused operations this long is stored, so that lowering a long chain never
+# runs out of Python stack (a loop that reads and writes memory once per this many
+# operations costs nothing measurable).
+FUSION_DEPTH = 64
 
 
 class ErrorSites:
@@ -122,6 +127,10 @@ class Lowerer:
             return self.splat(v.v)
         if isinstance(v, Lazy):
             return v.at(list(idx))
+        if v.rows is not None:  # a tape: rows past those it holds are unspecified, and
+            # not there at all (it grows with the steps taken): read its last row instead
+            last = self.b.sub(v.rows, self.i64(1))
+            idx = [arith.maximum(self.b, idx[0], last, False)] + list(idx[1:])
         return self.load_at(v.ptr, v.type.dtype, self.offset(v.type.shape, idx))
 
     # ------------------------------------------------------------- explicit vectors
@@ -236,17 +245,22 @@ class Lowerer:
                 return self.literal(a.value)
             return env[a]
 
+        depth: dict[Var, int] = {}  # lazy values read through, from each lazy value
         enclosing = self.pending  # of the equation whose rule lowers this region
         for eqn in region.eqns:
             ins, params = eqn.closed
             out_types = [v.type for v in eqn.outputs]
             self.pending = [dests.get(v) if dests else None for v in eqn.outputs]
             outs = self.lower_eqn(eqn.prim, [read(a) for a in ins], out_types, params)
+            below = 1 + max((depth.get(a, 0) for a in eqn.inputs), default=0)
             for i, (var, val) in enumerate(zip(eqn.outputs, outs)):
                 # stored once here rather than computed (or copied) again in every loop step
                 inside_loops = var in captured and isinstance(val, Lazy) and not val.cheap
-                if inside_loops or (cost(val) > 0 and uses[var] > 1):
+                if (inside_loops or (cost(val) > 0 and uses[var] > 1)
+                        or (isinstance(val, Lazy) and below > FUSION_DEPTH)):
                     val = self.materialize(val, self.claim(i))
+                if isinstance(val, Lazy):
+                    depth[var] = below
                 env[var] = self.settle(val)
         self.pending = enclosing
         return [read(o) for o in region.outputs]

@@ -14,6 +14,8 @@ import ctypes
 import itertools
 import sys
 import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, NamedTuple, Sequence
@@ -22,9 +24,11 @@ import llvmlite.ir as ir
 import numpy as np
 
 from .. import errors
-from ..ir import Region, Type, Var
+from ..ir import Region, Type, Var, digest
 from ..passes.constants import lift_constants
-from . import cache, emit, entry, llvm, mathlib
+from .. import disk_cache
+from ..forks import renew_in_child
+from . import emit, entry, llvm, mathlib
 from .pool import POOL
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
@@ -44,19 +48,25 @@ class Meta:
     sites: list = field(default_factory=list)
     scratch_bytes: int = 0
     entry: bool = False  # whether the module holds a native entry (entry.py)
+    program: str = ""  # the digest of the program it is the code of
 
     def to_json(self) -> dict:
         types = lambda ts: [[t.dtype.str, list(t.shape)] for t in ts]  # noqa: E731
         return {"symbol": self.symbol, "in": types(self.in_types),
                 "out": types(self.out_types), "sites": self.sites,
-                "scratch": self.scratch_bytes, "entry": self.entry}
+                "scratch": self.scratch_bytes, "entry": self.entry, "program": self.program}
 
     @staticmethod
     def from_json(d: dict) -> "Meta":
-        types = lambda ts: [Type(np.dtype(s), tuple(shape)) for s, shape in ts]  # noqa: E731
-        sites = [(kind, info) for kind, info in d["sites"]]
-        return Meta(d["symbol"], types(d["in"]), types(d["out"]), sites, d["scratch"],
-                    d["entry"])
+        """Metadata read back; raises KeyError, TypeError or ValueError if malformed."""
+        types = lambda ts: [Type(np.dtype(s), tuple(int(n) for n in shape))  # noqa: E731
+                            for s, shape in ts]
+        sites = [(str(kind), dict(info)) for kind, info in d["sites"]]
+        meta = Meta(str(d["symbol"]), types(d["in"]), types(d["out"]), sites,
+                    int(d["scratch"]), bool(d["entry"]), str(d["program"]))
+        if meta.scratch_bytes < 0:
+            raise ValueError("negative scratch size")
+        return meta
 
 
 @dataclass
@@ -151,42 +161,59 @@ class Executable(NamedTuple):
         return self.compiled.run_exact(self.constants + list(arrays))
 
 
-_cache: dict[str, Compiled] = {}
-_cache_lock = threading.Lock()
+# Code in this process, by key: as long as something uses it (a jitted function's
+# program), and the most recently used RECENT programs whatever holds them (loops called
+# outside jit, which make their program anew each call). Code nobody holds is unmapped.
+_cache: weakref.WeakValueDictionary[str, Compiled] = weakref.WeakValueDictionary()
+_recent: OrderedDict[str, Compiled] = OrderedDict()
+RECENT = 64
+_cache_lock = renew_in_child(sys.modules[__name__], "_cache_lock")
 
 
 def prepare(region: Region) -> Executable:
     """Native code for a closed region, compiled once per program in this process."""
     lifted, constants = lift_constants(region)
-    return Executable(compiled(cache.key(str(lifted), llvm.fingerprint()), lifted), constants)
+    program = digest(lifted)
+    return Executable(compiled(disk_cache.key(program, llvm.fingerprint()), program, lifted),
+                      constants)
 
 
-def compiled(k: str, region: Region | None = None, entry: tuple[dict, bytes] | None = None
-             ) -> Compiled | None:
-    """The native code of the program whose cache key is `k`: from this process, else
-    from `entry` (metadata and object code read from disk already), else from the disk
-    cache, else compiled from `region` (None without a region)."""
-    code = _cache.get(k)
-    if code is None:
-        with _cache_lock:  # concurrent first calls compile once
-            code = _cache.get(k)
+def compiled(k: str, program: str | None, region: Region | None = None,
+             entry: disk_cache.Entry | None = None) -> Compiled | None:
+    """The native code of the program whose digest is `program` and cache key `k`: from
+    this process, else from `entry` (metadata and object code read from disk already),
+    else from the disk cache, else compiled from `region` (None without a region).
+    Without the digest (a saved program names only its key), the entry's own must give
+    the key."""
+    with _cache_lock:  # concurrent first calls compile once
+        code = _cache.get(k)
+        if code is None:
+            code = _from_disk(k, program, entry or disk_cache.load(k))
+            if code is None and region is not None:
+                code = _compile(k, program, region)
             if code is None:
-                code = _from_disk(k, entry or cache.load(k))
-                if code is None and region is not None:
-                    code = _compile(k, region)
-                if code is not None:
-                    _cache[k] = code
+                return None
+            _cache[k] = code
+        _recent[k] = code
+        _recent.move_to_end(k)
+        if len(_recent) > RECENT:
+            _recent.popitem(last=False)
     return code
 
 
-def _from_disk(k: str, entry: tuple[dict, bytes] | None) -> Compiled | None:
+def _from_disk(k: str, program: str | None, entry: disk_cache.Entry | None
+               ) -> Compiled | None:
     """Code from a disk entry, or None if there is none or it does not load: metadata
-    of another shape, or code that does not link here (the key covers the CPU and the
-    versions, not every library of the machine that wrote it)."""
+    of another shape, the code of another program, or code that does not link here (the
+    key covers the CPU and the versions, not every library of the machine that wrote it)."""
     if entry is None:
         return None
     try:
-        code = Compiled(k, Meta.from_json(entry[0]), entry[1])
+        meta = Meta.from_json(entry.meta)
+        if (meta.program != program if program is not None
+                else disk_cache.key(meta.program, llvm.fingerprint()) != k):
+            return None
+        code = Compiled(k, meta, entry.payload)
     except (KeyError, TypeError, ValueError, RuntimeError):
         return None
     stats["loaded"] += 1
@@ -200,10 +227,11 @@ def _signature(n: int):
     return ctypes.CFUNCTYPE(ctypes.c_int64, *[ctypes.c_void_p] * n)
 
 
-def _compile(k: str, region: Region) -> Compiled:
+def _compile(k: str, program: str, region: Region) -> Compiled:
     from ..passes.pipeline import before_lowering, dumping
 
     built = build(before_lowering(region), symbol=f"rune_{k[:24]}")
+    built.meta.program = program
     mod = llvm.optimize(built.llvm_ir)
     if dumping("llvm"):
         print(str(mod), file=sys.stderr)
@@ -211,7 +239,7 @@ def _compile(k: str, region: Region) -> Compiled:
         print(llvm.emit_assembly(mod), file=sys.stderr)
     obj = llvm.emit_object(mod)
     stats["compiled"] += 1
-    cache.store(k, built.meta.to_json(), obj)
+    disk_cache.store(k, built.meta.to_json(), obj)
     return Compiled(k, built.meta, obj)
 
 
@@ -225,8 +253,7 @@ def failure(status: int, sites: Sequence) -> Exception:
     kind, site, lane = status & 0xFF, (status >> 8) & 0xFFFFFF, status >> 32
     if kind == emit.KINDS["iterate"]:
         info = sites[site][1]
-        lanes = tuple(info["lanes"])
-        index = tuple(int(i) for i in np.unravel_index(lane, lanes)) if lanes else None
+        index = errors.user_lane(lane, tuple(info["lanes"]), tuple(info["shown"]))
         return errors.IterateError(errors.iterate_message(info["max_steps"], index))
     if kind == emit.KINDS["memory"]:
         return MemoryError("rune_jit: a compiled program could not allocate its memory")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -102,9 +103,21 @@ UFUNCS.update({f"bitwise_{name}": f for name, f in BITWISE.items()})
 UFUNCS["invert"] = _invert
 
 
+def qualified_name(f: Any) -> str:
+    """Where users reach `f`: its module and qualified name (`numpy.linalg.inv`). A ufunc
+    does not say its module (`scipy.special.ndtr`): the public module that holds it does."""
+    module, name = getattr(f, "__module__", None), getattr(f, "__qualname__", f.__name__)
+    if module is None:
+        holders = [m for m, mod in list(sys.modules.items()) if mod is not None
+                   and not any(p.startswith("_") for p in m.split("."))
+                   and getattr(mod, f.__name__, None) is f]
+        module = min(holders, key=lambda m: (m.count("."), m), default="numpy")
+    return f"{module}.{name}"
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    rule = UFUNCS.get(ufunc.__name__)
-    call = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    rule = UFUNCS.get(ufunc.__name__) if ufunc is getattr(np, ufunc.__name__, None) else None
+    call = qualified_name(ufunc) + ("" if method == "__call__" else f".{method}")
     if method != "__call__" or rule is None:
         raise TypeError(f"rune_jit: {call} has no rule for traced values")
     if kwargs:
@@ -134,11 +147,11 @@ def _array_function(self, func, types, args, kwargs):
         _FUNCTIONS.update(_function_table())
     rule = _FUNCTIONS.get(func)
     if rule is None:
-        raise TypeError(f"rune_jit: numpy.{func.__name__} has no rule for traced values")
+        raise TypeError(f"rune_jit: {qualified_name(func)} has no rule for traced values")
     try:
         inspect.signature(rule).bind(*args, **kwargs)
     except TypeError as e:  # an argument rune_jit.numpy does not take, such as out=
-        raise TypeError(f"rune_jit: numpy.{func.__name__} with these arguments has no rule "
+        raise TypeError(f"rune_jit: {qualified_name(func)} with these arguments has no rule "
                         f"for traced values ({e})") from None
     return rule(*args, **kwargs)
 

@@ -29,9 +29,10 @@ import numpy as np
 
 from .. import tree
 from ..ad_util import instantiate, live, nonzero
-from ..errors import IterateError, iterate_message
+from ..errors import IterateError, iterate_message, user_lane
 from ..interpret import eval_region
 from ..ir import Eqn, Region, Type
+from ..passes.vmap import hidden_axis
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import bind, trace_flat, trace_regions, type_of_value, using
 from . import loops
@@ -51,9 +52,11 @@ def _split(args: Sequence[Any], params: dict):
 
 
 def iterate_flat(step_fn: Callable, until_fn: Callable, init: list, *, max_steps: int,
-                 lanes: tuple = (), laned: Sequence[Any] = ()) -> list:
+                 lanes: tuple = (), shown: tuple = (), laned: Sequence[Any] = ()) -> list:
     """Bind an iterate of Python functions of one lane: `step_fn(laned, carry) ->
-    (carry, ys)` and `until_fn(laned, carry) -> bool`; -> carry + [counts] + tapes."""
+    (carry, ys)` and `until_fn(laned, carry) -> bool`; -> carry + [counts] + tapes.
+    `shown` says, per lane axis, whether it is a user's vmap (errors name the lane along
+    it) or one a pass added (scan fission maps the steps of a loop: not a lane to name)."""
     types = [loops.per_lane(type_of_value(v), lanes) for v in [*laned, *init]]
     nl = len(laned)
 
@@ -64,7 +67,8 @@ def iterate_flat(step_fn: Callable, until_fn: Callable, init: list, *, max_steps
     (s, u), caps = trace_regions([step, lambda *p: [until_fn(list(p[:nl]), list(p[nl:]))]],
                                  [types, types])
     return bind(iterate_p, *caps, *laned, *init, step=s, until=u, num_carry=len(init),
-                num_laned=nl, max_steps=max_steps, lanes=tuple(lanes), num_captures=len(caps))
+                num_laned=nl, max_steps=max_steps, lanes=tuple(lanes), shown=tuple(shown),
+                num_captures=len(caps))
 
 
 def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> Any:
@@ -100,10 +104,12 @@ def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> An
 
 
 @iterate_p.def_rule("shape")
-def _iterate_shape(*types: Type, step, until, num_carry, num_laned, max_steps, lanes,
+def _iterate_shape(*types: Type, step, until, num_carry, num_laned, max_steps, lanes, shown,
                    num_captures):
     caps, laned, init = _split(types, dict(num_captures=num_captures, num_laned=num_laned))
     lanes = tuple(lanes)
+    if len(shown) != len(lanes):
+        raise TypeError(f"iterate: {len(shown)} entries of shown for the lanes {lanes}")
     if any(t.shape[:len(lanes)] != lanes for t in laned + init):
         raise TypeError(f"iterate: laned operands and carries must lead with the lanes {lanes}")
     params = caps + [loops.per_lane(t, lanes) for t in laned + init]
@@ -117,7 +123,8 @@ def _iterate_shape(*types: Type, step, until, num_carry, num_laned, max_steps, l
     return init + [Type(COUNT, lanes)] + tapes
 
 
-def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, num_captures):
+def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, shown,
+                  num_captures):
     caps, laned, carry = _split(args, dict(num_captures=num_captures, num_laned=num_laned))
     lanes = tuple(lanes)
     tapes = [np.zeros((max_steps,) + lanes + t.shape, t.dtype)
@@ -135,7 +142,7 @@ def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, nu
         n += 1
         running = running & ~loops.all_lanes(until, caps, laned + carry, lanes)[0]
     if running.any():
-        lane = loops.lane_index(int(np.argmax(running.reshape(-1))), lanes)
+        lane = user_lane(int(np.argmax(running.reshape(-1))), lanes, shown)
         raise IterateError(iterate_message(max_steps, lane))
     return carry + [counts] + tapes
 
@@ -156,7 +163,7 @@ def _iterate_jvp(primals, tangents, **params):
 
     outs = iterate_flat(j.step_fn(caps, live(tcaps), nl), until_fn, j.init(init, tinit),
                         max_steps=params["max_steps"], lanes=params["lanes"],
-                        laned=laned + live(tlaned))
+                        shown=params["shown"], laned=laned + live(tlaned))
     # the counts sit between the carries and the tapes, and have no tangent
     return j.results(outs, _iterate_shape(*[type_of_value(v) for v in primals], **params),
                      n_mid=1)
@@ -185,7 +192,8 @@ def _iterate_batch(size, args, dims, **params):
 
     outs = iterate_flat(step_fn, lambda lan, c: eval_region(until, regroup(lan, c))[0],
                         new_laned[n_l:], max_steps=params["max_steps"],
-                        lanes=(size,) + lanes, laned=new_laned[:n_l])
+                        lanes=(size,) + lanes, shown=(not hidden_axis(),) + params["shown"],
+                        laned=new_laned[:n_l])
     return outs[:nc + 1] + [moveaxis(t, 1, 0) for t in outs[nc + 1:]], [0] * len(outs)
 
 
@@ -222,7 +230,7 @@ def _iterate_partial_eval(pe, unknowns, *args, **params):
             return eval_region(test.known, kcaps + lan[len(inv_laned):] + carry)[0]
 
         k_outs = iterate_flat(known_step, known_until, kinit, max_steps=params["max_steps"],
-                              lanes=lanes, laned=inv_laned + klaned)
+                              lanes=lanes, shown=params["shown"], laned=inv_laned + klaned)
     counts, k_tapes = k_outs[n_kc], k_outs[n_kc + 1:]
     n_ky = len(k_tapes) - split.num_extensive
     loop = dict(length=params["max_steps"], reverse=False, counts=counts)

@@ -180,8 +180,8 @@ class LoopJvp:
         tangents) as the primal and tangent outputs of the loop it differentiates, whose
         outputs (carries, `n_mid` others, ys) have `out_types`."""
         nc, k, ny = self.nc, self.nc + self.n_tc, self.ny
-        tangents = merge(self.nz_carry + [False] * n_mid + self.nz_ys,
-                         outs[nc:k] + outs[k + n_mid + ny:], [Zero(t) for t in out_types])
+        tangents = with_zeros(self.nz_carry + [False] * n_mid + self.nz_ys,
+                              outs[nc:k] + outs[k + n_mid + ny:], out_types)
         return outs[:nc] + outs[k:k + n_mid + ny], tangents
 
 
@@ -300,6 +300,12 @@ def pick(values: Sequence[Any], mask: Sequence[bool], want: bool = True) -> list
     return [v for v, m in zip(values, mask) if m == want]
 
 
+def with_zeros(nonzero: Sequence[bool], values: Sequence[Any], types: Sequence[Type]) -> list:
+    """`values` where `nonzero`, and elsewhere the symbolic zero of that position's type."""
+    it = iter(values)
+    return [next(it) if nz else Zero(t) for nz, t in zip(nonzero, types)]
+
+
 def merge(mask: Sequence[bool], if_true: Sequence[Any], if_false: Sequence[Any]) -> list:
     """Interleave two lists back into one by `mask`."""
     t, f = iter(if_true), iter(if_false)
@@ -361,7 +367,3 @@ class UserCarry:
             self.values = [np.asarray(v, t.dtype) for v, t in zip(self.values, out_types)]
             self.types = out_types
         check_carry(self.who, self.tree, self.types, out_tree, out_types)
-
-
-def lane_index(flat: int, lanes: tuple[int, ...]) -> tuple[int, ...] | None:
-    return tuple(int(i) for i in np.unravel_index(flat, lanes)) if lanes else None

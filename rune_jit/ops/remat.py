@@ -11,11 +11,10 @@ args...) -> outputs....
 
 from __future__ import annotations
 
-from functools import wraps
 from typing import Callable
 
 from .. import tree
-from ..ad_util import Zero, live, nonzero
+from ..ad_util import live, nonzero
 from ..interpret import eval_region
 from ..ir import Region
 from ..primitive import Primitive
@@ -27,7 +26,7 @@ remat_p = Primitive("remat")
 
 def remat(f: Callable) -> Callable:
     """f, rematerialized in reverse mode."""
-    from ..api import as_value, flatten_args, leaf_type
+    from ..api import as_value, flatten_args, leaf_type, wraps
 
     @wraps(f)
     def g(*args):
@@ -61,7 +60,7 @@ def _remat_jvp(primals, tangents, *, body, num_captures):
     jbody, out_nz = jvp_region(body, nonzero(tangents))
     outs = _bind(list(primals) + live(tangents), jbody)
     n = len(body.outputs)
-    return outs[:n], loops.merge(out_nz, outs[n:], [Zero(t) for t in body.out_types])
+    return outs[:n], loops.with_zeros(out_nz, outs[n:], body.out_types)
 
 
 @remat_p.def_rule("batch")

@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tree
-from ..ad_util import UndefinedPrimal, Zero, add_tangents, instantiate, live, nonzero, zeros
+from ..ad_util import UndefinedPrimal, add_tangents, instantiate, live, nonzero, zeros
 from ..interpret import eval_region
 from ..ir import Eqn, Region, Type
 from ..primitive import Primitive
@@ -316,7 +316,7 @@ def _scan_transpose(cts, *args, **params):
 
     def tstep(lan, carry, rows):
         acc, ctc = carry[:n_acc], carry[n_acc:]
-        cty = loops.merge(ys_nz, rows[:n_ct], [Zero(t) for t in y_types])
+        cty = loops.with_zeros(ys_nz, rows[:n_ct], y_types)
         d = backward_pass(step, linear, res_caps + lan + rows[n_ct:], ctc + cty)
         acc = [add_tangents(s, x) for s, x in zip(acc, d[:n_acc])]
         return acc + [instantiate(x) for x in d[n_acc:n_acc + nc]], [

@@ -17,12 +17,13 @@ vectorized: see docs/accuracy.md).
 from __future__ import annotations
 
 from collections import Counter
+from typing import NamedTuple
 
 from ..interpret import eval_region
-from ..ir import Literal, Region, Var, map_regions
+from ..ir import Eqn, Literal, Region, Var, map_regions
 from ..trace import bind, trace_flat
 from .partial_eval import partial_eval_region
-from .vmap import batch_eval, materialize
+from .vmap import batch_eval, hiding_axis, materialize
 
 
 def fission(region: Region) -> Region:
@@ -80,7 +81,8 @@ def _split_scan(vals: list, params: dict) -> list:
                                 [True] * nc + [False] * ny, custom_rules=False)
     if not _worth_it(step, split.known):
         return bind(scan_p, *vals, **params)
-    mapped, dims = batch_eval(split.known, n, caps + xs, [None] * len(caps) + [0] * lay.nx)
+    with hiding_axis():  # its lanes are the loop's steps
+        mapped, dims = batch_eval(split.known, n, caps + xs, [None] * len(caps) + [0] * lay.nx)
     n_known = len(split.known.outputs) - split.num_res
     known_ys = [materialize(v, d, n) for v, d in zip(mapped[:n_known], dims[:n_known])]
     res, res_dims = mapped[n_known:], dims[n_known:]
@@ -102,7 +104,6 @@ def _sum_accumulators(vals: list, params: dict) -> list:
     """Carries updated as acc' = acc + g, read nowhere else, leave the loop: each step
     returns g (or, when g is a product, its two operands) as ys, and after the loop
     acc = init + the sum over steps (the product, contracting the step axis too)."""
-    from ..ops.linalg import dot_general_p
     from ..ops.scan import Layout
 
     lay = Layout(len(vals), params)
@@ -113,10 +114,7 @@ def _sum_accumulators(vals: list, params: dict) -> list:
     caps, _, _, init, xs = lay.operands(vals)
     nc, ny = lay.nc, len(step.outputs) - lay.nc
     keep = [i for i in range(nc) if i not in found]
-    extra = []  # per accumulator: the step values stacked for its sum
-    for i in sorted(found):
-        g = found[i]
-        extra.append(list(g.inputs) if g.prim is dot_general_p else [g.outputs[0]])
+    extra = [found[i].stacked() for i in sorted(found)]  # what each sum is made of
     rows = dict(zip(step.params[lay.k + nc:], xs))  # a row is read whole from xs, not restacked
     stacked_outs = [a for group in extra for a in group if a not in rows]
     outputs = [step.outputs[i] for i in keep] + list(step.outputs[nc:]) + stacked_outs
@@ -144,7 +142,7 @@ def _accumulators(step: Region, lay) -> dict:
     uses.update(c for e in step.eqns for c in e.captures)
     uses.update(o for o in step.outputs if isinstance(o, Var))
     made = {v: e for e in step.eqns for v in e.outputs}
-    found = {}
+    found: dict[int, Summand] = {}
     for i in range(lay.nc):
         acc, out = step.params[lay.k + i], step.outputs[i]
         add = made.get(out)
@@ -152,29 +150,44 @@ def _accumulators(step: Region, lay) -> dict:
             continue
         g = add.inputs[1] if add.inputs[0] is acc else add.inputs[0]
         if (isinstance(g, Var) and g in made and g.type == acc.type and uses[g] == 1
-                and uses[out] == 1 and _stackable(made[g])):
-            found[i] = made[g]
+                and uses[out] == 1 and _stackable(g, made[g])):
+            found[i] = Summand(g, made[g])
     return found
 
 
 SMALL_SUMMAND = 4096  # a summand this small is stacked whole; a product, by its operands
 
 
-def _stackable(g_eqn) -> bool:
-    from ..ops.linalg import dot_general_p
+class Summand(NamedTuple):
+    """What a step adds to an accumulator: `var`, an output of `eqn` (which may have
+    others: a nested loop's ys, say)."""
 
-    return g_eqn.prim is dot_general_p or g_eqn.outputs[0].type.size <= SMALL_SUMMAND
+    var: Var
+    eqn: Eqn
+
+    def is_product(self) -> bool:
+        from ..ops.linalg import dot_general_p
+
+        return self.eqn.prim is dot_general_p
+
+    def stacked(self) -> list:
+        """The step values its sum is made of: a product's two operands, else itself."""
+        return list(self.eqn.inputs) if self.is_product() else [self.var]
 
 
-def _summed(init, g_eqn, stacked: list, reverse: bool):
-    """init + the sum over the stacked steps of what g_eqn computed each step (the
+def _stackable(g: Var, g_eqn: Eqn) -> bool:
+    return Summand(g, g_eqn).is_product() or g.type.size <= SMALL_SUMMAND
+
+
+def _summed(init, summand: Summand, stacked: list, reverse: bool):
+    """init + the sum over the stacked steps of what the summand was each step (the
     order of the steps does not matter to a sum, so `reverse` does not either)."""
     from ..ops.elementwise import add
-    from ..ops.linalg import dot_general, dot_general_p
+    from ..ops.linalg import dot_general
     from ..ops.reduce import reduce_sum
 
-    if g_eqn.prim is dot_general_p:
-        (ca, cb), (ba, bb) = g_eqn.params["contract"], g_eqn.params["batch"]
+    if summand.is_product():
+        (ca, cb), (ba, bb) = (summand.eqn.params[k] for k in ("contract", "batch"))
         up = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731
         total = dot_general(stacked[0], stacked[1], ((0,) + up(ca), (0,) + up(cb)),
                             (up(ba), up(bb)))

@@ -6,11 +6,32 @@ dim None. Rules receive and return dims of that form only.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 from ..ir import Literal, Region, Type
 from ..trace import bind, trace_flat, type_of_value
 from . import at_eqn
+
+
+_state = threading.local()
+
+
+@contextmanager
+def hiding_axis() -> Iterator[None]:
+    """Batching in here maps an axis a pass made (scan fission maps a loop's steps), not a
+    user's vmap: an error does not name a lane along it."""
+    saved = hidden_axis()
+    _state.hidden = True
+    try:
+        yield
+    finally:
+        _state.hidden = saved
+
+
+def hidden_axis() -> bool:
+    return getattr(_state, "hidden", False)
 
 
 def batch_eval(region: Region, size: int, vals: Sequence[Any], dims: Sequence[int | None]):

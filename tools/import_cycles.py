@@ -1,0 +1,106 @@
+"""Print the import cycles among rune_jit's modules, function-local imports counted.
+
+    python tools/import_cycles.py [package directory, default rune_jit]
+
+Each cycle is a strongly connected component of the graph "module A imports module B"
+(an `import` anywhere in A: at the top, or inside a function). Exit status 1 if there
+is any cycle through rune_jit/ops or rune_jit/backend.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, root: Path, modules: set[str]) -> set[str]:
+    """The rune_jit modules `path` imports, resolved to modules (not packages' names)."""
+    me = module_name(path, root)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rpartition(".")[0]
+            base = (f"{base}.{node.module}" if node.module else base) if node.level else (
+                node.module or "")
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                       for a in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t in modules and t != me)
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        component.append(top)
+                        if top == node:
+                            break
+                    if len(component) > 1:
+                        out.append(sorted(component))
+    return out
+
+
+def main() -> int:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else "rune_jit").resolve()
+    paths = sorted(root.rglob("*.py"))
+    modules = {module_name(p, root) for p in paths}
+    graph = {module_name(p, root): imports(p, root, modules) for p in paths}
+    found = cycles(graph)
+    bad = False
+    for component in found:
+        layered = any(m.startswith((f"{root.name}.ops", f"{root.name}.backend"))
+                      for m in component)
+        bad |= layered
+        print(f"cycle of {len(component)} modules{' (through ops/backend)' if layered else ''}:")
+        for m in component:
+            print(f"  {m}")
+    if not found:
+        print("no import cycles")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
