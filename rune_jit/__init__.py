@@ -1,5 +1,7 @@
 """rune_jit: differentiable, vectorizable loops staged into a typed IR and compiled with LLVM."""
 
+from .version import __version__  # noqa: F401
+
 from . import numpy, tree
 from .api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vjp, vmap
 from .check import check_grads
@@ -16,4 +18,3 @@ __all__ = [
     "iterate", "IterateError", "jacfwd", "jacrev", "jit", "jvp", "make_ir", "numpy", "remat",
     "root", "scan", "stop_gradient", "tree", "value_and_grad", "vjp", "vmap",
 ]
-__version__ = "0.1.0"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numpy as np
 
 from .ir import Type
 
@@ -41,13 +40,6 @@ def is_undefined(x: Any) -> bool:
     return isinstance(x, UndefinedPrimal)
 
 
-def zeros(type: Type):
-    """Zeros of `type`, staged as a broadcast of a scalar when tracing."""
-    from .ops.shape import full
-
-    return full(type.shape, np.zeros((), type.dtype))
-
-
 def nonzero(ts: Sequence[Any]) -> list[bool]:
     """Which of the tangents `ts` may be nonzero."""
     return [not isinstance(t, Zero) for t in ts]
@@ -56,18 +48,3 @@ def nonzero(ts: Sequence[Any]) -> list[bool]:
 def live(ts: Sequence[Any]) -> list:
     """The tangents of `ts` that may be nonzero: the ones a transformed region takes."""
     return [t for t in ts if not isinstance(t, Zero)]
-
-
-def instantiate(x: Any):
-    return zeros(x.type) if isinstance(x, Zero) else x
-
-
-def add_tangents(a: Any, b: Any) -> Any:
-    if isinstance(a, Zero):
-        return b
-    if isinstance(b, Zero):
-        return a
-    from .ops.elementwise import add
-
-    return add(a, b)
-

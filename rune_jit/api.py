@@ -14,7 +14,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from . import tree
-from .ad_util import Zero, instantiate, zeros
+from .ad_util import Zero
+from .ops.tangents import instantiate, zeros
 from .dtypes import check_supported, python_scalar_dtype
 from .interpret import eval_region
 from .ir import Region, Type
@@ -22,10 +23,12 @@ from .passes.jvp import jvp_eval, jvp_region
 from .passes.partial_eval import partial_eval_region
 from .passes.simplify import dce, simplify
 from .passes.transpose import transpose_region
-from .passes.vmap import batch_eval, materialize
+from .ops.shape import materialize
+from .passes.vmap import batch_eval
 from .numpy._core import (array_of, as_value, collecting_weak_ints, is_python_scalar,
                           weak_int_converted)
 from .trace import Tracer, current, trace_closed, type_of_value
+from .tracebacks import api_boundary
 
 
 
@@ -153,6 +156,7 @@ def finish_tree(t: Any, inputs: Sequence[Any] = ()) -> Any:
 # ------------------------------------------------------------- jvp
 
 
+@api_boundary
 def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """(f(*primals), the derivative of f at primals along tangents)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
@@ -215,6 +219,7 @@ def linearize(region: Region, num_caps: int) -> Linearized:
     return Linearized(tidy(split.known), tidy(transposed), out_nz, in_nz, split.num_res)
 
 
+@api_boundary
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     """(f(*primals), pullback) or, with has_aux, (out, pullback, aux)."""
     leaves, in_tree, _ = flatten_args(primals, "primals")
@@ -229,6 +234,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     out_types = tr.region.out_types
     in_types = [leaf_type(x)[0] for x in leaves]
 
+    @api_boundary
     def pullback(ct: Any) -> tuple:
         ct_leaves = _cotangents(ct, main_tree, out_types[:n_main])
         ct_leaves += [zeros(t) for t in out_types[n_main:]]  # aux is not differentiated
@@ -312,6 +318,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     """(f(*args), the gradient of f's scalar float output with respect to args[argnums])."""
 
     @wraps(f)
+    @api_boundary
     def vg(*args, **kwargs):
         nums = _argnums(argnums, len(args), "grad")
         diff = _diff_args(args, nums, "grad")
@@ -334,6 +341,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     vg = value_and_grad(f, argnums, has_aux)
 
     @wraps(f)
+    @api_boundary
     def g(*args, **kwargs):
         (value, grads) = vg(*args, **kwargs)
         return (grads, value[1]) if has_aux else grads
@@ -348,6 +356,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
     """Map f over an axis of its inputs, as JAX's vmap does."""
 
     @wraps(f)
+    @api_boundary
     def vf(*args):
         leaves, in_tree, paths = flatten_args(args, "args")
         prefix = tuple(in_axes) if isinstance(in_axes, list) else in_axes
@@ -481,6 +490,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """The Jacobian by forward mode: one jvp per input element, vectorized."""
 
     @wraps(f)
+    @api_boundary
     def jf(*args):
         diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacfwd")
         n = sum(t.size for t in in_types)
@@ -500,6 +510,7 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """The Jacobian by reverse mode: one pullback per output element, vectorized."""
 
     @wraps(f)
+    @api_boundary
     def jr(*args):
         diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacrev")
         out, pullback = vjp(g, *diff)
@@ -528,6 +539,7 @@ def make_ir(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[.
     """A function that traces f on given arguments and returns its typed IR."""
     statics = as_argnums(static_argnums)
 
+    @api_boundary
     def make(*args):
         dyn = tuple(i for i in range(len(args)) if i not in statics)
         for i in dyn:  # checked here so that paths count every argument

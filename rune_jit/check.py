@@ -10,8 +10,10 @@ from . import tree
 from .api import as_value, flatten_args, jvp, vjp
 from .errors import GradCheckError
 from .trace import Tracer
+from .tracebacks import api_boundary
 
 
+@api_boundary
 def check_grads(f: Callable, *args: Any, eps: float = 1e-4, rtol: float = 1e-2,
                 modes: Sequence[str] = ("fwd", "rev")) -> None:
     """Raise GradCheckError unless jvp and vjp of f agree with finite differences.

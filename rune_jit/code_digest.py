@@ -25,9 +25,11 @@ import functools
 import hashlib
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+
+from .source_info import ours
 
 # modules whose code is covered by the versions in the cache key, or is part of Python
 TRUSTED = ("rune_jit", "numpy", "math", "builtins", "functools", "operator", "itertools",
@@ -104,7 +106,12 @@ class _Digest:
             self.walk(c)
 
     def function(self, f: types.FunctionType) -> None:
-        if _trusted(f.__module__):  # library code: its name; what it closes over
+        # library code: its name, and what it closes over. rune_jit's own wrappers take
+        # the name and module of what they wrap (functools.wraps): known by their file
+        if ours(f.__code__.co_filename):
+            self.put("rune_jit function", f.__code__.co_qualname if hasattr(
+                f.__code__, "co_qualname") else f.__code__.co_name, f.__code__.co_firstlineno)
+        elif _trusted(f.__module__):
             self.put("library function", f.__module__, f.__qualname__)
         else:
             self.code(f.__code__)
@@ -172,10 +179,6 @@ class _Digest:
         self.walk(p.args)
         self.keywords(p.keywords)
 
-    def jitted(self, j) -> None:
-        self.put("jit", j.static)
-        self.walk(j.f)
-
 
 def _cell(cell) -> Any:
     try:
@@ -196,14 +199,25 @@ def _names(co: types.CodeType) -> set[str]:
     return out
 
 
+# classes whose instances (and subclasses' instances) rune_jit knows how to digest:
+# class -> walk(digest, obj); a jitted function registers itself (jit.py)
+_KNOWN_CLASSES: dict[type, Callable[["_Digest", Any], None]] = {}
+
+
+def register_class(cls: type, walk: Callable[["_Digest", Any], None]) -> None:
+    """Digest instances of `cls` and its subclasses with `walk(digest, obj)`, which calls
+    `digest.put(...)` and `digest.walk(...)` on what the object means."""
+    _KNOWN_CLASSES[cls] = walk
+
+
 def _instance(d: _Digest, obj) -> None:
-    """An object of a class that has no walker of its own: a jitted function, a
-    primitive, a NumPy function or dtype; anything else has no digest."""
-    from .jit import Jitted
+    """An object of a class that has no walker of its own: one registered (a jitted
+    function), a primitive, a NumPy function or dtype; anything else has no digest."""
     from .primitive import Primitive
 
-    if isinstance(obj, Jitted):
-        d.jitted(obj)
+    known = next((w for cls, w in _KNOWN_CLASSES.items() if isinstance(obj, cls)), None)
+    if known is not None:
+        known(d, obj)
     elif isinstance(obj, Primitive):
         d.put("primitive", obj.name)
     elif isinstance(obj, np.dtype):

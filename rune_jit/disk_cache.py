@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .forks import renew_in_child
+from .version import __version__
 
 MAGIC = b"RUNEJIT2"
 HEADER = struct.Struct("<8s32sQ")  # magic, sha256 of key and payload, payload length
@@ -88,8 +89,6 @@ def key(program: str, machine: str) -> str:
 def compiler_version() -> str:
     """rune_jit's version and a hash of its source: code from an older compiler (or a
     changed checkout) is never loaded."""
-    from . import __version__
-
     h = hashlib.sha256(__version__.encode())
     root = Path(__file__).resolve().parent
     for path in sorted(root.rglob("*.py")):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .ir import Literal, Region
+from . import source_info
 from .trace import bind
 
 
@@ -23,6 +24,7 @@ def eval_region(region: Region, args: Sequence[Any]) -> list:
 
     for eqn in region.eqns:
         ins, params = eqn.closed
-        outs = bind(eqn.prim, *[read(a) for a in ins], **params)
+        with source_info.at(eqn.source):  # inlined into a trace: from the same line
+            outs = bind(eqn.prim, *[read(a) for a in ins], **params)
         env.update(zip(eqn.outputs, outs))
     return [read(o) for o in region.outputs]

@@ -19,6 +19,7 @@ closed gives every loop rule one form.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass, field
@@ -145,6 +146,11 @@ class Eqn:
     inputs: tuple[Atom, ...]
     outputs: tuple[Var, ...]
     params: dict[str, Any] = field(default_factory=dict)
+    source: Any = None  # source_info.SourceInfo: the user's line that bound it
+
+    def rebuilt(self, **changes: Any) -> "Eqn":
+        """This equation with some fields changed, from the same source."""
+        return dataclasses.replace(self, **changes)
 
     @cached_property
     def regions(self) -> tuple[Region, ...]:
@@ -288,7 +294,7 @@ def digest(region: Region) -> str:
         h.update(repr(("params", [(name(p), str(p.type)) for p in r.params])).encode())
         for e in r.eqns:
             head = (e.prim.name, [atom(a) for a in e.inputs],
-                    [(name(v), str(v.type)) for v in e.outputs])
+                    [(name(v), str(v.type)) for v in e.outputs], tuple(e.source or ()))
             h.update(repr(head).encode())
             for k in sorted(e.params):
                 h.update(repr((k, param(e.params[k]))).encode())

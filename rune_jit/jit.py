@@ -12,39 +12,18 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import tree
-from .api import as_argnums, wraps, flatten_args, leaf_type, trace_fn, with_args
+from . import backend, code_digest, config, tree
+from . import saved_programs as saved
+from .api import as_argnums, flatten_args, leaf_type, trace_fn, with_args, wraps
 from .forks import renew_in_child
-from .ir import Region
 from .trace import Tracer
+from .tracebacks import api_boundary
 
 
 class Program(NamedTuple):
-    executable: Any  # backend.runtime.Executable
+    executable: backend.Executable
     out_tree: tree.TreeDef
     checks: Any = None  # api.WeakIntChecks: weak int arguments to check at every call
-
-
-class Lowered:
-    """A program's stages as text: `.ir` (rune_jit IR), `.llvm_ir`, `.asm`."""
-
-    def __init__(self, region: Region, built):
-        self.region, self.built = region, built
-
-    @property
-    def ir(self) -> str:
-        """The program as compiled: after the passes that run before lowering."""
-        return str(self.region)
-
-    @property
-    def llvm_ir(self) -> str:
-        return self.built.llvm_ir
-
-    @property
-    def asm(self) -> str:
-        from .backend import llvm
-
-        return llvm.emit_assembly(llvm.optimize(self.built.llvm_ir))
 
 
 class Jitted:
@@ -66,7 +45,7 @@ class Jitted:
         dyn = tuple(i for i in range(len(args)) if i not in self.static)
         leaves, in_tree, _ = flatten_args((tuple(args[i] for i in dyn), kwargs), "args")
         spec = tuple((t.shape, t.dtype, w) for t, w in (leaf_type(x) for x in leaves))
-        return leaves, in_tree, dyn, (in_tree, spec, statics)
+        return leaves, in_tree, dyn, (in_tree, spec, statics, config.backend)
 
     def _trace(self, args: tuple, leaves, in_tree, dyn):
         tr = trace_fn(lambda dyn_args, kw: with_args(self.f, args, dyn, kw)(*dyn_args),
@@ -86,16 +65,13 @@ class Jitted:
     def _saved_or_new(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
         """The program an earlier process saved for this function and signature, else
         a new one: traced, compiled (or loaded from the disk cache) and saved."""
-        from . import saved_programs as saved
-        from .backend.runtime import prepare, stats
-
-        k = saved.record_key(self.f, *key)
+        k = saved.record_key(self.f, *key[:3])
         found = saved.load(k) if k is not None else None
         if found is not None:
             return Program(*found)
         region, out_tree, checks = self._trace(args, leaves, in_tree, dyn)
-        stats["traced"] += 1
-        program = Program(prepare(region), out_tree, checks)
+        backend.stats["traced"] += 1
+        program = Program(backend.current().compile(region), out_tree, checks)
         if k is not None and checks is None:  # a record does not keep checks: trace again
             saved.save(k, program.executable, program.out_tree)
         return program
@@ -105,6 +81,7 @@ class Jitted:
         the entry comes back here for any other call."""
         return self._general(*args, **kwargs)
 
+    @api_boundary
     def _general(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and not self.static:  # the common case: arrays in, arrays out
             try:
@@ -127,30 +104,26 @@ class Jitted:
         return tree.unflatten(program.out_tree, outs)
 
     def _install_entry(self, program: Program) -> None:
-        """Calls with this signature go straight to native code from now on."""
-        from .backend.entry import builtin
-        from .backend.runtime import raiser
-
-        ex = program.executable
+        """Calls with this signature go straight to the backend's entry from now on."""
         out = program.out_tree
         flat = out.kind is None or (out.kind is tuple and all(c.kind is None
                                                               for c in out.children))
-        if ex.compiled.entry_address is None or ex.constants or not flat:
-            return
-        # a running entry (this call may come from its slow path) is safe to replace:
-        # its caller holds it until it returns
-        type(self).__call__ = builtin(ex.compiled.entry_address, self._general,
-                                      raiser(ex.compiled.meta.sites))
+        entry = program.executable.entry(self._general) if flat else None
+        if entry is not None:
+            # a running entry (this call may come from its slow path) is safe to replace:
+            # its caller holds it until it returns
+            type(self).__call__ = entry
 
-    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        from .backend.runtime import build
-        from .passes.constants import lift_constants
-        from .passes.pipeline import before_lowering
-
+    @api_boundary
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        """The program's stages for these arguments as text: `.ir` (after the passes the
+        backend runs before compiling), and with the CPU backend `.llvm_ir`, `.asm`."""
         leaves, in_tree, dyn, _ = self._split(args, kwargs)
         region, _, _ = self._trace(args, leaves, in_tree, dyn)
-        final = before_lowering(lift_constants(region)[0])
-        return Lowered(final, build(final))
+        return backend.current().lower(region)
+
+
+code_digest.register_class(Jitted, lambda d, j: (d.put("jit", j.static), d.walk(j.f)))
 
 
 def _signature(args: tuple) -> tuple:

@@ -7,19 +7,32 @@ Rules take arrays positionally and static params by keyword, and return lists:
     jvp(primals, tangents, **params) -> ([out], [tangent])     tangents may be Zero
     transpose(cts, *args, **params) -> [ct or None]            args may be UndefinedPrimal
     batch(size, args, dims, **params) -> ([out], [dim])        dims are 0 or None
-    partial_eval(unknowns, *args, **params) -> [out]           optional; see passes/partial_eval
-    lower(...)                                                 the backend's slot
+    partial_eval(pe, unknowns, *args, **params) -> [out]      optional; see passes/partial_eval
+    dce(eqn, used) -> eqn                                      optional; see passes/simplify
+    element(e, *elements, **params) -> element                 optional; see below
 
-A slot may hold `Absent(reason)` when the rule cannot exist (a comparison has no
-transpose because it is not linear); a walk over every primitive checks that
-each slot is filled or so marked.
+Machine code is a backend's (rune_jit/backend): a primitive never knows how it is
+compiled. An elementwise primitive may give a portable `element` rule instead: one
+element of its result from its operands' elements, computed with the other
+elementwise primitives by name (`e.mul(x, e.exp(y))`, `e.const(x, 1.0)`), which any
+backend can lower without a rule of its own.
+
+A slot of SLOTS may hold `Absent(reason)` when the rule cannot exist (a comparison has
+no transpose because it is not linear); a walk over every primitive checks that each is
+filled or so marked. Slot names and traits are declared here: a misspelt one raises.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-SLOTS = ("shape", "impl", "jvp", "transpose", "batch", "lower")
+SLOTS = ("shape", "impl", "jvp", "transpose", "batch")
+OPTIONAL_SLOTS = ("partial_eval", "dce", "element")
+TRAITS = {
+    "elementwise": "computed element by element from operands of one shape (or scalars)",
+    "costly": "worth computing outside a loop when it can be (scan fission)",
+    "effect": "never removed as dead code (it may raise)",
+}
 
 
 class Absent:
@@ -41,6 +54,10 @@ class Primitive:
     def __init__(self, name: str, *, traits: frozenset[str] = frozenset()):
         if name in Primitive.registry:
             raise ValueError(f"primitive {name} is defined twice")
+        unknown = set(traits) - set(TRAITS)
+        if unknown:
+            raise ValueError(f"primitive {name}: unknown traits {sorted(unknown)}; the traits "
+                             f"are {sorted(TRAITS)}")
         self.name = name
         self.traits = frozenset(traits)
         self.rules: dict[str, Any] = {}
@@ -51,6 +68,9 @@ class Primitive:
 
     def def_rule(self, slot: str, rule: Any = None) -> Callable:
         """`prim.def_rule("jvp", f)`, or `@prim.def_rule("jvp")` as a decorator."""
+        if slot not in SLOTS + OPTIONAL_SLOTS:
+            raise ValueError(f"{self.name}: no rule slot {slot!r}; the slots are "
+                             f"{', '.join(SLOTS + OPTIONAL_SLOTS)}")
         if rule is not None:
             self.rules[slot] = rule
             return rule

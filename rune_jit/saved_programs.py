@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
-from . import tree
+from . import backend, tree
 from . import disk_cache as cache
-from .backend import llvm, runtime
 from .code_digest import digest
 
 SUFFIX = ".prog"
@@ -40,10 +39,12 @@ def record_key(f: Callable, in_tree: tree.TreeDef, spec: tuple, statics: tuple) 
     code, args = digest(f, statics), tree.to_json(in_tree)
     if code is None or args is None:
         return None
-    return cache.key(json.dumps([code, args, repr(spec)]), llvm.fingerprint())
+    machine = backend.current()
+    return cache.key(json.dumps([code, args, repr(spec), machine.name]),
+                     machine.fingerprint())
 
 
-def load(k: str) -> tuple[runtime.Executable, tree.TreeDef] | None:
+def load(k: str) -> tuple[backend.Executable, tree.TreeDef] | None:
     """(the program, its output structure) that record `k` holds, if there is one."""
     entry = cache.load(k, SUFFIX)
     if entry is None:
@@ -54,30 +55,26 @@ def load(k: str) -> tuple[runtime.Executable, tree.TreeDef] | None:
         return None  # metadata of another shape: trace again
 
 
-def _unpack(meta: dict, payload: bytes) -> tuple[runtime.Executable, tree.TreeDef] | None:
-    at = int(meta["object_bytes"])
-    code = runtime.compiled(str(meta["key"]), None,
-                            entry=cache.Entry(meta["code"], payload[:at]))
-    if code is None:
-        return None
-    constants = []
+def _unpack(meta: dict, payload: bytes) -> tuple[backend.Executable, tree.TreeDef] | None:
+    at = int(meta["code_bytes"])
+    code, constants = payload[:at], []
     for dtype, shape in meta["constants"]:
         c = np.frombuffer(payload, np.dtype(dtype), math.prod(shape), at).reshape(shape)
         constants.append(c.copy())  # aligned, and writable as a traced constant is
         at += c.nbytes
     if at != len(payload):
         raise ValueError("the record's constants do not fill it")
-    return runtime.Executable(code, constants), tree.from_json(meta["out_tree"])
+    executable = backend.current().load(meta["backend"], code, constants)
+    return None if executable is None else (executable, tree.from_json(meta["out_tree"]))
 
 
-def save(k: str, executable: runtime.Executable, out_tree: tree.TreeDef) -> None:
-    """Record the program with its object code: a new process reads one file."""
-    out = tree.to_json(out_tree)
-    if out is None:
+def save(k: str, executable: backend.Executable, out_tree: tree.TreeDef) -> None:
+    """Record the program with its code: a new process reads one file."""
+    out, record = tree.to_json(out_tree), executable.record()
+    if out is None or record is None:
         return
-    code = executable.compiled
-    constants = [np.ascontiguousarray(c) for c in executable.constants]
-    meta: dict[str, Any] = {"key": code.key, "code": code.meta.to_json(),
-                            "object_bytes": len(code.obj), "out_tree": out,
-                            "constants": [[c.dtype.str, list(c.shape)] for c in constants]}
-    cache.store(k, meta, b"".join([code.obj] + [c.tobytes() for c in constants]), SUFFIX)
+    meta, code, constants = record
+    constants = [np.ascontiguousarray(c) for c in constants]
+    cache.store(k, {"backend": meta, "code_bytes": len(code), "out_tree": out,
+                    "constants": [[c.dtype.str, list(c.shape)] for c in constants]},
+                b"".join([code] + [c.tobytes() for c in constants]), SUFFIX)

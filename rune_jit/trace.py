@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .errors import ConcretizationError, concretization_message
-from . import config
+from . import config, source_info
 from .ir import Atom, Eqn, Literal, Region, Type, Var, map_regions, type_of, verify
 from .primitive import Primitive
 
@@ -165,7 +165,7 @@ class Builder:
             params = map_regions(params, lambda r: self.open(r, args[:k], atoms[:k]))
             atoms = atoms[k:]
         outs = [Var(t) for t in types]
-        eqn = Eqn(prim, tuple(atoms), tuple(outs), params)
+        eqn = Eqn(prim, tuple(atoms), tuple(outs), params, source_info.current())
         self.eqns.append(eqn)
         self.producers.update(dict.fromkeys(outs, eqn))
         tracers = [Tracer(v, self) for v in outs]

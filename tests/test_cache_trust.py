@@ -30,7 +30,7 @@ def run_fresh(code: str, cache_dir, **env) -> str:
 PROBES = """
     import builtins, json, math, os, sys
     import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
-    from rune_jit.backend import runtime
+    from rune_jit.backend.cpu import runtime
     sys.path.insert(0, os.environ["LIB"])
     from helpers import scale
     from consts import K
@@ -146,7 +146,7 @@ def test_a_captured_array_is_its_value_at_trace_time(form):
 
 PROGRAM = """
     import numpy as np, rune_jit as rune, rune_jit.numpy as rnp, warnings
-    from rune_jit.backend import runtime
+    from rune_jit.backend.cpu import runtime
     warnings.simplefilter("always")
     f = rune.jit(lambda xs: rune.scan(lambda c, x: (c * 0.5 + rnp.sin(x),) * 2, 0.0, xs)[0])
     print(float(f(np.linspace(0, 1, 50))), runtime.stats["compiled"], runtime.stats["loaded"])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from rune_jit.backend import entry, llvm
+from rune_jit.backend.cpu import entry, llvm
 from rune_jit.errors import IterateError
 
 

@@ -276,7 +276,7 @@ def test_calls_with_arrays_only_carry_no_checks():
     x = np.ones(2, I32)
     f(x, x), f(x, 3), f(x, np.int64(3))  # an np.int64 is strong: int64 result, no check
     weak = {tuple(w for _, _, w in spec): p.checks is not None
-            for (_, spec, _), p in f.cache.items()}
+            for (_, spec, *_), p in f.cache.items()}
     assert weak == {(False, False): False, (False, True): True}
 
 
@@ -286,7 +286,7 @@ def test_a_saved_program_still_checks(tmp_path):
     checks) again."""
     code = """
         import numpy as np, rune_jit as rune
-        from rune_jit.backend import runtime
+        from rune_jit.backend.cpu import runtime
         def f(x, k):
             return x + k
         g = rune.jit(f)

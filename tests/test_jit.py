@@ -15,7 +15,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit import config, tree
-from rune_jit.backend import runtime
+from rune_jit.backend.cpu import runtime
 
 
 def newton(a, max_steps=50):
@@ -139,8 +139,10 @@ def test_iterate_error_from_compiled_code_has_the_same_text():
         f(lanes)
     assert str(err.value) == ("rune_jit.iterate: until is still false after max_steps = 3 "
                               "steps, in lane 1")
-    with pytest.raises(rune.IterateError, match=r"max_steps = 2 steps$"):
+    with pytest.raises(rune.IterateError) as err:
         rune.jit(lambda a: newton(a, 2))(16.0)
+    assert str(err.value).endswith("max_steps = 2 steps")
+    assert any("test_jit.py" in note for note in err.value.__notes__)  # the user's line
 
 
 def test_nan_lane_runs_to_max_steps_and_raises():
@@ -204,7 +206,7 @@ def _run_fresh(code: str, cache_dir, **env) -> str:
 
 PROGRAM = """
     import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
-    from rune_jit.backend import runtime
+    from rune_jit.backend.cpu import runtime
     HALF = [0.5]  # a list: f is traced in every process, and its code found by its IR
     f = rune.jit(lambda xs: rune.scan(lambda c, x: (c * HALF[0] + rnp.sin(x),) * 2, 0.0, xs)[0])
     print(float(f(np.linspace(0, 1, 50))), runtime.stats["compiled"], runtime.stats["loaded"])
@@ -251,7 +253,7 @@ def test_cache_can_be_disabled(tmp_path):
 
 TRACED = """
     import os, numpy as np, rune_jit as rune, rune_jit.numpy as rnp
-    from rune_jit.backend import runtime
+    from rune_jit.backend.cpu import runtime
     SCALE = float(os.environ.get("SCALE", "2"))
     W = np.arange(3.0) * float(os.environ.get("W", "1"))
     def helper(x):
@@ -374,7 +376,7 @@ def test_a_function_calling_a_user_module_is_found_by_the_next_process(tmp_path)
     (tmp_path / "mylib.py").write_text("SCALE = 2.0\ndef g(x):\n    return x * SCALE\n")
     program = """
         import os, sys, numpy as np, rune_jit as rune
-        from rune_jit.backend import runtime
+        from rune_jit.backend.cpu import runtime
         sys.path.insert(0, os.environ["LIB"])
         import mylib
         y = rune.jit(lambda x: mylib.g(x) + 1.0)(np.float64(1.0))
@@ -439,7 +441,7 @@ def test_concurrent_first_calls_compile_once():
 
 
 def test_unresolved_symbol_fails_when_linking_not_when_called():
-    from rune_jit.backend import llvm
+    from rune_jit.backend.cpu import llvm
 
     code = """
     declare double @no_such_function_in_this_process(double)
@@ -475,7 +477,7 @@ LINKED = """
 def _mix(link) -> list[float]:
     import ctypes
 
-    from rune_jit.backend import llvm
+    from rune_jit.backend.cpu import llvm
 
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
     keep, (address,) = link(obj, ["mix"])
@@ -486,7 +488,7 @@ def _mix(link) -> list[float]:
 def test_object_loader_agrees_with_lljit():
     """Constants, writable data and a call into libm, loaded by rune_jit's own loader
     (x86-64 Linux) and by LLJIT."""
-    from rune_jit.backend import llvm
+    from rune_jit.backend.cpu import llvm
 
     ours, theirs = _mix(llvm.link), _mix(lambda obj, syms: llvm.lljit_link(obj, syms, {}))
     assert ours[:4] == theirs[:4] == [np.sin(0.5) * 2.0 ** i for i in range(4)]
@@ -495,7 +497,7 @@ def test_object_loader_agrees_with_lljit():
 
 
 def test_object_loader_refuses_what_is_not_an_object():
-    from rune_jit.backend import elf_loader, llvm
+    from rune_jit.backend.cpu import elf_loader, llvm
 
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
     for bad in (b"", b"not an object file", obj[:100], obj[:len(obj) // 2]):
@@ -510,7 +512,7 @@ def test_object_loader_refuses_what_is_not_an_object():
     "define void @f() {\n  store volatile i64 1, ptr @n\n  ret void\n}",
 ], ids=["thread-local", "constructor"])
 def test_object_loader_leaves_what_it_cannot_run_faithfully_to_lljit(ir_text):
-    from rune_jit.backend import elf_loader, llvm
+    from rune_jit.backend.cpu import elf_loader, llvm
 
     obj = llvm.emit_object(llvm.optimize(ir_text))
     with pytest.raises(elf_loader.Unsupported):
@@ -518,7 +520,7 @@ def test_object_loader_leaves_what_it_cannot_run_faithfully_to_lljit(ir_text):
 
 
 def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
-    from rune_jit.backend import elf_loader, llvm
+    from rune_jit.backend.cpu import elf_loader, llvm
 
     monkeypatch.setattr(elf_loader, "RELOCATIONS", {})  # every relocation unknown
     out = _mix(llvm.link)
@@ -529,7 +531,7 @@ def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
 def test_a_small_state_recurrence_keeps_its_state_apart():
     """LLVM's SLP vectorizer would pack a 2-vector carry into one register, and the next
     step's sin would wait for the whole update (see llvm.SLP_THRESHOLD)."""
-    from rune_jit.backend import llvm
+    from rune_jit.backend.cpu import llvm
 
     def pendulum(s0, xs):
         def step(s, x):
@@ -621,7 +623,7 @@ def test_dropped_jitted_functions_are_collected_safely(tmp_path):
 def test_results_and_code_can_die_as_the_interpreter_exits(monkeypatch):
     """As the interpreter exits, module globals become None before the last objects
     die: a pooled result and loaded code must go quietly then."""
-    from rune_jit.backend import elf_loader, llvm, pool
+    from rune_jit.backend.cpu import elf_loader, llvm, pool
 
     result = rune.jit(lambda x: x * 2.0)(np.ones(1 << 18))  # from the pool
     code = llvm.link(llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED))), ["mix"])
@@ -650,14 +652,15 @@ def test_native_entry_raises_the_programs_errors():
     f = rune.jit(rune.vmap(lambda a: newton(a, 3)))
     lanes = np.array([1.0, 16.0, 1e6])
     for _ in range(3):  # the first call compiles; later ones go through the entry
-        with pytest.raises(rune.IterateError, match="in lane 1$"):
+        with pytest.raises(rune.IterateError) as err:
             f(lanes)
+        assert str(err.value).endswith("in lane 1")
 
 
 def test_backend_interpret_runs_loops_without_compiling(tmp_path):
     code = """
         import numpy as np, rune_jit as rune
-        from rune_jit.backend import runtime
+        from rune_jit.backend.cpu import runtime
         carry, ys = rune.scan(lambda c, x: (c + x, c), 0.0, np.arange(4.0))
         print(float(carry), runtime.stats["compiled"] + runtime.stats["loaded"])
     """

@@ -6,7 +6,7 @@ import gc
 import numpy as np
 
 import rune_jit as rune
-from rune_jit.backend import pool
+from rune_jit.backend.cpu import pool
 
 N = (1 << 20) // 8 * 3  # 3 MiB of float64: a pooled result
 
@@ -58,7 +58,7 @@ def test_faulting_in_keeps_what_is_written():
 
 
 def test_a_loaded_program_has_memory_on_its_way_for_its_first_result():
-    from rune_jit.backend import runtime
+    from rune_jit.backend.cpu import runtime
     from rune_jit.ir import Type
     from rune_jit.trace import trace_flat
 

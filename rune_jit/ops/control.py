@@ -11,25 +11,28 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tree
-from ..ad_util import UndefinedPrimal, Zero, instantiate, is_undefined, live, nonzero
+from ..ad_util import UndefinedPrimal, Zero, is_undefined, live, nonzero
+from .tangents import instantiate
 from ..interpret import eval_region
 from ..ir import Region, Type
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import bind, bind1, trace_flat, trace_regions, type_of_value, using
 from .elementwise import ne, select
-from .shape import broadcast_in_dim
+from .shape import broadcast_in_dim, materialize
+from ..tracebacks import api_boundary
 
 cond_p = Primitive("cond")
 stop_gradient_p = Primitive("stop_gradient")
 
 
-def _split(args: Sequence[Any], k: int):
+def cond_operands(args: Sequence[Any], k: int):
+    """-> (captures, predicate, operands) of a closed cond."""
     return list(args[:k]), args[k], list(args[k + 1:])
 
 
 @cond_p.def_rule("shape")
 def _cond_shape(*types: Type, branches, num_captures) -> list[Type]:
-    caps, pred, ops = _split(types, num_captures)
+    caps, pred, ops = cond_operands(types, num_captures)
     if pred.dtype.kind != "b" or pred.shape != ():
         raise TypeError(f"cond: the predicate must be a bool scalar, got {pred}")
     for b in branches:
@@ -42,10 +45,11 @@ def _cond_shape(*types: Type, branches, num_captures) -> list[Type]:
 
 @cond_p.def_rule("impl")
 def _cond_impl(*args, branches, num_captures):
-    caps, pred, ops = _split(args, num_captures)
+    caps, pred, ops = cond_operands(args, num_captures)
     return eval_region(branches[0] if pred else branches[1], caps + ops)
 
 
+@api_boundary
 def cond(pred: Any, true_fn: Callable, false_fn: Callable, *operands: Any) -> Any:
     """`true_fn(*operands)` if `pred` else `false_fn(*operands)`, chosen at run time."""
     ptype = type_of_value(pred)
@@ -86,7 +90,7 @@ def _check_branches(out_trees, t: Region, f: Region) -> None:
 def _cond_jvp(primals, tangents, *, branches, num_captures):
     from ..passes.jvp import jvp_region
 
-    caps, pred, ops = _split(primals, num_captures)
+    caps, pred, ops = cond_operands(primals, num_captures)
     tans = tangents[:num_captures] + tangents[num_captures + 1:]
     nz = nonzero(tans)
     probes = [jvp_region(b, nz) for b in branches]
@@ -106,9 +110,8 @@ def _cond_jvp(primals, tangents, *, branches, num_captures):
 
 @cond_p.def_rule("batch")
 def _cond_batch(size, args, dims, *, branches, num_captures):
-    from ..passes.vmap import batch_eval, materialize
-
-    caps, pred, ops = _split(args, num_captures)
+    from ..passes.vmap import batch_eval
+    caps, pred, ops = cond_operands(args, num_captures)
     vdims = dims[:num_captures] + dims[num_captures + 1:]
     if dims[num_captures] is None:
         from ..passes.vmap import batch_region
@@ -138,7 +141,7 @@ def _cond_partial_eval(pe, unknowns, *args, branches, num_captures):
     if unknowns[num_captures]:
         return pe.default_rule(cond_p, unknowns, args, dict(branches=branches,
                                                             num_captures=num_captures))
-    caps, pred, ops = _split(args, num_captures)
+    caps, pred, ops = cond_operands(args, num_captures)
     vals = caps + ops
     unk = unknowns[:num_captures] + unknowns[num_captures + 1:]
     probes = [partial_eval_region(b, unk) for b in branches]
@@ -184,7 +187,7 @@ def _cond_partial_eval(pe, unknowns, *args, branches, num_captures):
 def _cond_transpose(cts, *args, branches, num_captures):
     from ..passes.transpose import transpose_region
 
-    caps, pred, ops = _split(args, num_captures)
+    caps, pred, ops = cond_operands(args, num_captures)
     if is_undefined(pred):
         raise TypeError("cond: the predicate cannot be linear")
     vals = caps + ops
@@ -210,35 +213,3 @@ stop_gradient_p.def_rule("transpose", NOT_LINEAR)
 def stop_gradient(x: Any) -> Any:
     """`x`, through which no derivative flows. Works on pytrees."""
     return tree.tree_map(lambda v: bind1(stop_gradient_p, v), x)
-
-
-
-# ------------------------------------------------------------- lowering
-
-
-@cond_p.def_rule("lower")
-def _cond_lower(lw, args, out_types, *, branches, num_captures):
-    """A branch; outputs meet in registers (phis) or in one buffer both branches write."""
-    from ..backend.values import Array, Scalar
-
-    caps, pred, ops = _split(args, num_captures)
-    dests = [None if t.shape == () else lw.out_buffer(i, t) for i, t in enumerate(out_types)]
-
-    def run(region):
-        def body():
-            outs = lw.lower_region(region, caps + ops)
-            regs = []
-            for v, d in zip(outs, dests):
-                if d is None:
-                    regs.append(lw.scalar(v))
-                else:
-                    lw.store(v, d)
-            return regs
-        return body
-
-    regs = iter(lw.fn.if_else(lw.scalar(pred), run(branches[0]), run(branches[1])))
-    return [Scalar(t, next(regs)) if d is None else Array(t, d)
-            for t, d in zip(out_types, dests)]
-
-
-stop_gradient_p.def_rule("lower", lambda lw, args, out_types: args)

@@ -14,7 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ad_util import Zero, add_tangents, is_undefined
+from ..ad_util import Zero, is_undefined
+from .tangents import add_tangents
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import Tracer, bind1, type_of_value
@@ -336,65 +337,3 @@ def convert(x: Any, dtype: np.dtype) -> Any:
     if type_of_value(x).dtype == dtype:
         return x
     return bind1(convert_p, x, dtype=dtype)
-
-
-
-# ------------------------------------------------------------- lowering (one element)
-
-
-def _lowering():
-    """Each elementwise primitive on registers (one element, or a vector of lanes)."""
-    from ..backend import arith as A
-
-    def math(name):
-        def call(lw, *xs):
-            from ..backend import mathlib  # loads LLVM: only when compiling
-
-            return mathlib.call(lw.b, name, *xs)
-        return call
-
-    def cmp(op):
-        return lambda lw, x, y: A.compare(lw.b, op, x, y)
-
-    def pow_(lw, x, y):
-        if A.is_float(x):
-            return math("pow")(lw, x, y)
-        negative = lw.b.icmp_signed("<", y, A.const_like(y, 0))
-        lw.fail_if_any(negative, "negative_power")
-        return A.int_power(lw.fn, x, y)
-
-    table = {
-        "add": lambda lw, x, y: A.add(lw.b, x, y),
-        "sub": lambda lw, x, y: A.sub(lw.b, x, y),
-        "mul": lambda lw, x, y: A.mul(lw.b, x, y),
-        "div": lambda lw, x, y: lw.b.fdiv(x, y),
-        "neg": lambda lw, x: A.neg(lw.b, x),
-        "abs": lambda lw, x: A.absolute(lw.b, x),
-        "sign": lambda lw, x: A.sign(lw.b, x),
-        "sqrt": lambda lw, x: A.intrinsic(lw.b, "sqrt", x),
-        "max": lambda lw, x, y: A.maximum(lw.b, x, y, True),
-        "min": lambda lw, x, y: A.maximum(lw.b, x, y, False),
-        "pow": pow_,
-        "floor_divide": lambda lw, x, y: (A.float_divmod if A.is_float(x)
-                                          else A.int_divmod)(lw.b, x, y)[0],
-        "remainder": lambda lw, x, y: (A.float_divmod if A.is_float(x)
-                                       else A.int_divmod)(lw.b, x, y)[1],
-        "lt": cmp("<"), "le": cmp("<="), "gt": cmp(">"), "ge": cmp(">="), "eq": cmp("=="),
-        "ne": cmp("!="),
-        "logical_and": lambda lw, x, y: lw.b.and_(x, y),
-        "logical_or": lambda lw, x, y: lw.b.or_(x, y),
-        "logical_xor": lambda lw, x, y: lw.b.xor(x, y),
-        "logical_not": lambda lw, x: lw.b.xor(x, A.const_like(x, 1)),
-        "isnan": lambda lw, x: lw.b.fcmp_unordered("uno", x, x),
-        "isfinite": lambda lw, x: lw.b.fcmp_ordered(
-            "<", A.intrinsic(lw.b, "fabs", x), A.const_like(x, float("inf"))),
-        "select": lambda lw, p, x, y: lw.b.select(p, x, y),
-    }
-    table.update({n: math(n) for n in ("sin", "cos", "tan", "exp", "log", "expm1", "log1p",
-                                       "tanh", "sinh", "cosh", "arctan", "arctan2")})
-    table["convert"] = lambda lw, x, *, dtype: A.convert(lw.b, x, np.dtype(dtype))
-    return table
-
-
-for _n, _rule in _lowering().items():
-    P[_n].def_rule("lower", _rule)

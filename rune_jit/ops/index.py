@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..ad_util import Zero, is_undefined, zeros
+from ..ad_util import Zero, is_undefined
+from .tangents import zeros
 from ..ir import Type
 from ..primitive import Primitive
 from ..trace import bind1, type_of_value
@@ -131,7 +132,7 @@ def _dus_transpose(cts, x, upd, *starts, batch):
 
 @dynamic_slice_p.def_rule("batch")
 def _ds_batch(size, args, dims, *, sizes, batch):
-    from ..passes.vmap import materialize
+    from .shape import materialize
 
     x, *starts = args
     if batch == 0 and all(d is None for d in dims[1:]):
@@ -143,7 +144,7 @@ def _ds_batch(size, args, dims, *, sizes, batch):
 
 @dynamic_update_slice_p.def_rule("batch")
 def _dus_batch(size, args, dims, *, batch):
-    from ..passes.vmap import materialize
+    from .shape import materialize
 
     x, upd, *starts = args
     if batch == 0 and all(d is None for d in dims[2:]):
@@ -152,55 +153,3 @@ def _dus_batch(size, args, dims, *, batch):
         return [dynamic_update_slice(x, upd, [zero, *starts])], [0]
     args = [materialize(a, d, size) for a, d in zip(args, dims)]
     return [dynamic_update_slice(args[0], args[1], args[2:], batch + 1)], [0]
-
-
-# ------------------------------------------------------------- lowering
-
-
-def _clamped_starts(lw, starts, dims, sizes, lane):
-    """Each start (a register, or read at this lane) clamped so the window fits."""
-    from ..backend.arith import convert, maximum
-
-    out = []
-    for s, n, k in zip(starts, dims, sizes):
-        v = convert(lw.b, lw.load(s, lane), np.dtype(np.int64))
-        v = maximum(lw.b, maximum(lw.b, v, lw.i64(0), True), lw.i64(n - k), False)
-        out.append(v)
-    return out
-
-
-@dynamic_slice_p.def_rule("lower")
-def _ds_lower(lw, args, out_types, *, sizes, batch):
-    from ..backend.values import Lazy
-
-    x, *starts = args
-    out = out_types[0]
-    dims = x.type.shape[batch:]
-    fixed = None if batch else _clamped_starts(lw, starts, dims, sizes, [])
-
-    def at(idx):
-        lane, inner = idx[:batch], idx[batch:]
-        st = fixed if fixed is not None else _clamped_starts(lw, starts, dims, sizes, lane)
-        return lw.load(x, lane + [lw.b.add(i, s) for i, s in zip(inner, st)])
-
-    return [Lazy(out, at, getattr(x, "cost", 0) + 1)]
-
-
-@dynamic_update_slice_p.def_rule("lower")
-def _dus_lower(lw, args, out_types, *, batch):
-    from ..backend.values import Array
-
-    x, upd, *starts = args
-    out = out_types[0]
-    ptr = lw.materialize(x, lw.out_buffer(0, out)).ptr
-    dims, sizes = out.shape[batch:], upd.type.shape[batch:]
-    fixed = None if batch else _clamped_starts(lw, starts, dims, sizes, [])
-
-    def put(idx):
-        lane, inner = idx[:batch], idx[batch:]
-        st = fixed if fixed is not None else _clamped_starts(lw, starts, dims, sizes, lane)
-        where = lane + [lw.b.add(i, s) for i, s in zip(inner, st)]
-        lw.store_at(ptr, out.dtype, lw.offset(out.shape, where), lw.load(upd, idx))
-
-    lw.elements(upd.type.shape, put)
-    return [Array(out, ptr)]

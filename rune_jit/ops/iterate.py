@@ -28,7 +28,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tree
-from ..ad_util import instantiate, live, nonzero
+from ..ad_util import live, nonzero
+from .tangents import instantiate
 from ..errors import IterateError, iterate_message, user_lane
 from ..interpret import eval_region
 from ..ir import Eqn, Region, Type
@@ -36,7 +37,9 @@ from ..passes.vmap import hidden_axis
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import bind, trace_flat, trace_regions, type_of_value, using
 from . import loops
+from .scan import unknown_loop
 from .shape import moveaxis
+from ..tracebacks import api_boundary
 
 iterate_p = Primitive("iterate", traits=frozenset({"effect"}))
 COUNT = np.dtype(np.int64)
@@ -71,6 +74,7 @@ def iterate_flat(step_fn: Callable, until_fn: Callable, init: list, *, max_steps
                 num_captures=len(caps))
 
 
+@api_boundary
 def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> Any:
     """Apply `step` to the carry until `until(carry)` holds; at most `max_steps` steps."""
     from ..api import as_value, flatten_args, leaf_type
@@ -234,7 +238,7 @@ def _iterate_partial_eval(pe, unknowns, *args, **params):
     counts, k_tapes = k_outs[n_kc], k_outs[n_kc + 1:]
     n_ky = len(k_tapes) - split.num_extensive
     loop = dict(length=params["max_steps"], reverse=False, counts=counts)
-    u_outs = loops.unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
+    u_outs = unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
                           loops.pick(laned, ulaned),
                           [instantiate(v) for v in loops.pick(init, split.unk_carry)],
                           k_tapes[n_ky:], [], loop)
@@ -256,20 +260,12 @@ def iterate_dce(eqn: Eqn, used: list[bool]) -> Eqn:
     body = dce(Region(step.params, step.eqns,
                       step.outputs[:nc] + tuple(loops.pick(step.outputs[nc:], keep_y))))
     outputs = list(eqn.outputs[:nc + 1]) + loops.pick(eqn.outputs[nc + 1:], keep_y)
-    return Eqn(iterate_p, eqn.inputs, tuple(outputs),
-               {**eqn.params, "step": body, "until": dce(eqn.params["until"])})
+    return eqn.rebuilt(outputs=tuple(outputs),
+                       params={**eqn.params, "step": body, "until": dce(eqn.params["until"])})
 
 
 iterate_p.def_rule("dce", iterate_dce)
 
-
-def _iterate_lower(lw, args, out_types, **params):
-    from ..backend.loops import lower_iterate
-
-    return lower_iterate(lw, args, out_types, **params)
-
-
-iterate_p.def_rule("lower", _iterate_lower)
 
 
 iterate_p.def_rule("impl", loops.native_when_eager(iterate_p, _iterate_impl))

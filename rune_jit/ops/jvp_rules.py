@@ -3,7 +3,8 @@ whose outputs have no derivative."""
 
 from __future__ import annotations
 
-from ..ad_util import Zero, zeros
+from ..ad_util import Zero
+from .tangents import zeros
 from ..primitive import Primitive
 from ..trace import bind1, type_of_value
 

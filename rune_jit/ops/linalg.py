@@ -8,24 +8,24 @@ increasing order), as JAX's dot_general does.
 
 from __future__ import annotations
 
-import math
 import string
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..ad_util import Zero, add_tangents, is_undefined
+from ..ad_util import Zero, is_undefined
+from .tangents import add_tangents
 from ..ir import Type
 from ..primitive import Primitive
 from ..trace import bind1, type_of_value
 from .elementwise import neg
-from .shape import transpose
+from .shape import materialize, transpose
 
 dot_general_p = Primitive("dot_general", traits=frozenset({"costly"}))
 solve_p = Primitive("solve", traits=frozenset({"costly"}))
 
 
-def _free(ndim: int, contract: Sequence[int], batch: Sequence[int]) -> list[int]:
+def free_axes(ndim: int, contract: Sequence[int], batch: Sequence[int]) -> list[int]:
     return [i for i in range(ndim) if i not in contract and i not in batch]
 
 
@@ -40,8 +40,8 @@ def _dot_shape(a: Type, b: Type, *, contract, batch) -> list[Type]:
     ):
         raise ValueError(f"dot_general: axes of {a} and {b} do not pair: "
                          f"contract {contract}, batch {batch}")
-    shape = ([a.shape[i] for i in ba] + [a.shape[i] for i in _free(a.ndim, ca, ba)]
-             + [b.shape[i] for i in _free(b.ndim, cb, bb)])
+    shape = ([a.shape[i] for i in ba] + [a.shape[i] for i in free_axes(a.ndim, ca, ba)]
+             + [b.shape[i] for i in free_axes(b.ndim, cb, bb)])
     return [Type(a.dtype, tuple(shape))]
 
 
@@ -53,8 +53,8 @@ def _dot_impl(a, b, *, contract, batch):
     sb = [next(letters) for _ in range(b.ndim)]
     for i, j in list(zip(ca, cb)) + list(zip(ba, bb)):
         sb[j] = sa[i]
-    out = ([sa[i] for i in ba] + [sa[i] for i in _free(a.ndim, ca, ba)]
-           + [sb[i] for i in _free(b.ndim, cb, bb)])
+    out = ([sa[i] for i in ba] + [sa[i] for i in free_axes(a.ndim, ca, ba)]
+           + [sb[i] for i in free_axes(b.ndim, cb, bb)])
     spec = f"{''.join(sa)},{''.join(sb)}->{''.join(out)}"
     return [np.asarray(np.einsum(spec, a, b), a.dtype)]
 
@@ -85,8 +85,8 @@ def _transpose_operand(ct, other: Any, this: Type, contract, batch, this_is_lhs:
         ca, cb, ba, bb = cb, ca, bb, ba
     other_t = type_of_value(other)
     nb = len(ba)
-    this_free = _free(this.ndim, ca, ba)
-    other_free = _free(other_t.ndim, cb, bb)
+    this_free = free_axes(this.ndim, ca, ba)
+    other_free = free_axes(other_t.ndim, cb, bb)
     # ct axes: batch, then lhs free, then rhs free; pick the part that belongs to `other`
     n_lhs_free = len(this_free) if this_is_lhs else len(other_free)
     other_pos = (list(range(nb + n_lhs_free, nb + n_lhs_free + len(other_free))) if this_is_lhs
@@ -118,7 +118,7 @@ def _dot_batch(size, args, dims, *, contract, batch):
     out = dot_general(a, b, (ca2, cb2), (ba2, bb2))
     nb = len(ba)
     # the lane axis is a free axis: the first of a's, or the first of b's
-    at = nb if dims[0] is not None else nb + len(_free(type_of_value(a).ndim, ca2, ba2))
+    at = nb if dims[0] is not None else nb + len(free_axes(type_of_value(a).ndim, ca2, ba2))
     perm = [at] + [i for i in range(type_of_value(out).ndim) if i != at]
     return [transpose(out, perm)], [0]
 
@@ -183,387 +183,7 @@ def _solve_transpose(cts, a, b):
 
 @solve_p.def_rule("batch")
 def _solve_batch(size, args, dims):
-    from ..passes.vmap import materialize
-
     return [solve(*[materialize(a, d, size) for a, d in zip(args, dims)])], [0]
-
-
-
-# ------------------------------------------------------------- lowering
-
-
-def _canonical(lw, x, batch: Sequence[int], free: Sequence[int], contract: Sequence[int]):
-    """x as a contiguous [batch, free, contract] array (read in place when it already is)."""
-    from ..backend.values import Array, Lazy
-
-    xt = x.type
-    order = list(batch) + list(free) + list(contract)
-    shape = tuple(xt.shape[i] for i in order)
-    t = xt.with_shape(shape)
-    if _in_place(x, order):
-        return Array(t, x.ptr)
-    inverse = np.argsort(order)
-    view = Lazy(t, lambda idx: lw.load(x, [idx[inverse[i]] for i in range(xt.ndim)]), 0)
-    return lw.materialize(view)
-
-
-SMALL_K = 4  # contractions this short stay lazy: an outer product fuses with its consumer
-
-
-def _in_place(x, order) -> bool:
-    """x is in memory with its axes in this order (axes of size 1 go anywhere)."""
-    from ..backend.values import Array
-
-    real = [i for i in order if x.type.shape[i] != 1]
-    return isinstance(x, Array) and real == sorted(real)
-
-
-@dot_general_p.def_rule("lower")
-def _dot_lower(lw, args, out_types, *, contract, batch):
-    """Three forms. A short contraction (an outer product) is a lazy sum of products.
-    When b's rows run along its free axes, C[b, m, :] += A[b, m, k] B[b, k, :] ("axpy":
-    the inner loop runs along contiguous rows of B and C). Otherwise both operands are
-    laid out with k contiguous and C[b, m, n] = sum_k A[b, m, k] B[b, n, k] ("dot": the
-    inner loop is a dot product, which vectorizes as its sum reassociates)."""
-    a, b = args
-    out = out_types[0]
-    (ca, cb), (ba, bb) = contract, batch
-    fa, fb = _free(a.type.ndim, ca, ba), _free(b.type.ndim, cb, bb)
-    size = lambda x, axes: math.prod([x.type.shape[i] for i in axes])  # noqa
-    nb, m, n, k = size(a, ba), size(a, fa), size(b, fb), size(a, ca)
-    if k <= SMALL_K:
-        return [_lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)]
-    if m >= TILE and n >= TILE and out.dtype.kind == "f" and _in_place(
-            a, list(ba) + list(ca) + list(fa)) and _in_place(b, list(bb) + list(cb) + list(fb)):
-        return [_outer_dot(lw, a, b, out, nb, m, n, k)]
-    am = _canonical(lw, a, ba, fa, ca)
-    if n > 1 and _in_place(b, list(bb) + list(cb) + list(fb)):
-        bm = _canonical(lw, b, bb, cb, fb)
-        if out.dtype.kind == "f" and m >= TILE and n >= _outer_width(lw, out.dtype):
-            return [_outer_dot(lw, am, bm, out, nb, m, n, k, k_leading=False)]
-        return [_axpy_dot(lw, am, bm, out, nb, m, n, k)]
-    return [_inner_dot(lw, am, _canonical(lw, b, bb, fb, cb), out, nb, m, n, k)]
-
-
-def _lazy_dot(lw, a, b, out, contract, batch, fa, fb):
-    """Each element as its own short sum of products, read where it is needed."""
-    from itertools import product
-
-    from ..backend import arith as A
-    from ..backend.values import Lazy, cost
-
-    (ca, cb), (ba, bb) = contract, batch
-    terms = list(product(*[range(a.type.shape[i]) for i in ca]))
-
-    def at(idx):
-        nbt, nfa = len(ba), len(fa)
-        total = None
-        for term in terms:
-            ai, bi = [None] * a.type.ndim, [None] * b.type.ndim
-            for pos, (i, j) in enumerate(zip(ba, bb)):
-                ai[i] = bi[j] = idx[pos]
-            for pos, i in enumerate(fa):
-                ai[i] = idx[nbt + pos]
-            for pos, j in enumerate(fb):
-                bi[j] = idx[nbt + nfa + pos]
-            for t, i, j in zip(term, ca, cb):
-                ai[i] = bi[j] = lw.i64(t)
-            prod = A.mul(lw.b, lw.load(a, ai), lw.load(b, bi))
-            total = prod if total is None else A.add(lw.b, total, prod)
-        return total if total is not None else lw.const(out.dtype, 0)
-
-    return Lazy(out, at, len(terms) + cost(a) + cost(b))
-
-
-TILE = 4  # a product of big matrices computes TILE x TILE outputs per pass over k
-# Products of dot and matmul fuse with their sums (one rounding, like BLAS): the sums
-# reassociate anyway, and a fused multiply-add is one instruction where two would halve
-# the rate of the register tiles.
-FUSED = ("contract",)
-
-
-def _inner_dot(lw, am, bm, out, nb, m, n, k):
-    from ..backend import arith as A
-    from ..backend.values import Array, Scalar
-
-    dt = out.dtype
-    zero = lw.const(dt, 0)
-    tile = (2 * TILE, 1) if n < TILE else (TILE, TILE)  # a matrix-vector product: 8 rows
-    if dt.kind == "f" and m >= tile[0] and n >= tile[1] and k >= 32:
-        return _tiled_dot(lw, am, bm, out, nb, m, n, k, tile)
-
-    def dot(bi, mi, ni):
-        a_row = lw.b.mul(lw.b.add(lw.b.mul(bi, lw.i64(m)), mi), lw.i64(k))
-        b_row = lw.b.mul(lw.b.add(lw.b.mul(bi, lw.i64(n)), ni), lw.i64(k))
-
-        def step(t, acc):
-            x = lw.load_at(am.ptr, dt, lw.b.add(a_row, t))
-            y = lw.load_at(bm.ptr, dt, lw.b.add(b_row, t))
-            prod = A.mul(lw.b, x, y)
-            return [lw.b.fadd(acc[0], prod, flags=("reassoc",)) if A.is_float(prod)
-                    else A.add(lw.b, acc[0], prod)]  # bools sum as NumPy's do: by OR
-
-        return lw.fn.loop(lw.i64(0), lw.i64(k), 1, [zero], step)[0]
-
-    if out.shape == ():
-        return Scalar(out, dot(lw.i64(0), lw.i64(0), lw.i64(0)))
-    ptr = lw.out_buffer(0, out)
-    lw.loop_nest((nb, m, n), lambda i: lw.store_at(ptr, dt, lw.offset((nb, m, n), i), dot(*i)))
-    return Array(out, ptr)
-
-
-def _tiled_dot(lw, am, bm, out, nb, m, n, k, tile_shape):
-    """C = A Bᵀ with k contiguous in both, a tile of rows of A against a tile of rows of
-    B at a time: each load feeds several products, in explicit vector registers along
-    k, where one output at a time would stream both rows from memory for each product.
-    Rows past the last full tile take the plain loop."""
-    from ..backend.values import Array
-
-    dt = out.dtype
-    ptr = lw.out_buffer(0, out)
-    tm, tn = tile_shape
-    width = lw.lanes_for(dt)
-    main = k // width * width
-    vzero = lw.with_width(width).const(dt, 0)
-
-    def tile(idx):
-        bi, ti, tj = idx
-        m0, n0 = lw.b.mul(ti, lw.i64(tm)), lw.b.mul(tj, lw.i64(tn))
-        a_rows = [lw.offset((nb, m, k), [bi, lw.b.add(m0, lw.i64(r)), lw.i64(0)])
-                  for r in range(tm)]
-        b_rows = [lw.offset((nb, n, k), [bi, lw.b.add(n0, lw.i64(r)), lw.i64(0)])
-                  for r in range(tn)]
-
-        def step(v, acc):  # one vector of k
-            t = lw.b.mul(v, lw.i64(width))
-            xs = [lw.load_at(am.ptr, dt, lw.b.add(r, t), width) for r in a_rows]
-            ys = [lw.load_at(bm.ptr, dt, lw.b.add(r, t), width) for r in b_rows]
-            return [lw.b.fadd(acc[i * tn + j], lw.b.fmul(xs[i], ys[j], flags=FUSED),
-                              flags=FUSED) for i in range(tm) for j in range(tn)]
-
-        sums = lw.fn.loop(lw.i64(0), lw.i64(main // width), 1, [vzero] * tm * tn, step)
-        totals = [lw.hsum(v) for v in sums]
-
-        def rest(t, acc):  # the k past the last full vector
-            xs = [lw.load_at(am.ptr, dt, lw.b.add(r, t)) for r in a_rows]
-            ys = [lw.load_at(bm.ptr, dt, lw.b.add(r, t)) for r in b_rows]
-            return [lw.b.fadd(acc[i * tn + j], lw.b.fmul(xs[i], ys[j]))
-                    for i in range(tm) for j in range(tn)]
-
-        totals = lw.fn.loop(lw.i64(main), lw.i64(k), 1, totals, rest)
-        for i in range(tm):
-            for j in range(tn):
-                at = [bi, lw.b.add(m0, lw.i64(i)), lw.b.add(n0, lw.i64(j))]
-                lw.store_at(ptr, dt, lw.offset((nb, m, n), at), totals[i * tn + j])
-
-    lw.loop_nest((nb, m // tm, n // tn), tile)
-    mt, nt = m // tm * tm, n // tn * tn
-    edges = [((nb, m - mt, n), (0, mt, 0)), ((nb, mt, n - nt), (0, 0, nt))]
-    for shape, shift in edges:  # the rows and columns past the tiles
-        lw.loop_nest(shape, lambda i, shift=shift: _store_dot(
-            lw, am, bm, ptr, dt, (nb, m, n, k), [lw.b.add(v, lw.i64(s)) for v, s in
-                                                 zip(i, shift)]))
-    return Array(out, ptr)
-
-
-K_BLOCK = 128  # rows of A and B per pass over C
-
-
-def _outer_width(lw, dtype: np.dtype) -> int:
-    """Columns in a register tile of _outer_dot: TILE rows of its vectors are
-    accumulators, and with the vectors of B and a broadcast they must fit in the
-    registers (32 with AVX-512, 16 below): 4 vectors gave 5.3 ms where 2 gave 7.9 for
-    2000 x 256 x 256 on AVX-512."""
-    from ..backend.llvm import vector_bits
-
-    return (4 if vector_bits() >= 512 else 2) * lw.lanes_for(dtype)
-
-
-def _outer_dot(lw, a, b, out, nb, m, n, k, k_leading: bool = True):
-    """C[b] = A[b]ᵀ B[b] with k leading in both (stacked steps, say), or C[b] = A[b]
-    B[b] (`k_leading` False: A's rows run along k): a register tile of TILE rows x
-    `_outer_width` columns, summing over k a column of A times a row of B — the
-    outer-product form of a matrix product, which reads both operands in place,
-    without transposes. k goes in blocks, so the rows of A and B a block reads stay in
-    cache for all tiles. Rows past the tiles go one at a time (in vectors of columns),
-    columns past them one at a time."""
-    from ..backend import arith
-    from ..backend.values import Array
-
-    dt = out.dtype
-    ptr = lw.out_buffer(0, out)
-    lw.fn.memset0(ptr, out.nbytes)
-    width, wide = lw.lanes_for(dt), _outer_width(lw, dt)
-    vectors = wide // width
-    b_dims, c_dims = (nb, k, n), (nb, m, n)
-
-    def a_at(bi, t, mi):
-        if k_leading:
-            return lw.offset((nb, k, m), [bi, t, mi])
-        return lw.offset((nb, m, k), [bi, mi, t])
-
-    def tile(idx, k0, rows: int, chunks: int, m0, n0):
-        """Add rows k0..k0+K_BLOCK of A's columns times B's rows to a tile of C;
-        `chunks` vectors of columns, or one column when 0."""
-        bi = idx[0]
-        vec = chunks > 0
-        cols = [lw.b.add(n0, lw.i64(c * width)) for c in range(max(chunks, 1))]
-        at = [[lw.offset(c_dims, [bi, lw.b.add(m0, lw.i64(i)), c]) for c in cols]
-              for i in range(rows)]
-
-        def load(p, o):  # a vector of columns, or one
-            return lw.load_at(p, dt, o, width if vec else None)
-
-        def step(t, acc):
-            ys = [load(b.ptr, lw.offset(b_dims, [bi, t, c])) for c in cols]
-            out_ = []
-            for i in range(rows):
-                x = lw.load_at(a.ptr, dt, a_at(bi, t, lw.b.add(m0, lw.i64(i))))
-                x = lw.vsplat(x, width) if vec else x
-                out_ += [lw.b.fadd(acc[i * len(cols) + j], lw.b.fmul(x, y, flags=FUSED),
-                                   flags=FUSED) for j, y in enumerate(ys)]
-            return out_
-
-        start = [load(ptr, at[i][j]) for i in range(rows) for j in range(len(cols))]
-        stop = arith.maximum(lw.b, lw.b.add(k0, lw.i64(K_BLOCK)), lw.i64(k), False)
-        sums = lw.fn.loop(k0, stop, 1, start, step)
-        for i in range(rows):
-            for j in range(len(cols)):
-                lw.store_at(ptr, dt, at[i][j], sums[i * len(cols) + j])
-
-    mt, nt = m // TILE * TILE, n // wide * wide
-    scale = lambda v, s: lw.b.mul(v, lw.i64(s))  # noqa: E731
-
-    def block(kb):  # a block of rows of A and B small enough to stay in cache
-        k0 = scale(kb[0], K_BLOCK)
-        lw.loop_nest((nb, m // TILE, n // wide), lambda i: tile(
-            i, k0, TILE, vectors, scale(i[1], TILE), scale(i[2], wide)))
-        if n > nt:  # columns past the last wide tile, one at a time
-            lw.loop_nest((nb, m, n - nt), lambda i: tile(
-                i, k0, 1, 0, i[1], lw.b.add(i[2], lw.i64(nt))))
-        if m > mt:  # rows past the last tile, one at a time, in the same vectors
-            lw.loop_nest((nb, m - mt, n // wide), lambda i: tile(
-                i, k0, 1, vectors, lw.b.add(i[1], lw.i64(mt)), scale(i[2], wide)))
-
-    lw.loop_nest((-(-k // K_BLOCK),), block)
-    return Array(out, ptr)
-
-
-def _store_dot(lw, am, bm, ptr, dt, dims, at):
-    nb, m, n, k = dims
-    bi, mi, ni = at
-    a_row = lw.offset((nb, m, k), [bi, mi, lw.i64(0)])
-    b_row = lw.offset((nb, n, k), [bi, ni, lw.i64(0)])
-
-    def step(t, acc):
-        x = lw.load_at(am.ptr, dt, lw.b.add(a_row, t))
-        y = lw.load_at(bm.ptr, dt, lw.b.add(b_row, t))
-        return [lw.b.fadd(acc[0], lw.b.fmul(x, y), flags=("reassoc",))]
-
-    (v,) = lw.fn.loop(lw.i64(0), lw.i64(k), 1, [lw.const(dt, 0)], step)
-    lw.store_at(ptr, dt, lw.offset((nb, m, n), at), v)
-
-
-def _axpy_dot(lw, am, bm, out, nb, m, n, k):
-    from ..backend import arith as A
-    from ..backend.values import Array
-
-    dt = out.dtype
-    ptr = lw.out_buffer(0, out)
-    lw.fn.memset0(ptr, out.nbytes)
-
-    def row(idx):
-        bi, mi, ki = idx
-        coef = lw.load_at(am.ptr, dt, lw.offset((nb, m, k), [bi, mi, ki]))
-        c_row = lw.offset((nb, m, n), [bi, mi, lw.i64(0)])
-        b_row = lw.offset((nb, k, n), [bi, ki, lw.i64(0)])
-
-        def axpy(j, _):
-            at = lw.b.add(c_row, j)
-            prod = A.mul(lw.b, coef, lw.load_at(bm.ptr, dt, lw.b.add(b_row, j)))
-            lw.store_at(ptr, dt, at, A.add(lw.b, lw.load_at(ptr, dt, at), prod))
-            return []
-
-        lw.fn.loop(lw.i64(0), lw.i64(n), 1, [], axpy)
-
-    lw.loop_nest((nb, m, k), row)
-    return Array(out, ptr)
-
-
-@solve_p.def_rule("lower")
-def _solve_lower(lw, args, out_types, **_):
-    """LU with partial pivoting, per batch entry; a zero pivot fails as singular."""
-    from ..backend import arith as A
-    from ..backend.values import Array
-
-    a, b = args
-    out = out_types[0]
-    dt = out.dtype
-    n, k = a.type.shape[-1], b.type.shape[-1]
-    nb = math.prod(a.type.shape[:-2])
-    lu = lw.materialize(a, lw.buffer(a.type)).ptr  # a copy we may overwrite
-    x = lw.materialize(b, lw.out_buffer(0, out)).ptr
-    i64 = lw.i64
-
-    def at(ptr, bi, r, c, cols):
-        off = lw.b.add(lw.b.mul(lw.b.add(lw.b.mul(bi, i64(n)), r), i64(cols)), c)
-        return off
-
-    def ld(ptr, bi, r, c, cols):
-        return lw.load_at(ptr, dt, at(ptr, bi, r, c, cols))
-
-    def st(ptr, bi, r, c, cols, v):
-        lw.store_at(ptr, dt, at(ptr, bi, r, c, cols), v)
-
-    def swap_rows(ptr, bi, r1, r2, cols):
-        def one(c, _):
-            u, v = ld(ptr, bi, r1, c, cols), ld(ptr, bi, r2, c, cols)
-            st(ptr, bi, r1, c, cols, v)
-            st(ptr, bi, r2, c, cols, u)
-            return []
-        lw.fn.loop(i64(0), i64(cols), 1, [], one)
-
-    def column(bi, j, _):
-        def find(r, vals):
-            big = A.absolute(lw.b, ld(lu, bi, r, j, n))
-            better = lw.b.fcmp_ordered(">", big, vals[0])
-            return [lw.b.select(better, big, vals[0]), lw.b.select(better, r, vals[1])]
-        best, p = lw.fn.loop(j, i64(n), 1, [lw.const(dt, -1.0), j], find)
-        lw.fail_if_any(lw.b.fcmp_ordered("==", best, lw.const(dt, 0)), "singular")
-        swap_rows(lu, bi, j, p, n)
-        swap_rows(x, bi, j, p, k)
-        pivot = ld(lu, bi, j, j, n)
-
-        def eliminate(r, _):
-            f = lw.b.fdiv(ld(lu, bi, r, j, n), pivot)
-            st(lu, bi, r, j, n, f)
-            lw.fn.loop(lw.b.add(j, i64(1)), i64(n), 1, [], lambda c, _: st(
-                lu, bi, r, c, n, lw.b.fsub(ld(lu, bi, r, c, n),
-                                           lw.b.fmul(f, ld(lu, bi, j, c, n)))) or [])
-            lw.fn.loop(i64(0), i64(k), 1, [], lambda c, _: st(
-                x, bi, r, c, k, lw.b.fsub(ld(x, bi, r, c, k),
-                                          lw.b.fmul(f, ld(x, bi, j, c, k)))) or [])
-            return []
-        lw.fn.loop(lw.b.add(j, i64(1)), i64(n), 1, [], eliminate)
-        return []
-
-    def back(bi, r, _):  # r runs n-1 .. 0
-        def one(c, _):
-            def sub(j, acc):
-                return [lw.b.fsub(acc[0], lw.b.fmul(ld(lu, bi, r, j, n), ld(x, bi, j, c, k)))]
-            (v,) = lw.fn.loop(lw.b.add(r, i64(1)), i64(n), 1, [ld(x, bi, r, c, k)], sub)
-            st(x, bi, r, c, k, lw.b.fdiv(v, ld(lu, bi, r, r, n)))
-            return []
-        lw.fn.loop(i64(0), i64(k), 1, [], one)
-        return []
-
-    def per_batch(bi, _):
-        lw.fn.loop(i64(0), i64(n), 1, [], lambda j, v: column(bi, j, v))
-        lw.fn.loop(i64(n - 1), i64(-1), -1, [], lambda r, v: back(bi, r, v))
-        return []
-
-    lw.fn.loop(i64(0), i64(nb), 1, [], per_batch)
-    return [Array(out, x)]
 
 
 # ------------------------------------------------------------- diag_solve
@@ -618,14 +238,4 @@ def _diag_transpose(cts, d, b):
 
 @diag_solve_p.def_rule("batch")
 def _diag_batch(size, args, dims):
-    from ..passes.vmap import materialize
-
     return [diag_solve(*[materialize(a, d, size) for a, d in zip(args, dims)])], [0]
-
-
-@diag_solve_p.def_rule("lower")
-def _diag_lower(lw, d, b):
-    from ..backend.arith import const_like
-
-    lw.fail_if_any(lw.b.fcmp_ordered("==", d, const_like(d, 0)), "singular")
-    return lw.b.fdiv(b, d)

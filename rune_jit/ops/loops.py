@@ -29,12 +29,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import tree
-from ..ad_util import Zero, instantiate
+from .. import eager, tree
+from ..ad_util import Zero
+from .tangents import instantiate
 from ..interpret import eval_region
 from ..ir import Region, Type
 from ..passes.partial_eval import partial_eval_region
-from ..trace import type_of_value, using
+from ..trace import type_of_value
 
 
 def fixpoint(init: Sequence[bool], step: Callable[[list[bool]], tuple[list[bool], Any]]
@@ -59,16 +60,11 @@ def fixpoint(init: Sequence[bool], step: Callable[[list[bool]], tuple[list[bool]
 
 
 def native_when_eager(prim, interpret: Callable) -> Callable:
-    """A loop's impl: called outside jit, the loop runs as compiled code (cached per
-    program); with RUNE_JIT_BACKEND=interpret, `interpret` runs it (the oracle)."""
-    from .. import config
-
+    """A loop's impl: called outside jit, the loop runs as the backend runs a program (the
+    CPU backend compiles it, cached per program); `interpret` is its meaning, the NumPy
+    interpreter's rule (see rune_jit.eager)."""
     def impl(*args, **params):
-        if config.backend == "interpret":
-            return interpret(*args, **params)
-        from ..backend.runtime import run_eqn
-
-        return run_eqn(prim, args, params)
+        return eager.run_loop(prim, interpret, args, params)
 
     return impl
 
@@ -116,7 +112,7 @@ def add_lane_axis(size: int, caps: list, cdims: list, laned: list, ldims: list,
                   lanes: tuple) -> tuple[list[bool], list, list]:
     """vmap of a loop with lanes: the map's axis becomes the first lane axis. A batched
     capture becomes a laned operand; -> (moved mask, shared captures, laned operands)."""
-    from ..passes.vmap import materialize
+    from .shape import materialize
     from .shape import broadcast_in_dim
 
     moved = [d is not None for d in cdims]
@@ -273,27 +269,6 @@ def residual_args(split: LoopSplit, kcaps: list, klaned_lane: list, intensive_la
 
 def forwarded_rows(split: LoopSplit, known_xs: list) -> list:
     return [known_xs[i] for k, i in split.kinds if k == "row"]
-
-
-def unknown_loop(pe, split: LoopSplit, h: Hoisted, kcaps: list, klaned: list, ucaps: list,
-                 ulaned: list, uinit: list, res_rows: list, urows: list, loop: dict) -> list:
-    """The scan of the unknown step: residuals from where `split.kinds` says they are."""
-    from .scan import scan_flat
-
-    int_shared = pick(h.intensive, h.intensive_laned, False)
-    int_laned = pick(h.intensive, h.intensive_laned)
-    n_kl, n_il, n_r, n_uc = len(klaned), len(int_laned), len(res_rows), len(uinit)
-
-    def unknown_step(lan, carry, rows):
-        intensive = merge(h.intensive_laned, lan[n_kl:n_kl + n_il], int_shared)
-        res = residual_args(split, kcaps, lan[:n_kl], intensive, rows[:n_r])
-        outs = eval_region(split.unknown_step, res + ucaps + lan[n_kl + n_il:] + carry
-                           + rows[n_r:])
-        return outs[:n_uc], outs[n_uc:]
-
-    with using(pe.unknown):
-        return scan_flat(unknown_step, uinit, res_rows + urows,
-                         laned=klaned + int_laned + ulaned, **loop)
 
 
 def pick(values: Sequence[Any], mask: Sequence[bool], want: bool = True) -> list:

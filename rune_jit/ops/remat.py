@@ -20,6 +20,7 @@ from ..ir import Region
 from ..primitive import Primitive
 from ..trace import bind, trace_closed, using
 from . import loops
+from ..tracebacks import api_boundary
 
 remat_p = Primitive("remat")
 
@@ -29,6 +30,7 @@ def remat(f: Callable) -> Callable:
     from ..api import as_value, flatten_args, leaf_type, wraps
 
     @wraps(f)
+    @api_boundary
     def g(*args):
         leaves, in_tree, _ = flatten_args(args, "args")
         box: dict = {}
@@ -108,8 +110,3 @@ def _remat_transpose(cts, *args, body, num_captures):
     cts_in = iter(backward_pass(split.unknown, [False] * split.num_res + [True] * sum(linear),
                                 res, cts))
     return [next(cts_in) if lin else None for lin in linear]
-
-
-# compiled code computes the body once; what reverse mode recomputes is already in the IR
-remat_p.def_rule("lower", lambda lw, args, out_types, *, body, num_captures: lw.lower_region(
-    body, list(args)))

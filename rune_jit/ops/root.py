@@ -20,7 +20,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tree
-from ..ad_util import Zero, instantiate
+from ..ad_util import Zero
+from .tangents import instantiate
 from ..interpret import eval_region
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Primitive
@@ -29,11 +30,13 @@ from .elementwise import neg
 from .linalg import diag_solve
 from .linalg import solve as lu_solve
 from .shape import concatenate, reshape
+from ..tracebacks import api_boundary
 
 root_p = Primitive("root")
 SOLVERS = ("dense", "diagonal")
 
 
+@api_boundary
 def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense") -> Any:
     """`solve()`, whose derivatives come from `residual(x) = 0` at the point it returns."""
     from ..api import as_value, flatten_args, leaf_type
@@ -164,8 +167,3 @@ def _root_batch(size, args, dims, *, solve, residual, linear_solver, lanes, num_
     outs = bind(root_p, *args, solve=bsolve, residual=bres, linear_solver=linear_solver,
                 lanes=(size,) + tuple(lanes), num_captures=0)
     return outs, [0] * len(outs)
-
-
-# the value of a root is its solve's; the derivative rules above never reach the compiler
-root_p.def_rule("lower", lambda lw, args, out_types, *, solve, **_: lw.lower_region(
-    solve, list(args)))

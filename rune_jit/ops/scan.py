@@ -22,13 +22,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tree
-from ..ad_util import UndefinedPrimal, add_tangents, instantiate, live, nonzero, zeros
+from ..ad_util import UndefinedPrimal, live, nonzero
+from .tangents import add_tangents, instantiate, zeros
 from ..interpret import eval_region
 from ..ir import Eqn, Region, Type
 from ..primitive import Primitive
 from ..trace import bind, trace_closed, trace_flat, type_of_value, using
 from . import loops
-from .shape import broadcast_in_dim, moveaxis
+from .shape import broadcast_in_dim, materialize, moveaxis
+from ..tracebacks import api_boundary
 
 scan_p = Primitive("scan")
 
@@ -76,6 +78,27 @@ def scan_flat(step_fn: Callable, init: list, xs: list, *, length: int, reverse: 
                 reverse=reverse, counted=counts is not None, num_captures=len(caps))
 
 
+def unknown_loop(pe, split: loops.LoopSplit, h: loops.Hoisted, kcaps: list, klaned: list,
+                 ucaps: list, ulaned: list, uinit: list, res_rows: list, urows: list,
+                 loop: dict) -> list:
+    """The scan of the unknown step: residuals from where `split.kinds` says they are."""
+    int_shared = loops.pick(h.intensive, h.intensive_laned, False)
+    int_laned = loops.pick(h.intensive, h.intensive_laned)
+    n_kl, n_il, n_r, n_uc = len(klaned), len(int_laned), len(res_rows), len(uinit)
+
+    def unknown_step(lan, carry, rows):
+        intensive = loops.merge(h.intensive_laned, lan[n_kl:n_kl + n_il], int_shared)
+        res = loops.residual_args(split, kcaps, lan[:n_kl], intensive, rows[:n_r])
+        outs = eval_region(split.unknown_step, res + ucaps + lan[n_kl + n_il:] + carry
+                           + rows[n_r:])
+        return outs[:n_uc], outs[n_uc:]
+
+    with using(pe.unknown):
+        return scan_flat(unknown_step, uinit, res_rows + urows,
+                         laned=klaned + int_laned + ulaned, **loop)
+
+
+@api_boundary
 def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
          reverse: bool = False) -> tuple[Any, Any]:
     """Loop `f(carry, x) -> (carry, y)` over the leading axis of `xs`; -> (carry, ys)."""
@@ -200,8 +223,7 @@ def _scan_batch(size, args, dims, **params):
     lay = Layout(len(args), params)
     if lay.a:
         return _counted_batch(size, lay, args, dims, params)
-    from ..passes.vmap import batch_region, materialize
-
+    from ..passes.vmap import batch_region
     step, nc = params["step"], lay.nc
     caps, _, _, init, xs = lay.operands(args)
     cdims, _, _, idims, xdims = lay.operands(dims)
@@ -226,8 +248,6 @@ def _scan_batch(size, args, dims, **params):
 
 
 def _counted_batch(size, lay: Layout, args, dims, params):
-    from ..passes.vmap import materialize
-
     step, nc = params["step"], lay.nc
     caps, counts, laned, init, xs = lay.operands(args)
     cdims, kdim, ldims, idims, xdims = lay.operands(dims)
@@ -281,7 +301,7 @@ def _scan_partial_eval(pe, unknowns, *args, **params):
     k_ys = k_outs[n_kc:len(k_outs) - split.num_extensive]
     tapes = k_outs[len(k_outs) - split.num_extensive:]
     rows = loops.forwarded_rows(split, kxs) + tapes
-    u_outs = loops.unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
+    u_outs = unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
                           loops.pick(laned, ulaned),
                           [instantiate(v) for v in loops.pick(init, split.unk_carry)],
                           rows, loops.pick(xs, uxs), loop)
@@ -354,20 +374,13 @@ def scan_dce(eqn: Eqn, used: list[bool]) -> Eqn:
     keep_in = reads[:nl] + keep_c + reads[nl + nc:]
     new_step = Region(tuple(loops.pick(step.params, keep_in)), body.eqns, body.outputs)
     inputs = list(eqn.inputs[:a]) + loops.pick(eqn.inputs[a:], keep_in)  # open form
-    return Eqn(scan_p, tuple(inputs), tuple(loops.pick(eqn.outputs, keep_c + used[nc:])),
-               {**p, "step": new_step, "num_carry": sum(keep_c), "num_laned": sum(reads[:nl])})
+    outputs = tuple(loops.pick(eqn.outputs, keep_c + used[nc:]))
+    return eqn.rebuilt(inputs=tuple(inputs), outputs=outputs, params={
+        **p, "step": new_step, "num_carry": sum(keep_c), "num_laned": sum(reads[:nl])})
 
 
 scan_p.def_rule("dce", scan_dce)
 
-
-def _scan_lower(lw, args, out_types, **params):
-    from ..backend.loops import lower_scan
-
-    return lower_scan(lw, args, out_types, **params)
-
-
-scan_p.def_rule("lower", _scan_lower)
 
 
 scan_p.def_rule("impl", loops.native_when_eager(scan_p, _scan_impl))

@@ -75,6 +75,15 @@ def broadcast_in_dim(x: Any, shape: Sequence[int], dims: Sequence[int]) -> Any:
     return bind1(broadcast_in_dim_p, x, shape=shape, broadcast_dims=dims)
 
 
+def materialize(x: Any, dim: int | None, size: int) -> Any:
+    """A batched value with its lanes on axis 0, broadcasting an unbatched one (dim None)
+    across the `size` lanes."""
+    if dim is not None:
+        return x
+    t = type_of_value(x)
+    return broadcast_in_dim(x, (size,) + t.shape, tuple(range(1, 1 + t.ndim)))
+
+
 def full(shape: Sequence[int], value: Any) -> Any:
     """`value` (a scalar) broadcast to `shape`."""
     return broadcast_in_dim(value, shape, ())
@@ -286,8 +295,6 @@ linear_jvp(concatenate_p)
 
 @concatenate_p.def_rule("batch")
 def _concat_batch(size, args, dims, *, axis):
-    from ..passes.vmap import materialize
-
     args = [materialize(a, d, size) for a, d in zip(args, dims)]
     return [bind1(concatenate_p, *args, axis=axis + 1)], [0]
 
@@ -322,115 +329,3 @@ iota_p.def_rule("batch", Absent("takes no operand, so it is never batched"))
 
 def iota(shape: Sequence[int], axis: int, dtype) -> Any:
     return bind1(iota_p, shape=tuple(shape), axis=axis, dtype=np.dtype(dtype))
-
-
-# ------------------------------------------------------------- lowering
-#
-# Broadcasts, transposes, reversals, slices and iota only remap indices: they
-# lower to lazy values (no loop, no memory); whoever reads them reads through.
-
-
-def _lower_view(remap_for):
-    """A lowering rule for a primitive that only remaps indices."""
-    def lower(lw, args, out_types, **params):
-        from ..backend.values import Lazy, Scalar, cost
-
-        (x,) = args
-        out = out_types[0]
-        if isinstance(x, Scalar):
-            return [Lazy(out, lambda idx: lw.splat(x.v), 0, cheap=True)]
-        remap = remap_for(lw, x.type, out, **params)
-        return [Lazy(out, lambda idx: lw.load(x, remap(idx)), cost(x))]
-    return lower
-
-
-def _broadcast_remap(lw, xt, out, *, shape, broadcast_dims):
-    zero = lw.i64(0)
-    return lambda idx: [zero if xt.shape[i] == 1 and shape[d] != 1 else idx[d]
-                        for i, d in enumerate(broadcast_dims)]
-
-
-def _transpose_remap(lw, xt, out, *, perm):
-    inverse = np.argsort(perm)
-    return lambda idx: [idx[inverse[i]] for i in range(len(perm))]
-
-
-def _rev_remap(lw, xt, out, *, axes):
-    return lambda idx: [lw.b.sub(lw.i64(n - 1), i) if a in axes else i
-                        for a, (i, n) in enumerate(zip(idx, xt.shape))]
-
-
-def _slice_remap(lw, xt, out, *, starts, limits, strides):
-    def at(i, s, st):
-        scaled = i if st == 1 else lw.b.mul(i, lw.i64(st))
-        return scaled if s == 0 else lw.b.add(scaled, lw.i64(s))
-    return lambda idx: [at(i, s, st) for i, s, st in zip(idx, starts, strides)]
-
-
-broadcast_in_dim_p.def_rule("lower", _lower_view(_broadcast_remap))
-transpose_p.def_rule("lower", _lower_view(_transpose_remap))
-rev_p.def_rule("lower", _lower_view(_rev_remap))
-slice_p.def_rule("lower", _lower_view(_slice_remap))
-
-
-@reshape_p.def_rule("lower")
-def _reshape_lower(lw, args, out_types, *, shape):
-    from ..backend.values import Array, Lazy, Scalar
-
-    (x,), out = args, out_types[0]
-    if isinstance(x, Scalar):
-        if out.shape == ():
-            return [Scalar(out, x.v)]
-        return [Lazy(out, lambda idx: lw.splat(x.v), 0, cheap=True)]
-    kept = [n for n in x.type.shape if n != 1]
-    if isinstance(x, Lazy) and kept == [n for n in out.shape if n != 1]:
-        # only axes of size 1 come or go: read through with those indices dropped or zero
-        src = [i for i, n in enumerate(out.shape) if n != 1]
-        def remap(idx):
-            it = iter(idx[i] for i in src)
-            return [lw.i64(0) if n == 1 else next(it) for n in x.type.shape]
-        return [Lazy(out, lambda idx: lw.load(x, remap(idx)), x.cost)]
-    return [Array(out, lw.materialize(x).ptr)]
-
-
-@iota_p.def_rule("lower")
-def _iota_lower(lw, args, out_types, *, shape, axis, dtype):
-    from ..backend.arith import convert
-    from ..backend.values import Lazy
-
-    return [Lazy(out_types[0], lambda idx: convert(lw.b, idx[axis], np.dtype(dtype)), 0,
-                 cheap=True)]
-
-
-@pad_p.def_rule("lower")
-def _pad_lower(lw, args, out_types, *, shape, starts, strides):
-    from ..backend.values import Array
-
-    (x,), out = args, out_types[0]
-    ptr = lw.out_buffer(0, out)
-    lw.fn.memset0(ptr, out.nbytes)
-    place = _slice_remap(lw, x.type, out, starts=starts, limits=shape, strides=strides)
-    lw.elements(x.type.shape, lambda idx: lw.store_at(
-        ptr, out.dtype, lw.offset(out.shape, place(idx)), lw.load(x, idx)))
-    return [Array(out, ptr)]
-
-
-@concatenate_p.def_rule("lower")
-def _concat_lower(lw, args, out_types, *, axis):
-    from ..backend.values import Array
-
-    out = out_types[0]
-    ptr = lw.out_buffer(0, out)
-    offset = 0
-    for x in args:
-        _place(lw, ptr, out, x, lw.i64(offset), axis)
-        offset += x.type.shape[axis]
-    return [Array(out, ptr)]
-
-
-def _place(lw, ptr, out: Type, x, shift, axis: int) -> None:
-    """Write `x` into the buffer of `out`, moved by `shift` along `axis`."""
-    def put(idx):
-        at = [lw.b.add(i, shift) if a == axis else i for a, i in enumerate(idx)]
-        lw.store_at(ptr, out.dtype, lw.offset(out.shape, at), lw.load(x, idx))
-    lw.elements(x.type.shape, put)

@@ -9,16 +9,25 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+from .. import source_info
 from ..ir import Eqn
 
 
 @contextmanager
 def at_eqn(pass_name: str, eqn: Eqn) -> Iterator[None]:
-    """Errors raised while transforming `eqn` say which pass and which equation."""
+    """What a pass builds from `eqn` comes from `eqn`'s source line, and errors raised
+    while it does say which pass, which equation, and where the user wrote it."""
     try:
-        yield
+        with source_info.at(eqn.source):
+            yield
     except Exception as err:
-        if hasattr(err, "add_note") and not getattr(err, "_rune_noted", False):
-            err.add_note(f"(while applying {pass_name} to: {str(eqn).splitlines()[0]})")
-            err._rune_noted = True
+        note(err, f"(while applying {pass_name} to: {str(eqn).splitlines()[0]}"
+                  f"{source_info.where(eqn.source)})")
         raise
+
+
+def note(err: Exception, text: str) -> None:
+    """Add `text` to the error's notes, once per error (the innermost note says most)."""
+    if hasattr(err, "add_note") and not getattr(err, "_rune_noted", False):
+        err.add_note(text)
+        err._rune_noted = True

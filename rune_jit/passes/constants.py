@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Eqn, Literal, Region, Var, map_regions
+from ..ir import Literal, Region, Var, map_regions
 
 
 def lift_constants(region: Region) -> tuple[Region, list[np.ndarray]]:
@@ -26,8 +26,8 @@ def lift_constants(region: Region) -> tuple[Region, list[np.ndarray]]:
         return a
 
     def rewrite(r: Region) -> Region:
-        eqns = tuple(Eqn(e.prim, tuple(atom(a) for a in e.inputs), e.outputs,
-                         map_regions(e.params, rewrite)) for e in r.eqns)
+        eqns = tuple(e.rebuilt(inputs=tuple(atom(a) for a in e.inputs),
+                               params=map_regions(e.params, rewrite)) for e in r.eqns)
         return Region(r.params, eqns, tuple(atom(o) for o in r.outputs))
 
     body = rewrite(region)

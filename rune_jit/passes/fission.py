@@ -22,8 +22,10 @@ from typing import NamedTuple
 from ..interpret import eval_region
 from ..ir import Eqn, Literal, Region, Var, map_regions
 from ..trace import bind, trace_flat
+from . import at_eqn
 from .partial_eval import partial_eval_region
-from .vmap import batch_eval, hiding_axis, materialize
+from ..ops.shape import materialize
+from .vmap import batch_eval, hiding_axis
 
 
 def fission(region: Region) -> Region:
@@ -43,10 +45,11 @@ def _run(region: Region, args: list) -> list:
         ins, params = eqn.closed
         vals = [read(a) for a in ins]
         params = map_regions(params, fission)
-        if eqn.prim is scan_p and not params["counted"] and params["length"] > 0:
-            outs = _sum_accumulators(vals, params)
-        else:
-            outs = bind(eqn.prim, *vals, **params)
+        with at_eqn("scan fission", eqn):
+            if eqn.prim is scan_p and not params["counted"] and params["length"] > 0:
+                outs = _sum_accumulators(vals, params)
+            else:
+                outs = bind(eqn.prim, *vals, **params)
         env.update(zip(eqn.outputs, outs))
     return [read(o) for o in region.outputs]
 

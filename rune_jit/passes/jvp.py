@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..ad_util import Zero, instantiate
+from ..ad_util import Zero
+from ..ops.tangents import instantiate
 from ..ir import Literal, Region
 from ..trace import bind, trace_flat
 from . import at_eqn
@@ -25,11 +26,11 @@ def jvp_eval(region: Region, primals: Sequence[Any], tangents: Sequence[Any]):
         ins, params = eqn.closed
         ts = [read_t(a) for a in ins]
         ps = [read_p(a) for a in ins]
-        if all(isinstance(t, Zero) for t in ts):
-            outs = bind(eqn.prim, *ps, **params)
-            touts = [Zero(v.type) for v in eqn.outputs]
-        else:
-            with at_eqn("jvp", eqn):
+        with at_eqn("jvp", eqn):
+            if all(isinstance(t, Zero) for t in ts):
+                outs = bind(eqn.prim, *ps, **params)
+                touts = [Zero(v.type) for v in eqn.outputs]
+            else:
                 outs, touts = eqn.prim.rule("jvp")(ps, ts, **params)
         env_p.update(zip(eqn.outputs, outs))
         env_t.update(zip(eqn.outputs, touts))

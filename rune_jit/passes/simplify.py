@@ -24,7 +24,7 @@ def dce(region: Region) -> Region:
         if rule is not None and not all(used):
             eqn = rule(eqn, used)  # which cleans the regions it returns
         elif eqn.regions:
-            eqn = Eqn(eqn.prim, eqn.inputs, eqn.outputs, map_regions(eqn.params, dce))
+            eqn = eqn.rebuilt(params=map_regions(eqn.params, dce))
         live.update(a for a in eqn.inputs if isinstance(a, Var))
         live.update(eqn.captures)
         kept.append(eqn)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..ad_util import UndefinedPrimal, Zero, add_tangents, instantiate
+from ..ad_util import UndefinedPrimal, Zero
+from ..ops.tangents import add_tangents, instantiate
 from ..ir import Literal, Region, Var
 from ..trace import bind, trace_flat
 from . import at_eqn
@@ -36,7 +37,8 @@ def backward_pass(region: Region, linear: Sequence[bool], args: Sequence[Any],
             lin.update(eqn.outputs)
             lin_eqns.append(eqn)
         else:
-            env.update(zip(eqn.outputs, bind(eqn.prim, *[read(a) for a in ins], **params)))
+            with at_eqn("transpose", eqn):
+                env.update(zip(eqn.outputs, bind(eqn.prim, *[read(a) for a in ins], **params)))
 
     ct_env: dict[Var, Any] = {}
 

@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from ..ir import Literal, Region, Type
-from ..trace import bind, trace_flat, type_of_value
+from ..ops.shape import materialize
+from ..trace import bind, trace_flat
 from . import at_eqn
 
 
@@ -44,24 +45,14 @@ def batch_eval(region: Region, size: int, vals: Sequence[Any], dims: Sequence[in
     for eqn in region.eqns:
         ins, params = eqn.closed
         args, ds = zip(*[read(a) for a in ins]) if ins else ((), ())
-        if all(d is None for d in ds):
-            outs, out_dims = bind(eqn.prim, *args, **params), [None] * len(eqn.outputs)
-        else:
-            with at_eqn("vmap", eqn):
+        with at_eqn("vmap", eqn):
+            if all(d is None for d in ds):
+                outs, out_dims = bind(eqn.prim, *args, **params), [None] * len(eqn.outputs)
+            else:
                 outs, out_dims = eqn.prim.rule("batch")(size, list(args), list(ds), **params)
         env.update(zip(eqn.outputs, zip(outs, out_dims)))
     result = [read(o) for o in region.outputs]
     return [v for v, _ in result], [d for _, d in result]
-
-
-def materialize(x: Any, dim: int | None, size: int) -> Any:
-    """`x` with its lanes on axis 0, broadcasting an unbatched value across them."""
-    if dim is not None:
-        return x
-    from ..ops.shape import broadcast_in_dim
-
-    t = type_of_value(x)
-    return broadcast_in_dim(x, (size,) + t.shape, tuple(range(1, 1 + t.ndim)))
 
 
 def batched_type(t: Type, size: int) -> Type:

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ..ir import Type
+from ...ir import Type
 from .emit import I8, I32, I64, PTR, declare
 
 # PyArrayObject_fields (64-bit CPython): ob_type at 8, data at 16 (after PyObject_HEAD),
@@ -237,13 +237,14 @@ _new_builtin.restype = ctypes.py_object
 _new_builtin.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
-def builtin(address: int, slow: Callable, on_error: Callable) -> Callable:
+def builtin(address: int, slow: Callable, on_error: Callable, owner: object) -> Callable:
     """The builtin of one program's entry for one jitted function: call it like the
     function. It owns all it points to, however it is reached and however late the
     garbage collector frees it: its self is an array over the table, which CPython
     keeps until after the last read of the method definition, and its module slot holds
-    the two functions (the collector sees them there)."""
+    the two functions (the collector sees them there) and `owner`, which keeps the code
+    at `address` mapped."""
     table = _Table(id(slow), id(on_error),
                    PyMethodDef(_NAME, address, METH_FASTCALL_KEYWORDS, None))
     table_array = np.frombuffer(table, np.int64)  # its base keeps `table` alive
-    return _new_builtin(ctypes.addressof(table.method), table_array, (slow, on_error))
+    return _new_builtin(ctypes.addressof(table.method), table_array, (slow, on_error, owner))

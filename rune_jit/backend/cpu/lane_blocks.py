@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ..ir import Region
+from ...ir import Region
 from . import arith, emit, llvm
 from .lower import Lowerer
 from .values import Array, Scalar, Value

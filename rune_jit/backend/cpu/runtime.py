@@ -23,11 +23,11 @@ from typing import Any, Callable, NamedTuple, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from .. import errors
-from ..ir import Region, Type, Var, digest
-from ..passes.constants import lift_constants
-from .. import disk_cache
-from ..forks import renew_in_child
+from ... import disk_cache, errors
+from ...ir import Region, Type, Var, digest
+from ...passes.constants import lift_constants
+from ..stats import counts as stats
+from ...forks import renew_in_child
 from . import emit, entry, llvm, mathlib
 from .pool import POOL
 from .emit import PTR, Fn
@@ -35,7 +35,6 @@ from .lower import ErrorSites, Lowerer
 from .values import Array, Scalar
 
 _names = itertools.count()
-stats = {"traced": 0, "compiled": 0, "loaded": 0}  # what the disk-cache tests count
 
 
 @dataclass
@@ -160,6 +159,25 @@ class Executable(NamedTuple):
     def run_exact(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         return self.compiled.run_exact(self.constants + list(arrays))
 
+    def record(self) -> tuple[dict, bytes, list]:
+        """(metadata, object code, constants): what a saved program keeps of it."""
+        code = self.compiled
+        return {"key": code.key, "code": code.meta.to_json()}, code.obj, self.constants
+
+    def entry(self, slow: Callable) -> Callable | None:
+        """The native entry for calls of exactly this program's argument types (a
+        builtin that checks them, or hands the call to `slow`), if it has one."""
+        code = self.compiled
+        if code.entry_address is None or self.constants:
+            return None
+        return entry.builtin(code.entry_address, slow, raiser(code.meta.sites), code)
+
+
+def load(record: dict, obj: bytes, constants: list) -> Executable | None:
+    """The program a saved record names: its code, from this process or the record."""
+    code = compiled(str(record["key"]), None, entry=disk_cache.Entry(record["code"], obj))
+    return None if code is None else Executable(code, constants)
+
 
 # Code in this process, by key: as long as something uses it (a jitted function's
 # program), and the most recently used RECENT programs whatever holds them (loops called
@@ -228,7 +246,7 @@ def _signature(n: int):
 
 
 def _compile(k: str, program: str, region: Region) -> Compiled:
-    from ..passes.pipeline import before_lowering, dumping
+    from .pipeline import before_lowering, dumping
 
     built = build(before_lowering(region), symbol=f"rune_{k[:24]}")
     built.meta.program = program
@@ -245,14 +263,23 @@ def _compile(k: str, program: str, region: Region) -> Compiled:
 
 def run_eqn(prim, args: Sequence[Any], params: dict) -> list[np.ndarray]:
     """One equation called outside jit (a loop at the prompt), as native code."""
-    from ..trace import bind, trace_flat, type_of_value
+    from ...trace import bind, trace_flat, type_of_value
 
     region = trace_flat(lambda *xs: bind(prim, *xs, **params), [type_of_value(a) for a in args])
     return prepare(region).run(args)
 def failure(status: int, sites: Sequence) -> Exception:
+    """The error a failure status stands for, with a note naming the user's line."""
     kind, site, lane = status & 0xFF, (status >> 8) & 0xFFFFFF, status >> 32
+    info = sites[site][1] if site < len(sites) else {}
+    err = _failure(kind, lane, info) or RuntimeError(
+        f"rune_jit: compiled code failed with status {status}")
+    if info.get("source") and hasattr(err, "add_note"):
+        err.add_note(f"(raised by compiled code for the line {info['source']})")
+    return err
+
+
+def _failure(kind: int, lane: int, info: dict) -> Exception | None:
     if kind == emit.KINDS["iterate"]:
-        info = sites[site][1]
         index = errors.user_lane(lane, tuple(info["lanes"]), tuple(info["shown"]))
         return errors.IterateError(errors.iterate_message(info["max_steps"], index))
     if kind == emit.KINDS["memory"]:
@@ -261,7 +288,7 @@ def failure(status: int, sites: Sequence) -> Exception:
         return np.linalg.LinAlgError("rune_jit solve: the matrix is singular")
     if kind == emit.KINDS["negative_power"]:
         return ValueError("Integers to negative integer powers are not allowed.")
-    return RuntimeError(f"rune_jit: compiled code failed with status {status}")
+    return None
 
 
 def as_input(x: Any, t: Type) -> np.ndarray:

@@ -14,10 +14,10 @@ from typing import Callable
 import llvmlite.ir as ir
 import numpy as np
 
-from ..ir import Region, Type
+from ...ir import Region, Type
 from . import lane_blocks
 from .arith import convert, maximum
-from .loops import Carries, Tapes, row, row_pointer, while_steps
+from .carries import Carries, Tapes, row, row_pointer, while_steps
 from .lower import Lowerer
 from .values import Array, Value
 

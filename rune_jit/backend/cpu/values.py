@@ -15,7 +15,7 @@ from typing import Callable
 
 import llvmlite.ir as ir
 
-from ..ir import Type
+from ...ir import Type
 
 
 @dataclass(eq=False)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import sys
 
-from ..ir import Region
-from .fission import fission
-from .simplify import dce, simplify
+from ...ir import Region
+from ...passes.fission import fission
+from ...passes.simplify import dce, simplify
 
 STAGES = (("simplify", simplify), ("fission", fission), ("dce", dce))
 

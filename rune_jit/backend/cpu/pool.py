@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..ir import Type
+from ...ir import Type
 
 MIN_BYTES = 1 << 20
 HUGE_PAGE = 1 << 21

@@ -1,15 +1,21 @@
-"""Regions to LLVM: each equation through its primitive's `lower` rule, values fused lazily.
+"""Regions to LLVM: each equation through its primitive's lowering rule, values fused lazily.
 
 The Lowerer walks a region as the interpreter does, but each value becomes a
 `Scalar`, an `Array` or a `Lazy` (see values.py). Elementwise primitives lower
-one element at a time (their `lower` slot takes and returns registers), so a
-chain of them stays one lazy expression; the Lowerer decides where values are
-stored: a lazy value with arithmetic in it is stored once when it is read more
-than once or from inside a nested region (a loop step), and everything is
-stored where a primitive needs memory (a product, a loop's carry, an output).
+one element at a time (their rules take and return registers), so a chain of
+them stays one lazy expression; the Lowerer decides where values are stored: a
+lazy value with arithmetic in it is stored once when it is read more than once
+or from inside a nested region (a loop step), and everything is stored where a
+primitive needs memory (a product, a loop's carry, an output).
 
-Other primitives' `lower` slots take (lowerer, values, out_types, **params)
-and return values; loops lower their regions with `lower_region`.
+The rules live in one table per kind, filled by the modules that define them
+(elementwise.py, views.py, reduce.py, linalg.py, control.py, loops.py):
+
+- `LOWERINGS[prim](lw, values, out_types, **params) -> values` for any primitive;
+  loops lower their regions with `lw.lower_region`;
+- `ELEMENTS[prim](lw, *registers, **params) -> register` for an elementwise one. An
+  elementwise primitive without a row here is lowered through its portable `element`
+  rule (ops/), which computes one element with the other primitives' rules.
 """
 
 from __future__ import annotations
@@ -21,11 +27,49 @@ from typing import Any, Callable, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ..ir import Literal, Region, Type, Var
-from ..primitive import Primitive
+from ...ir import Eqn, Literal, Region, Type, Var
+from ...passes import note
+from ...source_info import where
+from ...primitive import Primitive
 from . import arith, emit
 from .emit import I64, Fn, reg_type
 from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
+
+LOWERINGS: dict[Primitive, Callable] = {}
+ELEMENTS: dict[Primitive, Callable] = {}
+
+
+def lowering(prim: Primitive, table: dict = LOWERINGS) -> Callable:
+    """Register the decorated function as `prim`'s rule in `table` (default LOWERINGS)."""
+    def register(rule: Callable) -> Callable:
+        if prim in table:
+            raise ValueError(f"{prim.name} has two CPU lowering rules")
+        table[prim] = rule
+        return rule
+    return register
+
+
+def element_lowering(prim: Primitive) -> Callable:
+    return lowering(prim, ELEMENTS)
+
+
+class Elements:
+    """What a portable element rule computes with: each elementwise primitive by name,
+    on registers (`e.mul(x, y)`), and `e.const(like, value)`."""
+
+    def __init__(self, lw: "Lowerer"):
+        self.lw = lw
+
+    def const(self, like: ir.Value, value) -> ir.Value:
+        return arith.const_like(like, value)
+
+    def __getattr__(self, name: str) -> Callable:
+        prim = Primitive.registry.get(name)
+        if prim is None or "elementwise" not in prim.traits:
+            raise AttributeError(f"no elementwise primitive {name!r}")
+        rule = self.lw.element_rule(prim)
+        return lambda *xs, **params: rule(self.lw, *xs, **params)
+
 
 SMALL_ELEMENTS = 8  # up to one vector of float64
 # A lazy value computes an element by calling the rules of the values it reads, in Python:
@@ -36,13 +80,16 @@ FUSION_DEPTH = 64
 
 
 class ErrorSites:
-    """What each failure status of a compiled function means (iterate sites, ...)."""
+    """What each failure status of a compiled function means (iterate sites, ...), with
+    the user's line of the equation that can fail there."""
 
     def __init__(self):
         self.sites: list[tuple[str, dict]] = []
+        self.source = None  # of the equation being lowered
 
     def add(self, kind: str, **info) -> int:
-        self.sites.append((kind, info))
+        where = str(self.source) if self.source is not None else None
+        self.sites.append((kind, {**info, "source": where}))
         return len(self.sites) - 1
 
 
@@ -64,10 +111,12 @@ class Lowerer:
 
     # ------------------------------------------------------------- failures
 
-    def fail_if_any(self, condition: ir.Value, kind: str, site: int = 0,
+    def fail_if_any(self, condition: ir.Value, kind: str, site: int | None = None,
                     lane: ir.Value | None = None) -> None:
-        """Return a failure status from the function if `condition` holds (in any lane)."""
+        """Return a failure status from the function if `condition` holds (in any lane);
+        `site` (default: a new one) says where and what."""
         b = self.b
+        site = self.errors.add(kind) if site is None else site
         if isinstance(condition.type, ir.VectorType):
             condition = arith.intrinsic(b, "vector.reduce.or", condition, ret=emit.I1)
         status = ir.Constant(I64, emit.KINDS[kind] | site << 8)
@@ -251,7 +300,7 @@ class Lowerer:
             ins, params = eqn.closed
             out_types = [v.type for v in eqn.outputs]
             self.pending = [dests.get(v) if dests else None for v in eqn.outputs]
-            outs = self.lower_eqn(eqn.prim, [read(a) for a in ins], out_types, params)
+            outs = self.lower_at(eqn, [read(a) for a in ins], out_types, params)
             below = 1 + max((depth.get(a, 0) for a in eqn.inputs), default=0)
             for i, (var, val) in enumerate(zip(eqn.outputs, outs)):
                 # stored once here rather than computed (or copied) again in every loop step
@@ -265,14 +314,41 @@ class Lowerer:
         self.pending = enclosing
         return [read(o) for o in region.outputs]
 
+    def lower_at(self, eqn: Eqn, vals: list[Value], out_types: list[Type], params: dict
+                 ) -> list[Value]:
+        """Lower `eqn`; its failure sites, and errors raised lowering it, name its line."""
+        saved, self.errors.source = self.errors.source, eqn.source
+        try:
+            return self.lower_eqn(eqn.prim, vals, out_types, params)
+        except Exception as err:
+            note(err, f"(while lowering: {str(eqn).splitlines()[0]}{where(eqn.source)})")
+            raise
+        finally:
+            self.errors.source = saved
+
     def lower_eqn(self, prim: Primitive, vals: list[Value], out_types: list[Type],
                   params: dict) -> list[Value]:
         if "elementwise" in prim.traits:
             return [self.elementwise(prim, vals, out_types[0], params)]
-        return list(prim.rule("lower")(self, vals, out_types, **params))
+        rule = LOWERINGS.get(prim)
+        if rule is None:
+            raise NotImplementedError(f"no CPU lowering rule for {prim.name}")
+        return list(rule(self, vals, out_types, **params))
+
+    @staticmethod
+    def element_rule(prim: Primitive) -> Callable:
+        """`prim`'s rule on registers: the CPU's own, else its portable element rule."""
+        rule = ELEMENTS.get(prim)
+        if rule is not None:
+            return rule
+        portable = prim.rules.get("element")
+        if portable is None:
+            raise NotImplementedError(f"no CPU lowering rule for {prim.name} (and no "
+                                      "portable element rule)")
+        return lambda lw, *xs, **params: portable(Elements(lw), *xs, **params)
 
     def elementwise(self, prim: Primitive, vals: list[Value], out: Type, params: dict) -> Value:
-        rule = prim.rule("lower")
+        rule = self.element_rule(prim)
         if out.shape == ():
             return Scalar(out, rule(self, *[self.scalar(v) for v in vals], **params))
         return Lazy(out, lambda idx: rule(self, *[self.load(v, idx) for v in vals], **params),

@@ -17,7 +17,7 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite.binding.newpassmanagers import NewPassManager
 
-from ..forks import renew_in_child
+from ...forks import renew_in_child
 from . import elf_loader
 
 _lock = renew_in_child(sys.modules[__name__], "_lock")

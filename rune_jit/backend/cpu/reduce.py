@@ -1,0 +1,136 @@
+"""Reductions over axes (sum, prod, max, min) and along one (argmax, argmin).
+
+Two loop orders. When the last axis is reduced, each output element keeps its
+accumulator in a register over the reduced axes ("inner"); otherwise the
+output is the accumulator and the kept axes are the innermost loop ("outer"),
+which vectorizes across them. Float sums reassociate (so they vectorize) and
+float32 sums accumulate in float64, so a float32 sum is accurate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops.reduce import REDUCTIONS, P, argmax_p, argmin_p
+from . import arith as A
+from .arith import convert
+from .lower import LOWERINGS
+from .values import Array, Scalar
+
+
+def _combine(kind: str):
+    def add(b, acc, x):
+        return b.fadd(acc, x, flags=("reassoc",)) if A.is_float(acc) else A.add(b, acc, x)
+
+    return {"reduce_sum": add,
+            "reduce_prod": lambda b, acc, x: A.mul(b, acc, x),
+            "reduce_max": lambda b, acc, x: A.maximum(b, acc, x, True),
+            "reduce_min": lambda b, acc, x: A.maximum(b, acc, x, False)}[kind]
+
+
+def _identity(kind: str, dtype: np.dtype):
+    if kind == "reduce_sum":
+        return 0
+    if kind == "reduce_prod":
+        return 1
+    big = np.inf if dtype.kind == "f" else (1 if dtype.kind == "b" else np.iinfo(dtype).max)
+    small = -np.inf if dtype.kind == "f" else (0 if dtype.kind == "b" else np.iinfo(dtype).min)
+    return small if kind == "reduce_max" else big
+
+
+def _acc_dtype(kind: str, dtype: np.dtype) -> np.dtype:
+    return np.dtype(np.float64) if kind == "reduce_sum" and dtype == np.float32 else dtype
+
+
+def _lower_reduce(kind: str):
+    def lower(lw, args, out_types, *, axes):
+        (x,), out = args, out_types[0]
+        xt, acc_t = x.type, _acc_dtype(kind, x.type.dtype)
+        combine, init = _combine(kind), lw.const(acc_t, _identity(kind, xt.dtype))
+        kept = [i for i in range(xt.ndim) if i not in axes]
+        red_shape = [xt.shape[i] for i in axes]
+
+        def full(k_idx, r_idx):
+            it_k, it_r = iter(k_idx), iter(r_idx)
+            return [next(it_r) if i in axes else next(it_k) for i in range(xt.ndim)]
+
+        def element(idx):
+            return convert(lw.b, lw.load(x, idx), acc_t)
+
+        def finish(acc):
+            return convert(lw.b, acc, xt.dtype)
+
+        if not kept or axes[-1] == xt.ndim - 1:  # inner: a register accumulator
+            def reduce_at(k_idx):
+                (acc,) = lw.fold(red_shape, [init], lambda r_idx, acc: [
+                    combine(lw.b, acc[0], element(full(k_idx, r_idx)))])
+                return finish(acc)
+
+            if not kept:
+                return [Scalar(out, reduce_at([]))]
+            ptr = lw.out_buffer(0, out)
+            lw.loop_nest(out.shape, lambda k: lw.store_at(ptr, out.dtype, lw.offset(out.shape, k),
+                                                          reduce_at(k)))
+            return [Array(out, ptr)]
+        acc_type = out.with_dtype(acc_t)
+        acc_ptr = lw.out_buffer(0, out) if acc_t == out.dtype else lw.buffer(acc_type)
+        lw.elements(out.shape, lambda k: lw.store_at(acc_ptr, acc_t, lw.offset(out.shape, k),
+                                                     init))
+
+        def accumulate(r_idx):
+            def at(k_idx):
+                off = lw.offset(out.shape, k_idx)
+                old = lw.load_at(acc_ptr, acc_t, off)
+                lw.store_at(acc_ptr, acc_t, off, combine(lw.b, old, element(full(k_idx, r_idx))))
+            lw.elements(out.shape, at)
+
+        lw.loop_nest(red_shape, accumulate)
+        if acc_t == out.dtype:
+            return [Array(out, acc_ptr)]
+        ptr = lw.out_buffer(0, out)
+        lw.elements(out.shape, lambda k: lw.store_at(
+            ptr, out.dtype, lw.offset(out.shape, k),
+            finish(lw.load_at(acc_ptr, acc_t, lw.offset(out.shape, k)))))
+        return [Array(out, ptr)]
+
+    return lower
+
+
+LOWERINGS.update({P[name]: _lower_reduce(name) for name in REDUCTIONS})
+
+
+def _lower_arg(larger: bool):
+    """argmax/argmin: the first index of the extreme, and of the first NaN (as NumPy)."""
+    def lower(lw, args, out_types, *, axis, index_dtype):
+        (x,), out = args, out_types[0]
+        xt = x.type
+        n = xt.shape[axis]
+
+        def arg_at(k_idx):
+            def at(j):
+                return lw.load(x, k_idx[:axis] + [j] + k_idx[axis:])
+
+            def step(j, vals):
+                best, where = vals
+                v = at(j)
+                op = ">" if larger else "<"
+                better = A.compare(lw.b, op, v, best)
+                if A.is_float(v):  # NaN wins, the first one; a NaN best stays
+                    better = lw.b.and_(lw.b.or_(better, lw.b.fcmp_unordered("uno", v, v)),
+                                       lw.b.fcmp_ordered("ord", best, best))
+                return [lw.b.select(better, v, best), lw.b.select(better, j, where)]
+
+            _, where = lw.fn.loop(lw.i64(1), lw.i64(n), 1, [at(lw.i64(0)), lw.i64(0)], step)
+            return convert(lw.b, where, np.dtype(index_dtype))
+
+        if out.shape == ():
+            return [Scalar(out, arg_at([]))]
+        ptr = lw.out_buffer(0, out)
+        lw.loop_nest(out.shape, lambda k: lw.store_at(ptr, out.dtype, lw.offset(out.shape, k),
+                                                      arg_at(k)))
+        return [Array(out, ptr)]
+    return lower
+
+
+LOWERINGS[argmax_p] = _lower_arg(True)
+LOWERINGS[argmin_p] = _lower_arg(False)

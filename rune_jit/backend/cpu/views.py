@@ -1,0 +1,154 @@
+"""Views and layouts: broadcasts, transposes, reversals, slices, reshapes and iota remap
+indices, so they lower to lazy values (no loop, no memory) that whoever reads them reads
+through; pad and concatenate write a buffer, and so do dynamic updates. Slices at
+traced positions clamp their starts so the window fits, as the primitives define."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import Type
+from ...ops.index import dynamic_slice_p, dynamic_update_slice_p
+from ...ops.shape import (broadcast_in_dim_p, concatenate_p, iota_p, pad_p, reshape_p, rev_p,
+                          slice_p, transpose_p)
+from .arith import convert, maximum
+from .lower import LOWERINGS, lowering
+from .values import Array, Lazy, Scalar, cost
+
+
+def _lower_view(remap_for):
+    """A lowering rule for a primitive that only remaps indices."""
+    def lower(lw, args, out_types, **params):
+        (x,) = args
+        out = out_types[0]
+        if isinstance(x, Scalar):
+            return [Lazy(out, lambda idx: lw.splat(x.v), 0, cheap=True)]
+        remap = remap_for(lw, x.type, out, **params)
+        return [Lazy(out, lambda idx: lw.load(x, remap(idx)), cost(x))]
+    return lower
+
+
+def _broadcast_remap(lw, xt, out, *, shape, broadcast_dims):
+    zero = lw.i64(0)
+    return lambda idx: [zero if xt.shape[i] == 1 and shape[d] != 1 else idx[d]
+                        for i, d in enumerate(broadcast_dims)]
+
+
+def _transpose_remap(lw, xt, out, *, perm):
+    inverse = np.argsort(perm)
+    return lambda idx: [idx[inverse[i]] for i in range(len(perm))]
+
+
+def _rev_remap(lw, xt, out, *, axes):
+    return lambda idx: [lw.b.sub(lw.i64(n - 1), i) if a in axes else i
+                        for a, (i, n) in enumerate(zip(idx, xt.shape))]
+
+
+def _slice_remap(lw, xt, out, *, starts, limits, strides):
+    def at(i, s, st):
+        scaled = i if st == 1 else lw.b.mul(i, lw.i64(st))
+        return scaled if s == 0 else lw.b.add(scaled, lw.i64(s))
+    return lambda idx: [at(i, s, st) for i, s, st in zip(idx, starts, strides)]
+
+
+LOWERINGS[broadcast_in_dim_p] = _lower_view(_broadcast_remap)
+LOWERINGS[transpose_p] = _lower_view(_transpose_remap)
+LOWERINGS[rev_p] = _lower_view(_rev_remap)
+LOWERINGS[slice_p] = _lower_view(_slice_remap)
+
+
+@lowering(reshape_p)
+def _reshape_lower(lw, args, out_types, *, shape):
+    (x,), out = args, out_types[0]
+    if isinstance(x, Scalar):
+        if out.shape == ():
+            return [Scalar(out, x.v)]
+        return [Lazy(out, lambda idx: lw.splat(x.v), 0, cheap=True)]
+    kept = [n for n in x.type.shape if n != 1]
+    if isinstance(x, Lazy) and kept == [n for n in out.shape if n != 1]:
+        # only axes of size 1 come or go: read through with those indices dropped or zero
+        src = [i for i, n in enumerate(out.shape) if n != 1]
+        def remap(idx):
+            it = iter(idx[i] for i in src)
+            return [lw.i64(0) if n == 1 else next(it) for n in x.type.shape]
+        return [Lazy(out, lambda idx: lw.load(x, remap(idx)), x.cost)]
+    return [Array(out, lw.materialize(x).ptr)]
+
+
+@lowering(iota_p)
+def _iota_lower(lw, args, out_types, *, shape, axis, dtype):
+    return [Lazy(out_types[0], lambda idx: convert(lw.b, idx[axis], np.dtype(dtype)), 0,
+                 cheap=True)]
+
+
+@lowering(pad_p)
+def _pad_lower(lw, args, out_types, *, shape, starts, strides):
+    (x,), out = args, out_types[0]
+    ptr = lw.out_buffer(0, out)
+    lw.fn.memset0(ptr, out.nbytes)
+    place = _slice_remap(lw, x.type, out, starts=starts, limits=shape, strides=strides)
+    lw.elements(x.type.shape, lambda idx: lw.store_at(
+        ptr, out.dtype, lw.offset(out.shape, place(idx)), lw.load(x, idx)))
+    return [Array(out, ptr)]
+
+
+@lowering(concatenate_p)
+def _concat_lower(lw, args, out_types, *, axis):
+    out = out_types[0]
+    ptr = lw.out_buffer(0, out)
+    offset = 0
+    for x in args:
+        _place(lw, ptr, out, x, lw.i64(offset), axis)
+        offset += x.type.shape[axis]
+    return [Array(out, ptr)]
+
+
+def _place(lw, ptr, out: Type, x, shift, axis: int) -> None:
+    """Write `x` into the buffer of `out`, moved by `shift` along `axis`."""
+    def put(idx):
+        at = [lw.b.add(i, shift) if a == axis else i for a, i in enumerate(idx)]
+        lw.store_at(ptr, out.dtype, lw.offset(out.shape, at), lw.load(x, idx))
+    lw.elements(x.type.shape, put)
+
+
+def _clamped_starts(lw, starts, dims, sizes, lane):
+    """Each start (a register, or read at this lane) clamped so the window fits."""
+    out = []
+    for s, n, k in zip(starts, dims, sizes):
+        v = convert(lw.b, lw.load(s, lane), np.dtype(np.int64))
+        v = maximum(lw.b, maximum(lw.b, v, lw.i64(0), True), lw.i64(n - k), False)
+        out.append(v)
+    return out
+
+
+@lowering(dynamic_slice_p)
+def _ds_lower(lw, args, out_types, *, sizes, batch):
+    x, *starts = args
+    out = out_types[0]
+    dims = x.type.shape[batch:]
+    fixed = None if batch else _clamped_starts(lw, starts, dims, sizes, [])
+
+    def at(idx):
+        lane, inner = idx[:batch], idx[batch:]
+        st = fixed if fixed is not None else _clamped_starts(lw, starts, dims, sizes, lane)
+        return lw.load(x, lane + [lw.b.add(i, s) for i, s in zip(inner, st)])
+
+    return [Lazy(out, at, getattr(x, "cost", 0) + 1)]
+
+
+@lowering(dynamic_update_slice_p)
+def _dus_lower(lw, args, out_types, *, batch):
+    x, upd, *starts = args
+    out = out_types[0]
+    ptr = lw.materialize(x, lw.out_buffer(0, out)).ptr
+    dims, sizes = out.shape[batch:], upd.type.shape[batch:]
+    fixed = None if batch else _clamped_starts(lw, starts, dims, sizes, [])
+
+    def put(idx):
+        lane, inner = idx[:batch], idx[batch:]
+        st = fixed if fixed is not None else _clamped_starts(lw, starts, dims, sizes, lane)
+        where = lane + [lw.b.add(i, s) for i, s in zip(inner, st)]
+        lw.store_at(ptr, out.dtype, lw.offset(out.shape, where), lw.load(upd, idx))
+
+    lw.elements(upd.type.shape, put)
+    return [Array(out, ptr)]
