@@ -94,7 +94,7 @@ class Literal:
 Atom = Var | Literal
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Region:
     params: tuple[Var, ...]
     eqns: tuple["Eqn", ...]
@@ -138,6 +138,16 @@ class Region:
 
     def __str__(self) -> str:
         return Printer().region(self, 0)
+
+    __repr__ = __str__  # what make_ir returns, echoed at the prompt
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:  # IPython
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:  # notebooks
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
 
 
 @dataclass(frozen=True, eq=False)

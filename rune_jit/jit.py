@@ -76,6 +76,9 @@ class Jitted:
             saved.save(k, program.executable, program.out_tree)
         return program
 
+    def __repr__(self) -> str:
+        return f"rune_jit.jit({self.f!r})"
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Replaced, per jitted function, by the native entry of its latest signature;
         the entry comes back here for any other call."""

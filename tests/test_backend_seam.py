@@ -138,3 +138,81 @@ def test_a_lowering_failure_names_the_primitive():
             rune.jit(lambda v: bind1(prim, v) * 2.0)(np.ones(3))
     finally:
         Primitive.registry.pop("test_seam_unlowered")
+
+
+# ------------------------------------------------------------- errors point at the user's line
+
+
+def _mistakes():
+    import rune_jit.numpy as rnp
+
+    def carry_mismatch(x):
+        return rune.scan(lambda c, r: (c * 1.0, None), np.int32(0), x)[0]
+
+    def if_on_tracer(x):
+        if x[0] > 0:
+            return x
+        return -x
+
+    def matmul_shapes(x):
+        return rnp.matmul(x, np.ones((4, 2)))
+
+    return [carry_mismatch, if_on_tracer, matmul_shapes]
+
+
+def _frames(f) -> tuple[int, int]:
+    import traceback
+
+    with pytest.raises(Exception) as info:
+        rune.jit(f)(np.ones(3))
+    stack = traceback.extract_tb(info.value.__traceback__)
+    ours = sum(1 for fr in stack if str(Path(fr.filename).resolve()).startswith(str(PACKAGE)))
+    return ours, len(stack)
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_tracebacks_of_common_mistakes_show_the_users_frames(index, monkeypatch):
+    f = _mistakes()[index]
+    ours, total = _frames(f)
+    assert ours <= 2 and total - ours >= 2  # the call, and the user's line inside f
+    monkeypatch.setenv("RUNE_JIT_TRACEBACK", "full")
+    assert _frames(f)[0] > 5
+
+
+def test_errors_name_the_users_line():
+    import rune_jit.numpy as rnp
+
+    def solve(a):
+        return rnp.linalg.solve(a, np.ones(2))  # the line the errors name
+
+    line = solve.__code__.co_firstlineno + 1
+    where = f"test_backend_seam.py:{line} (solve)"
+    for f in (rune.jit(solve), rune.jit(rune.grad(lambda a: rnp.sum(solve(a))))):
+        with pytest.raises(np.linalg.LinAlgError) as info:
+            f(np.zeros((2, 2)))  # compiled code fails: a note names the line
+        assert any(where in n for n in info.value.__notes__), info.value.__notes__
+    prim = Primitive("test_seam_nojvp")
+    try:
+        prim.def_rule("shape", lambda x: [x])
+        prim.def_rule("impl", lambda x: [x])
+        from rune_jit.trace import bind1
+
+        def uses(x):
+            return rnp.sum(bind1(prim, x))  # the line the pass's error names
+
+        with pytest.raises(NotImplementedError, match="no jvp rule") as info:
+            rune.grad(uses)(np.ones(2))
+        line = uses.__code__.co_firstlineno + 1
+        assert any(f"test_backend_seam.py:{line} (uses)" in n for n in info.value.__notes__)
+    finally:
+        Primitive.registry.pop("test_seam_nojvp")
+
+
+def test_the_ir_and_jitted_functions_read_well_at_the_prompt():
+    def f(x):
+        return x * 2.0
+
+    region = rune.make_ir(f)(np.ones(3, np.float32))
+    assert repr(region) == str(region) and "float32[3]" in repr(region)
+    assert region._repr_html_().startswith("<pre>{ lambda a:float32[3]")
+    assert "function" in repr(rune.jit(f)) and "f at" in repr(rune.jit(f))

@@ -46,7 +46,9 @@ COUNT = np.dtype(np.int64)
 
 
 def _split(args: Sequence[Any], params: dict):
-    """-> (captures, laned, init)."""
+    """An iterate's operands [captures..., laned..., init...] -> (captures, laned, init).
+    Its regions take [captures..., laned..., carries...]; its outputs are
+    [carries..., counts, tapes...]."""
     k, nl = params["num_captures"], params["num_laned"]
     return list(args[:k]), list(args[k:k + nl]), list(args[k + nl:])
 

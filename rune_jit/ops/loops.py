@@ -138,10 +138,16 @@ def held(active: Any, new: Any, old: Any) -> Any:
 
 class LoopJvp:
     """A loop's jvp: a loop that carries the nonzero tangents along with the values.
+    Which carries have a nonzero tangent is a fixpoint over the step's jvp.
 
-    Its step takes the laned operands, carries and rows, each group followed by its
-    nonzero tangents, and returns the carries then their tangents, the ys then theirs.
-    Which carries have a nonzero tangent is a fixpoint over the step's jvp."""
+        Before: step      [caps, laned, carry, rows] -> [carry, ys]
+        After:  jvp step  [caps, laned, carry, rows, tcaps*, tlaned*, tcarry*, trows*]
+                              -> [carry, ys, tcarry*, tys*]
+                as the loop runs it (`step_fn`): laned [laned, tlaned*],
+                carry [carry, tcarry*], rows [rows, trows*] -> carry [carry, tcarry*],
+                ys [ys, tys*]
+
+    (* : only the nonzero tangents.)"""
 
     def __init__(self, step: Region, nc: int, nz_fixed: list[bool], nz_init: list[bool],
                  nz_rows: Sequence[bool] = ()):
@@ -202,6 +208,15 @@ class LoopSplit:
 
 def split_loop(step: Region, num_carry: int, unk_caps: list[bool], unk_laned: list[bool],
                unk_init: list[bool], unk_xs: list[bool]) -> LoopSplit:
+    """Split a step by which operands are unknown (reverse mode: the tangents).
+
+        Before: step          [caps, laned, carry, rows] -> [carry, ys]
+        After:  hoisted       [kcaps, klaned] -> [intensive..., invariants...]
+                known_step    [invariants, kcarry, krows] -> [kcarry, kys, extensive...]
+                unknown_step  [residuals..., ucaps, ulaned, ucarry, urows] -> [ucarry, uys]
+
+    where a residual is a known capture, laned operand or row (forwarded), an intensive
+    value (hoisted) or an extensive one (saved each step): `kinds` says which."""
     ny = len(step.outputs) - num_carry
     consts = unk_caps + unk_laned
 

@@ -36,19 +36,25 @@ scan_p = Primitive("scan")
 
 
 class Layout:
-    """Where each group sits in a scan's closed operands."""
+    """Where each group sits in a scan's closed operands:
+
+        operands:    [captures..., counts?, laned..., init..., xs...]
+        step params: [captures..., laned..., carries..., rows...]
+        step outputs, and the scan's: [carries..., ys...]
+
+    (counts, one int per lane, only in a counted scan)."""
 
     def __init__(self, n_operands: int, params: dict):
-        self.k, self.a = params["num_captures"], int(params["counted"])
-        self.nl, self.nc = params["num_laned"], params["num_carry"]
-        self.nx = n_operands - self.k - self.a - self.nl - self.nc
+        self.num_captures, self.counted = params["num_captures"], int(params["counted"])
+        self.num_laned, self.num_carry = params["num_laned"], params["num_carry"]
+        self.num_xs = (n_operands - self.num_captures - self.counted - self.num_laned
+                       - self.num_carry)
 
     def operands(self, args: Sequence[Any]):
         """-> (captures, counts or None, laned, init, xs)."""
-        i = [self.k, self.k + self.a, self.k + self.a + self.nl,
-             self.k + self.a + self.nl + self.nc]
-        return (list(args[:i[0]]), args[i[0]] if self.a else None, list(args[i[1]:i[2]]),
-                list(args[i[2]:i[3]]), list(args[i[3]:]))
+        ends = np.cumsum([self.num_captures, self.counted, self.num_laned, self.num_carry])
+        caps, counts, laned, init = (list(args[a:b]) for a, b in zip([0, *ends[:-1]], ends))
+        return caps, (counts[0] if counts else None), laned, init, list(args[ends[-1]:])
 
 
 def lanes_of(counts: Any) -> tuple:
@@ -81,7 +87,10 @@ def scan_flat(step_fn: Callable, init: list, xs: list, *, length: int, reverse: 
 def unknown_loop(pe, split: loops.LoopSplit, h: loops.Hoisted, kcaps: list, klaned: list,
                  ucaps: list, ulaned: list, uinit: list, res_rows: list, urows: list,
                  loop: dict) -> list:
-    """The scan of the unknown step: residuals from where `split.kinds` says they are."""
+    """The scan of the unknown step, its residuals read from where `split.kinds` says:
+
+        laned [klaned, intensive (the laned ones), ulaned], carry [ucarry],
+        rows [forwarded rows..., extensive tapes..., urows] -> carry [ucarry], ys [uys]"""
     int_shared = loops.pick(h.intensive, h.intensive_laned, False)
     int_laned = loops.pick(h.intensive, h.intensive_laned)
     n_kl, n_il, n_r, n_uc = len(klaned), len(int_laned), len(res_rows), len(uinit)
@@ -182,7 +191,7 @@ def _scan_shape(*types: Type, step, num_carry, num_laned, length, reverse, count
 
 def _scan_impl(*args, **params):
     lay = Layout(len(args), params)
-    step, nc, length = params["step"], lay.nc, params["length"]
+    step, nc, length = params["step"], lay.num_carry, params["length"]
     caps, counts, laned, carry, xs = lay.operands(args)
     lanes = lanes_of(counts)
     ys = [np.zeros((length,) + lanes + t.shape, t.dtype) for t in step.out_types[nc:]]
@@ -207,9 +216,9 @@ def _scan_jvp(primals, tangents, **params):
     lay = Layout(len(primals), params)
     caps, counts, laned, init, xs = lay.operands(primals)
     tcaps, _, tlaned, tinit, txs = lay.operands(tangents)
-    j = loops.LoopJvp(params["step"], lay.nc, nonzero(tcaps) + nonzero(tlaned), nonzero(tinit),
-                      nonzero(txs))
-    outs = scan_flat(j.step_fn(caps, live(tcaps), lay.nl, lay.nx), j.init(init, tinit),
+    j = loops.LoopJvp(params["step"], lay.num_carry, nonzero(tcaps) + nonzero(tlaned),
+                      nonzero(tinit), nonzero(txs))
+    outs = scan_flat(j.step_fn(caps, live(tcaps), lay.num_laned, lay.num_xs), j.init(init, tinit),
                      xs + live(txs), length=params["length"], reverse=params["reverse"],
                      counts=counts, laned=laned + live(tlaned))
     return j.results(outs, _scan_shape(*[type_of_value(v) for v in primals], **params))
@@ -221,10 +230,10 @@ def _scan_jvp(primals, tangents, **params):
 @scan_p.def_rule("batch")
 def _scan_batch(size, args, dims, **params):
     lay = Layout(len(args), params)
-    if lay.a:
+    if lay.counted:
         return _counted_batch(size, lay, args, dims, params)
     from ..passes.vmap import batch_region
-    step, nc = params["step"], lay.nc
+    step, nc = params["step"], lay.num_carry
     caps, _, _, init, xs = lay.operands(args)
     cdims, _, _, idims, xdims = lay.operands(dims)
     ny = len(step.outputs) - nc
@@ -248,7 +257,7 @@ def _scan_batch(size, args, dims, **params):
 
 
 def _counted_batch(size, lay: Layout, args, dims, params):
-    step, nc = params["step"], lay.nc
+    step, nc = params["step"], lay.num_carry
     caps, counts, laned, init, xs = lay.operands(args)
     cdims, kdim, ldims, idims, xdims = lay.operands(dims)
     lanes = lanes_of(counts)[1 if kdim is not None else 0:]  # one example's lanes
@@ -264,7 +273,7 @@ def _counted_batch(size, lay: Layout, args, dims, params):
         outs = eval_region(step, c + lan[n_moved:] + carry + rows)
         return outs[:nc], outs[nc:]
 
-    n_l = n_moved + lay.nl
+    n_l = n_moved + lay.num_laned
     outs = scan_flat(step_fn, new_laned[n_l:], xs, length=params["length"],
                      reverse=params["reverse"], counts=materialize(counts, kdim, size),
                      laned=new_laned[:n_l])
@@ -281,7 +290,7 @@ def _scan_partial_eval(pe, unknowns, *args, **params):
     ucaps, ucount, ulaned, uinit, uxs = lay.operands(unknowns)
     if ucount:
         return pe.default_rule(scan_p, unknowns, args, params)
-    split = loops.split_loop(params["step"], lay.nc, ucaps, ulaned, uinit, uxs)
+    split = loops.split_loop(params["step"], lay.num_carry, ucaps, ulaned, uinit, uxs)
     known = [loops.pick(v, m, False) for v, m in
              ((caps, ucaps), (laned, ulaned), (init, split.unk_carry), (xs, uxs))]
     kcaps, klaned, kinit, kxs = known
@@ -312,11 +321,19 @@ def _scan_partial_eval(pe, unknowns, *args, **params):
 
 @scan_p.def_rule("transpose")
 def _scan_transpose(cts, *args, **params):
+    """A scan linear in some operands (those UndefinedPrimal) transposed: the same loop
+    run the other way, accumulating the cotangents of captures and laned operands.
+
+        Before: scan  [caps, counts?, laned, init, xs] -> [carry, ys]
+        After:  scan  laned [res laned], carry [ct caps (per lane), ct laned, ct carry],
+                      rows [ct ys*, res xs], run reversed
+                      -> carry [ct caps, ct laned, ct init], ys [ct xs]
+    """
     from ..ops.reduce import reduce_sum
     from ..passes.transpose import backward_pass
 
     lay = Layout(len(args), params)
-    step, nc = params["step"], lay.nc
+    step, nc = params["step"], lay.num_carry
     caps, counts, laned, init, xs = lay.operands(args)
     lanes = lanes_of(counts)
     is_lin = lambda vs: [isinstance(v, UndefinedPrimal) for v in vs]  # noqa: E731
@@ -348,7 +365,7 @@ def _scan_transpose(cts, *args, **params):
     n_lc = sum(lin_caps)
     d_caps = [reduce_sum(a, tuple(range(len(lanes)))) for a in outs[:n_lc]]
     d_laned, d_init = outs[n_lc:n_acc], outs[n_acc:n_acc + nc]
-    return (loops.merge(lin_caps, d_caps, [None] * len(caps)) + ([None] if lay.a else [])
+    return (loops.merge(lin_caps, d_caps, [None] * len(caps)) + ([None] if lay.counted else [])
             + loops.merge(lin_laned, d_laned, [None] * len(laned))
             + [d if lin else None for d, lin in zip(d_init, lin_init)]
             + loops.merge(lin_xs, outs[n_acc + nc:], [None] * len(xs)))

@@ -70,22 +70,22 @@ def _split_scan(vals: list, params: dict) -> list:
 
     lay = Layout(len(vals), params)
     caps, _, _, init, xs = lay.operands(vals)
-    step, nc, n = params["step"], lay.nc, params["length"]
+    step, nc, n = params["step"], lay.num_carry, params["length"]
     ny = len(step.outputs) - nc
     # loop-invariant code motion: what the step computes from captures alone is computed
     # once, here, and the loop captures the results instead
-    hoist = partial_eval_region(step, [False] * lay.k + [True] * (nc + lay.nx), True,
+    hoist = partial_eval_region(step, [False] * lay.num_captures + [True] * (nc + lay.num_xs), True,
                                 custom_rules=False)
     if hoist.known.eqns:
         caps, step = eval_region(hoist.known, caps), hoist.unknown
         params = {**params, "step": step, "num_captures": len(caps)}
         vals = caps + init + xs
-    split = partial_eval_region(step, [False] * len(caps) + [True] * nc + [False] * lay.nx,
+    split = partial_eval_region(step, [False] * len(caps) + [True] * nc + [False] * lay.num_xs,
                                 [True] * nc + [False] * ny, custom_rules=False)
     if not _worth_it(step, split.known):
         return bind(scan_p, *vals, **params)
     with hiding_axis():  # its lanes are the loop's steps
-        mapped, dims = batch_eval(split.known, n, caps + xs, [None] * len(caps) + [0] * lay.nx)
+        mapped, dims = batch_eval(split.known, n, caps + xs, [None] * len(caps) + [0] * lay.num_xs)
     n_known = len(split.known.outputs) - split.num_res
     known_ys = [materialize(v, d, n) for v, d in zip(mapped[:n_known], dims[:n_known])]
     res, res_dims = mapped[n_known:], dims[n_known:]
@@ -115,15 +115,16 @@ def _sum_accumulators(vals: list, params: dict) -> list:
     if not found:
         return _split_scan(vals, params)
     caps, _, _, init, xs = lay.operands(vals)
-    nc, ny = lay.nc, len(step.outputs) - lay.nc
+    nc, ny = lay.num_carry, len(step.outputs) - lay.num_carry
     keep = [i for i in range(nc) if i not in found]
     extra = [found[i].stacked() for i in sorted(found)]  # what each sum is made of
-    rows = dict(zip(step.params[lay.k + nc:], xs))  # a row is read whole from xs, not restacked
+    # a row is read whole from xs, not restacked
+    rows = dict(zip(step.params[lay.num_captures + nc:], xs))
     stacked_outs = [a for group in extra for a in group if a not in rows]
     outputs = [step.outputs[i] for i in keep] + list(step.outputs[nc:]) + stacked_outs
-    carry_params = step.params[lay.k:lay.k + nc]
-    params_ = (step.params[:lay.k] + tuple(carry_params[i] for i in keep)
-               + step.params[lay.k + nc:])
+    carry_params = step.params[lay.num_captures:lay.num_captures + nc]
+    params_ = (step.params[:lay.num_captures] + tuple(carry_params[i] for i in keep)
+               + step.params[lay.num_captures + nc:])
     from .simplify import dce
 
     body = dce(Region(params_, step.eqns, tuple(outputs)))
@@ -146,8 +147,8 @@ def _accumulators(step: Region, lay) -> dict:
     uses.update(o for o in step.outputs if isinstance(o, Var))
     made = {v: e for e in step.eqns for v in e.outputs}
     found: dict[int, Summand] = {}
-    for i in range(lay.nc):
-        acc, out = step.params[lay.k + i], step.outputs[i]
+    for i in range(lay.num_carry):
+        acc, out = step.params[lay.num_captures + i], step.outputs[i]
         add = made.get(out)
         if add is None or add.prim is not add_p or uses[acc] != 1 or acc not in add.inputs:
             continue
