@@ -1,10 +1,11 @@
-"""Structured primitives that are not loops: cond as a branch; remat, root and
-stop_gradient as their bodies (what reverse mode recomputes or differentiates is in the
-IR already: compiled code computes each body once)."""
+"""Structured primitives that are not loops: cond as a branch; remat, root, the custom
+derivative calls and stop_gradient as their bodies (what reverse mode recomputes or
+differentiates is in the IR already: compiled code computes each body once)."""
 
 from __future__ import annotations
 
 from ...ops.control import cond_operands, cond_p, stop_gradient_p
+from ...ops.custom import FORWARD, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from ...ops.remat import remat_p
 from ...ops.root import root_p
 from .lower import LOWERINGS, lowering
@@ -41,3 +42,16 @@ LOWERINGS[remat_p] = lambda lw, args, out_types, *, body, num_captures: lw.lower
 
 LOWERINGS[root_p] = lambda lw, args, out_types, *, solve, **_: lw.lower_region(
     solve, list(args))
+
+
+def _lower_fun(lw, args, out_types, *, fun, **_):
+    return lw.lower_region(fun, list(args))
+
+
+LOWERINGS[custom_jvp_call_p] = _lower_fun
+LOWERINGS[custom_vjp_call_p] = _lower_fun
+
+
+@lowering(custom_lin_p)
+def _custom_lin(lw, *args, **params):
+    raise TypeError(FORWARD)  # forward mode reached a custom_vjp: only reverse mode can
