@@ -10,7 +10,7 @@ import numpy as np
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit.api import linearize
+from rune_jit.api import linearized
 from rune_jit.ir import Var
 
 
@@ -116,7 +116,7 @@ def kept_bytes(name: str, p) -> int:
     them anyway) nor constants."""
     args = (p.W, p.xs, p.c0)
     region = rune.make_ir(_deep(name == "W6r"))(*args)
-    lin = linearize(region, len(region.params) - len(args))
+    lin = linearized(region, len(region.params) - len(args))
     residuals = lin.known.outputs[len(region.outputs):]
     inputs = set(lin.known.params)
     return sum(v.type.size * v.type.dtype.itemsize for v in residuals

@@ -201,7 +201,7 @@ class Linearized(NamedTuple):
     num_res: int
 
 
-def linearize(region: Region, num_caps: int) -> Linearized:
+def linearized(region: Region, num_caps: int) -> Linearized:
     """jvp, then partial evaluation with tangents unknown, then transposition."""
     diff = [False] * num_caps + [p.type.dtype.kind == "f" for p in region.params[num_caps:]]
     jreg, out_nz = jvp_region(region, diff)
@@ -227,7 +227,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     tr.check(leaves)
     main_tree, aux_tree = tr.out_tree.children
     n_main = main_tree.num_leaves
-    lin = linearize(tr.region, len(tr.captures))
+    lin = linearized(tr.region, len(tr.captures))
     n_out = len(tr.region.outputs)
     outs_res = eval_region(lin.known, tr.captures + [as_value(x) for x in leaves])
     outs, res = outs_res[:n_out], outs_res[n_out:]
@@ -352,8 +352,17 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
 # ------------------------------------------------------------- vmap
 
 
-def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
-    """Map f over an axis of its inputs, as JAX's vmap does."""
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
+         axis_size: int | None = None) -> Callable:
+    """Map f over an axis of its inputs, as JAX's vmap does: `in_axes` (an int, None, or
+    a pytree prefix of the arguments) says which axis of each argument is mapped,
+    `out_axes` where the mapped axis goes in each output; `axis_size` gives the number of
+    lanes when no argument is mapped (and must agree with them when some are).
+
+    >>> import numpy as np, rune_jit as rune
+    >>> rune.vmap(lambda x, y: x * y, in_axes=(0, None))(np.arange(3.0), 2.0).tolist()
+    [0.0, 2.0, 4.0]
+    """
 
     @wraps(f)
     @api_boundary
@@ -365,7 +374,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
                              "positional arguments")
         axes = tree.broadcast_prefix(prefix, in_tree, "vmap in_axes")
         axes = [_check_axis(a, x, p) for a, x, p in zip(axes, leaves, paths)]
-        size = _axis_size(leaves, axes, paths)
+        size = _axis_size(leaves, axes, paths, axis_size)
         moved = [_moveaxis(as_value(x), a, 0) if a is not None else x
                  for x, a in zip(leaves, axes)]
         types = [_unmapped_type(x, a) for x, a in zip(leaves, axes)]
@@ -392,11 +401,16 @@ def _check_axis(axis: Any, x: Any, path: str) -> int | None:
     return axis % ndim
 
 
-def _axis_size(leaves: list, axes: list, paths: list[str]) -> int:
+def _axis_size(leaves: list, axes: list, paths: list[str], given: int | None) -> int:
     sizes = {p: leaf_type(x)[0].shape[a] for x, a, p in zip(leaves, axes, paths)
              if a is not None}
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, (int, np.integer)) or given < 1:
+            raise ValueError(f"vmap: axis_size must be a positive int, got {given!r}")
+        sizes["axis_size"] = int(given)
     if not sizes:
-        raise ValueError("vmap: no argument is mapped (every in_axes is None)")
+        raise ValueError("vmap: no argument is mapped (every in_axes is None); give "
+                         "axis_size= for a map with no mapped input")
     if len(set(sizes.values())) > 1:
         shown = ", ".join(f"{p} has size {n}" for p, n in sizes.items())
         raise ValueError(f"vmap: mapped axes have different sizes: {shown}")

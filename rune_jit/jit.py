@@ -8,6 +8,7 @@ argument is a traced value) a jitted function is simply traced through, so
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -27,9 +28,11 @@ class Program(NamedTuple):
 
 
 class Jitted:
-    def __init__(self, f: Callable, static_argnums: Sequence[int]):
+    def __init__(self, f: Callable, static_argnums: Sequence[int],
+                 static_argnames: Sequence[str] = ()):
         self.f = f
         self.static = tuple(static_argnums)
+        self.static_names = frozenset(static_argnames)
         self.cache: dict[Any, Program] = {}
         # calls whose arguments are contiguous, aligned arrays, by _signature alone
         self.fast: dict[tuple, Program] = {}
@@ -37,7 +40,11 @@ class Jitted:
         wraps(f)(self)
 
     def _split(self, args: tuple, kwargs: dict):
-        statics = tuple(args[i] for i in self.static if i < len(args))
+        static_kw = {k: v for k, v in kwargs.items() if k in self.static_names}
+        kwargs = {k: v for k, v in kwargs.items() if k not in self.static_names}
+        # (the static positional arguments, the static keyword ones)
+        statics = (tuple(args[i] for i in self.static if i < len(args)),
+                   tuple(sorted(static_kw.items())))
         try:
             hash(statics)
         except TypeError:
@@ -47,9 +54,9 @@ class Jitted:
         spec = tuple((t.shape, t.dtype, w) for t, w in (leaf_type(x) for x in leaves))
         return leaves, in_tree, dyn, (in_tree, spec, statics, config.backend)
 
-    def _trace(self, args: tuple, leaves, in_tree, dyn):
-        tr = trace_fn(lambda dyn_args, kw: with_args(self.f, args, dyn, kw)(*dyn_args),
-                      leaves, in_tree)
+    def _trace(self, args: tuple, leaves, in_tree, dyn, static_kw: dict):
+        tr = trace_fn(lambda dyn_args, kw: with_args(self.f, args, dyn, {**kw, **static_kw})(
+            *dyn_args), leaves, in_tree)
         return tr.region, tr.out_tree, tr.checks
 
     def _program(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
@@ -69,7 +76,7 @@ class Jitted:
         found = saved.load(k) if k is not None else None
         if found is not None:
             return Program(*found)
-        region, out_tree, checks = self._trace(args, leaves, in_tree, dyn)
+        region, out_tree, checks = self._trace(args, leaves, in_tree, dyn, dict(key[2][1]))
         backend.stats["traced"] += 1
         program = Program(backend.current().compile(region), out_tree, checks)
         if k is not None and checks is None:  # a record does not keep checks: trace again
@@ -121,12 +128,29 @@ class Jitted:
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """The program's stages for these arguments as text: `.ir` (after the passes the
         backend runs before compiling), and with the CPU backend `.llvm_ir`, `.asm`."""
-        leaves, in_tree, dyn, _ = self._split(args, kwargs)
-        region, _, _ = self._trace(args, leaves, in_tree, dyn)
+        leaves, in_tree, dyn, key = self._split(args, kwargs)
+        region, _, _ = self._trace(args, leaves, in_tree, dyn, dict(key[2][1]))
         return backend.current().lower(region)
 
 
-code_digest.register_class(Jitted, lambda d, j: (d.put("jit", j.static), d.walk(j.f)))
+code_digest.register_class(Jitted, lambda d, j: (d.put("jit", j.static, sorted(
+    j.static_names)), d.walk(j.f)))
+
+
+def _static_both_ways(f: Callable, nums: tuple[int, ...], names: tuple[str, ...]
+                      ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Static positions and names, each completed from the other by f's signature."""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):  # a builtin, say: no signature to read
+        return nums, names
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+    by_name = {n: i for i, n in enumerate(positional)}
+    all_nums = tuple(sorted(set(nums) | {by_name[n] for n in names if n in by_name}))
+    all_names = tuple(sorted(set(names) | {positional[i] for i in nums
+                                            if 0 <= i < len(positional)}))
+    return all_nums, all_names
 
 
 def _signature(args: tuple) -> tuple:
@@ -144,14 +168,27 @@ def _exact_arrays(args: tuple, leaves: list) -> bool:
         for a, x in zip(args, leaves))
 
 
-def jit(f: Callable | None = None, *, static_argnums: int | Sequence[int] = ()) -> Any:
-    """Compile `f` to native code, once per signature. Usable as `@jit` or
-    `@jit(static_argnums=...)`."""
+def jit(f: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = ()) -> Any:
+    """Compile `f` to native code, once per signature: the arguments' pytree structure,
+    each leaf's shape, dtype and weakness, and the values of the static arguments
+    (`static_argnums` by position, `static_argnames` by name: each names the other's
+    parameters too, as in JAX; static values must be hashable). Usable as `@jit` or
+    `@jit(static_argnums=...)`. Under a transformation, a jitted function is traced
+    through: `grad(jit(f))` sees f's operations.
+
+    >>> import numpy as np, rune_jit as rune
+    >>> power = rune.jit(lambda x, n: x ** n, static_argnames="n")
+    >>> power(np.arange(3.0), n=2).tolist()
+    [0.0, 1.0, 4.0]
+    """
     nums = as_argnums(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
 
     def make(g: Callable) -> Jitted:
+        all_nums, all_names = _static_both_ways(g, nums, names)
         # a class of its own, whose __call__ can become this function's native entry
-        return type("Jitted", (Jitted,), {})(g, nums)
+        return type("Jitted", (Jitted,), {})(g, all_nums, all_names)
 
     return make if f is None else make(f)
 

@@ -166,15 +166,51 @@ def leaves(tree: Any) -> list:
     return flatten(tree)[0]
 
 
-def tree_map(f: Callable, tree: Any, *rest: Any) -> Any:
-    flat, treedef = flatten(tree)
-    others = [flatten_as(treedef, r) for r in rest]
+def tree_map(f: Callable, tree: Any, *rest: Any,
+             is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """`f` applied to the leaves of `tree` (and the matching leaves of `rest`)."""
+    flat, treedef = flatten(tree, is_leaf)
+    others = [flatten_as(treedef, r, is_leaf=is_leaf) for r in rest]
     return unflatten(treedef, [f(*xs) for xs in zip(flat, *others)])
 
 
-def flatten_as(treedef: TreeDef, tree: Any, what: str = "value") -> list:
+def tree_map_with_path(f: Callable, tree: Any, *rest: Any,
+                       is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """`f(path, leaf, *others)` for each leaf; a path is a string like "[0]['w']"."""
+    pairs, treedef = flatten_with_path(tree, is_leaf)
+    others = [flatten_as(treedef, r, is_leaf=is_leaf) for r in rest]
+    return unflatten(treedef, [f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
+
+
+def tree_reduce(f: Callable, tree: Any, *initializer: Any,
+                is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """functools.reduce of `f` over the leaves of `tree`."""
+    import functools
+
+    return functools.reduce(f, flatten(tree, is_leaf)[0], *initializer)
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> TreeDef:
+    return flatten(tree, is_leaf)[1]
+
+
+def tree_transpose(outer: TreeDef, inner: TreeDef, tree: Any) -> Any:
+    """A tree of structure `outer` of trees of structure `inner`, as a tree of structure
+    `inner` of trees of structure `outer`."""
+    groups = [flatten_as(inner, sub, "an inner tree") for sub in flatten_as(
+        outer, tree, "the outer tree", is_leaf=lambda x: tree_structure(x) == inner)]
+    return unflatten(inner, [unflatten(outer, [g[i] for g in groups])
+                             for i in range(inner.num_leaves)])
+
+
+# JAX's spellings
+tree_flatten, tree_unflatten, tree_leaves = flatten, unflatten, leaves
+
+
+def flatten_as(treedef: TreeDef, tree: Any, what: str = "value",
+               is_leaf: Callable[[Any], bool] | None = None) -> list:
     """Flatten `tree`, which must have the structure `treedef`."""
-    flat, other = flatten(tree)
+    flat, other = flatten(tree, is_leaf)
     if other != treedef:
         raise TypeError(f"{what} has structure {other}, expected {treedef}")
     return flat

@@ -43,6 +43,9 @@ from ..tracebacks import api_boundary
 
 iterate_p = Primitive("iterate", traits=frozenset({"effect"}))
 COUNT = np.dtype(np.int64)
+# max_steps of a loop with no step limit (while_loop without max_steps): its tapes could
+# not be sized, so reverse mode asks for a limit
+UNBOUNDED = 2 ** 62
 
 
 def _split(args: Sequence[Any], params: dict):
@@ -78,7 +81,27 @@ def iterate_flat(step_fn: Callable, until_fn: Callable, init: list, *, max_steps
 
 @api_boundary
 def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> Any:
-    """Apply `step` to the carry until `until(carry)` holds; at most `max_steps` steps."""
+    """Apply `step` to the carry until `until(carry)` holds; at most `max_steps` steps.
+
+    The meaning, as a Python loop::
+
+        carry, n = init, 0
+        while not until(carry):          # tested before each step: 0 steps if it holds
+            if n == max_steps:
+                raise IterateError(...)  # "until is still false after max_steps = ..."
+            carry, n = step(carry), n + 1
+        return carry
+
+    `init` is a pytree of arrays; `step` must return a carry of exactly its structure,
+    shapes and dtypes, and `until` a bool scalar. Under `vmap` each lane stops on its
+    own test (a lane that is done keeps its carry) and the error names the first lane
+    still running. Reverse mode differentiates every step taken, lane by lane.
+
+    >>> import numpy as np, rune_jit as rune
+    >>> float(rune.iterate(lambda x: (x + 2.0 / x) / 2, np.float64(1.0),
+    ...                    until=lambda x: abs(x * x - 2.0) < 1e-12, max_steps=50))
+    1.414213562373095
+    """
     from ..api import as_value, flatten_args, leaf_type
 
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or (
@@ -215,6 +238,10 @@ def _iterate_partial_eval(pe, unknowns, *args, **params):
     step, until, nc = params["step"], params["until"], params["num_carry"]
     caps, laned, init = _split(args, params)
     ucaps, ulaned, uinit = _split(unknowns, params)
+    if params["max_steps"] >= UNBOUNDED:
+        raise TypeError("while_loop: reverse-mode differentiation of a loop with no step "
+                        "limit needs one: give while_loop max_steps= (the tape of each step "
+                        "grows with the steps taken; the limit bounds it), or use iterate")
     split = loops.split_loop(step, nc, ucaps, ulaned, uinit, [])
     test = partial_eval_region(until, ucaps + ulaned + split.unk_carry)
     if any(test.out_unknowns) or test.num_res:

@@ -109,10 +109,36 @@ def unknown_loop(pe, split: loops.LoopSplit, h: loops.Hoisted, kcaps: list, klan
 
 @api_boundary
 def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
-         reverse: bool = False) -> tuple[Any, Any]:
-    """Loop `f(carry, x) -> (carry, y)` over the leading axis of `xs`; -> (carry, ys)."""
+         reverse: bool = False, unroll: int | bool | None = None) -> tuple[Any, Any]:
+    """Loop `f(carry, x) -> (carry, y)` over the leading axis of `xs`; -> (carry, ys).
+
+    The meaning, as a Python loop::
+
+        carry, ys = init, []
+        for x in (reversed(xs) if reverse else xs):   # length steps if xs is None
+            carry, y = f(carry, x)
+            ys.append(y)
+        return carry, stack(ys)                        # in the order of xs
+
+    `init`, the rows `x` and `y` are pytrees (tuples, lists, dicts, dataclasses...) of
+    arrays; every leaf of `xs` has the same leading size, the number of steps (or give
+    `length`, and `xs=None` for a loop with no input). `y` may be None. `f` must return
+    a carry of exactly `init`'s structure, shapes and dtypes (a Python number in `init`
+    takes the dtype `f` gives it): otherwise a TypeError names the leaf and both types,
+    e.g. "the step returns carry[1] of type float64[], but init[1] has type int32[]".
+    `f` is traced once, whatever the number of steps; every transformation of a scan is
+    a scan of `f`'s transformation. `unroll` is accepted as in `lax.scan` (LLVM decides
+    how compiled loops unroll).
+
+    >>> import numpy as np, rune_jit as rune
+    >>> total, prefixes = rune.scan(lambda c, x: (c * x, c * x), 1.0, np.arange(1.0, 5.0))
+    >>> float(total), prefixes.tolist()
+    (24.0, [1.0, 2.0, 6.0, 24.0])
+    """
     from ..api import as_value, flatten_args, leaf_type
 
+    if unroll is not None and not isinstance(unroll, (bool, int, np.integer)):
+        raise TypeError(f"scan: unroll must be an int or a bool, got {unroll!r}")
     init_leaves, init_tree, _ = flatten_args(init, "init")
     xs_leaves, xs_tree, xs_paths = flatten_args(xs, "xs")
     n = _scan_length(xs_leaves, xs_paths, length)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...ops.control import cond_operands, cond_p, stop_gradient_p
 from ...ops.custom import FORWARD, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
-from ...ops.remat import remat_p
+from ...ops.remat import name_p, remat_p
 from ...ops.root import root_p
 from .lower import LOWERINGS, lowering
 from .values import Array, Scalar
@@ -36,8 +36,9 @@ def _cond_lower(lw, args, out_types, *, branches, num_captures):
 
 
 LOWERINGS[stop_gradient_p] = lambda lw, args, out_types: args
-LOWERINGS[remat_p] = lambda lw, args, out_types, *, body, num_captures: lw.lower_region(
+LOWERINGS[remat_p] = lambda lw, args, out_types, *, body, **_: lw.lower_region(
     body, list(args))
+LOWERINGS[name_p] = lambda lw, args, out_types, *, name: args
 
 
 LOWERINGS[root_p] = lambda lw, args, out_types, *, solve, **_: lw.lower_region(
