@@ -85,10 +85,14 @@ def prepare(w: wl.Workload, inp, modules: dict) -> tuple[dict, dict]:
         if peer == ref or ref not in results:
             continue
         diff = rel_diff(results[peer], results[ref])
+        tol, why = w.tolerance.get(peer, (lambda _: wl.TOL, None))
+        tol = float(tol(inp))
         records[peer]["rel_diff"] = diff
-        if not diff <= wl.TOL:
+        if why:
+            records[peer]["tolerance"] = f"{tol:g} ({why})"
+        if not diff <= tol:
             records[peer] = {"status": "disagrees", "rel_diff": diff,
-                             "reason": f"differs from {ref} by {diff:.2g} (> {wl.TOL:g})"}
+                             "reason": f"differs from {ref} by {diff:.2g} (> {tol:g})"}
             del runs[peer]
     return records, runs
 

@@ -10,6 +10,7 @@ import numpy as np
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
+import rune_jit.random as rr
 from rune_jit.api import linearized
 from rune_jit.ir import Var
 
@@ -64,6 +65,25 @@ def w7(p):
     return lambda: f(p.s0, p.xs)
 
 
+def _spmv_loop(p):
+    def loop(vals, rows, cols, x0, b):
+        def step(x, _):
+            return rnp.tanh(rune.ops.segment_sum(vals * x[cols], rows, p.n) + b), None
+        return rune.scan(step, x0, length=p.steps)[0]
+    return loop
+
+
+def w8(p):
+    f = rune.jit(_spmv_loop(p))
+    return lambda: f(p.vals, p.rows, p.cols, p.x0, p.b)
+
+
+def w8g(p):
+    loop = _spmv_loop(p)
+    f = rune.jit(rune.grad(lambda vals, *rest: rnp.sum(loop(vals, *rest))))
+    return lambda: f(p.vals, p.rows, p.cols, p.x0, p.b)
+
+
 def w1(p):
     f = rune.jit(_scan1)
     return lambda: f(p.xs)
@@ -101,13 +121,47 @@ def _w6(remat):
     return make
 
 
+def _linalg(A, b):
+    w, v = rnp.linalg.eigh(A)
+    return rnp.linalg.solve(A, b), rnp.linalg.cholesky(A), w, v * v
+
+
+def w10(p):
+    f = rune.jit(_linalg)
+    return lambda: f(p.A, p.b)
+
+
 def dispatch(p):
     f = rune.jit(lambda x: x + 1)
     return lambda: f(p.x)
 
 
+def _paths(p):
+    """mean(max(X_T - 1, 0)) over p.paths Euler–Maruyama paths, a normal draw a path and step."""
+    def mean_final(mu, sigma):
+        key = rr.key(p.seed)
+
+        def step(x, t):
+            z = rr.normal(rr.fold_in(key, t), (p.paths,))
+            return x + mu * x * p.dt + sigma * x * np.sqrt(p.dt) * z, None
+        final = rune.scan(step, rnp.ones(p.paths), np.arange(p.steps))[0]
+        return rnp.mean(rnp.maximum(final - 1.0, 0.0))
+    return mean_final
+
+
+def w9(p):
+    f = rune.jit(_paths(p))
+    return lambda: f(p.mu, p.sigma)
+
+
+def w9g(p):
+    f = rune.jit(rune.grad(_paths(p), argnums=(0, 1)))
+    return lambda: np.array(f(p.mu, p.sigma))
+
+
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
-         "W6": _w6(False), "W6r": _w6(True), "D": dispatch}
+         "W6": _w6(False), "W6r": _w6(True), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
+         "W10": w10, "W10b": w10, "D": dispatch}
 
 
 def kept_bytes(name: str, p) -> int:

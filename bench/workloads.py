@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
@@ -20,6 +20,8 @@ class Workload:
     peers: tuple[str, ...]
     not_applicable: dict  # peer -> why it has no version of this workload
     sizes: dict  # mode -> size parameters
+    # peer -> (relative tolerance of the inputs, why) where a peer cannot agree to TOL
+    tolerance: dict = field(default_factory=dict)
 
 
 _HAND = "hand-written adjoint loop"
@@ -27,6 +29,24 @@ _NO_REMAT = "no remat variant: its W6 row already keeps only c and W c + x per s
 _W6_SIZES = {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256), "tiny": dict(t=20, h=16)}
 _NO_DISPATCH = "not a jit: a ctypes call measures ctypes, not a compiler's dispatch"
 _NO_VECTOR = "a Python loop of 1e6 two-element steps (seconds a call): nothing to vectorize"
+_W9_SIZES = {"full": dict(paths=10_000, steps=500), "quick": dict(paths=10_000, steps=50),
+             "tiny": dict(paths=100, steps=10)}
+_NO_RNG = "C's standard library has no generator worth comparing (rand() is not one)"
+# Numba's and NumPy's np.random draw other numbers, so they agree within the Monte Carlo
+# error alone: the price's and its gradient's standard errors are under 3/sqrt(paths)
+# of their values here (1.4 %, 1 % and 2.5 % at 10^4 paths); 5 standard errors
+_MC_ERROR = (lambda inp: 15 / np.sqrt(inp.paths),
+             "np.random's numbers: within 5 Monte Carlo standard errors")
+# W10: numpy.linalg's batched calls; the C and Numba versions would be loops of the same
+# LAPACK calls NumPy makes
+_LAPACK = "a loop of the LAPACK calls NumPy's batched linalg makes: the NumPy row"
+_W10 = [("W10", "10^4", 8, {"full": dict(nb=10_000, n=8), "quick": dict(nb=2000, n=8),
+                             "tiny": dict(nb=50, n=4)}),
+        ("W10b", "100", 64, {"full": dict(nb=100, n=64), "quick": dict(nb=20, n=64),
+                              "tiny": dict(nb=4, n=16)})]
+_W8_SIZES = {"full": dict(n=10_000, nnz=100_000, steps=1000),
+             "quick": dict(n=10_000, nnz=100_000, steps=100),
+             "tiny": dict(n=100, nnz=500, steps=10)}
 
 WORKLOADS = [
     Workload("W1", "W1", "scalar scan c' = c*0.999999 + sin(x), ys = c'",
@@ -65,11 +85,30 @@ WORKLOADS = [
              "explicit Euler, ys = θ",
              ("rune_jit", "c", "numba", "jax"), dict(numpy=_NO_VECTOR),
              {"full": dict(n=1_000_000), "quick": dict(n=100_000), "tiny": dict(n=1000)}),
+    Workload("W8", "W8", "sparse (COO) matrix-vector products in a scan: x' = tanh(A x + b) "
+             "with A x = segment_sum(vals * x[cols], rows)",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {}, _W8_SIZES),
+    Workload("W8g", "W8", "W8: gradient of sum(final x) w.r.t. the matrix's values",
+             ("rune_jit", "c", "numba", "jax"), dict(numpy=_HAND + ": the C and Numba rows"),
+             _W8_SIZES),
+    Workload("W9", "W9", "Monte Carlo: a call's price mean(max(X_T - 1, 0)) over Euler–Maruyama "
+             "paths of dX = mu X dt + sigma X dW, normal draws made inside the scan step",
+             ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_RNG), _W9_SIZES,
+             dict(numba=_MC_ERROR, numpy=_MC_ERROR)),
+    Workload("W9g", "W9", "W9: pathwise gradient of the price w.r.t. (mu, sigma) (Numba, "
+             "NumPy: forward tangents by hand)",
+             ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_RNG), _W9_SIZES,
+             dict(numba=_MC_ERROR, numpy=_MC_ERROR)),
+    *[Workload(name, "W10", f"batched linear algebra on {nb} SPD {n}x{n} matrices: "
+               "solve(A, b), cholesky(A), eigh(A) (w and the squares of v)",
+               ("rune_jit", "jax", "numpy"), dict(c=_LAPACK, numba=_LAPACK), sizes)
+      for name, nb, n, sizes in _W10],
     Workload("D", "D", "dispatch: jitted x + 1 on a one-element float64 array",
              ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_DISPATCH),
              {m: {} for m in MODES}),
 ]
 BY_NAME = {w.name: w for w in WORKLOADS}
+MU, SIGMA, HORIZON = 0.05, 0.2, 1.0  # W9
 
 
 def select(only: str | None) -> list[Workload]:
@@ -106,6 +145,19 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
     if w.group == "W7":  # damping: rounding differences between peers fade
         return SimpleNamespace(xs=rng.normal(0, 0.5, size["n"]), s0=np.array([1.0, 0.0]),
                                **size)
+    if w.group == "W8":  # a contracting map: rounding differences fade over the steps
+        n, nnz = size["n"], size["nnz"]
+        return SimpleNamespace(rows=rng.integers(0, n, nnz), cols=rng.integers(0, n, nnz),
+                               vals=rng.normal(0, 0.5 / np.sqrt(nnz / n), nnz),
+                               b=rng.normal(0, 0.1, n), x0=np.zeros(n), **size)
+    if w.group == "W9":
+        return SimpleNamespace(seed=20240501, mu=MU, sigma=SIGMA, dt=HORIZON / size["steps"],
+                               **size)
+    if w.group == "W10":
+        nb, n = size["nb"], size["n"]
+        b = rng.normal(size=(nb, n, n))
+        return SimpleNamespace(A=b @ b.transpose(0, 2, 1) + n * np.eye(n),
+                               b=rng.normal(size=(nb, n, 1)), **size)
     if w.group == "W6":
         t, h = size["t"], size["h"]
         return SimpleNamespace(W=rng.normal(0, 0.5 / np.sqrt(h), (h, h)),

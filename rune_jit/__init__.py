@@ -2,7 +2,10 @@
 
 from .version import __version__  # noqa: F401
 
-from . import checkpoint_policies, numpy, tree
+from . import checkpoint_policies, numpy, random, tree
+from . import compile_log, debug
+from . import nn, scipy
+from .python_loops import disable_jit
 from .api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vjp, vmap
 from .check import check_grads
 from .control_flow import associative_scan, fori_loop, map, switch, while_loop
@@ -19,9 +22,10 @@ from .transforms import (ShapeDtypeStruct, eval_shape, linear_transpose, lineari
 
 __all__ = [
     "associative_scan", "check_grads", "checkpoint", "checkpoint_name", "checkpoint_policies",
-    "ConcretizationError", "cond", "custom_jvp", "custom_vjp", "eval_shape", "fori_loop",
-    "grad", "GradCheckError", "hessian", "iterate", "IterateError", "jacfwd", "jacrev", "jit",
-    "jvp", "linear_transpose", "linearize", "make_ir", "map", "numpy", "print_saved_residuals",
-    "remat", "root", "saved_residuals", "scan", "ShapeDtypeStruct", "stop_gradient", "switch",
-    "tree", "value_and_grad", "vjp", "vmap", "while_loop",
+    "compile_log", "ConcretizationError", "cond", "custom_jvp", "custom_vjp", "debug",
+    "disable_jit", "eval_shape", "fori_loop", "grad", "GradCheckError", "hessian", "iterate",
+    "IterateError", "jacfwd", "jacrev", "jit", "jvp", "linear_transpose", "linearize",
+    "make_ir", "map", "nn", "numpy", "print_saved_residuals", "random", "remat", "root",
+    "saved_residuals", "scan", "scipy", "ShapeDtypeStruct", "stop_gradient", "switch", "tree",
+    "value_and_grad", "vjp", "vmap", "while_loop",
 ]

@@ -8,15 +8,13 @@ into the enclosing trace when called on traced values.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import tree
+from . import code_digest, tree
 from .ad_util import Zero
 from .ops.tangents import instantiate, zeros
-from .dtypes import check_supported, python_scalar_dtype
 from .interpret import eval_region
 from .ir import Region, Type
 from .passes.jvp import jvp_eval, jvp_region
@@ -25,50 +23,19 @@ from .passes.simplify import dce, simplify
 from .passes.transpose import transpose_region
 from .ops.shape import materialize
 from .passes.vmap import batch_eval
-from .numpy._core import (array_of, as_value, collecting_weak_ints, is_python_scalar,
-                          weak_int_converted)
-from .trace import Tracer, current, trace_closed, type_of_value
+from .arguments import (Transformed, as_argnums, check_leaf, flatten_args, leaf_type,
+                        transformation, wraps)
+from .numpy._core import as_value, collecting_weak_ints, is_python_scalar, weak_int_converted
+from .trace import current, trace_closed, type_of_value
 from .tracebacks import api_boundary
 
+# a transformed function's digest (saved programs): the transformation and what it got
+code_digest.register_class(Transformed, lambda d, t: (
+    d.put("transformation", t.transformation[0].__name__),
+    d.walk((t.transformation[1], t.transformation[2], tuple(sorted(t.transformation[3].items()))))))
 
 
 # ------------------------------------------------------------- arguments and tracing
-
-
-def wraps(f: Callable) -> Callable:
-    """functools.wraps without copying `f`'s attributes: a jitted function's attributes
-    (its caches, the function it compiles) belong to it, not to what wraps it."""
-    return functools.wraps(f, updated=())
-
-
-def check_leaf(x: Any, where: str) -> Any:
-    """An accepted leaf: a Tracer, an array of a supported dtype, or a Python number.
-    Array-likes (objects with __array__ or __dlpack__) become ndarrays; ndarray
-    subclasses other than memmap are rejected (`numpy._core.array_of`)."""
-    if isinstance(x, Tracer):
-        return x
-    if is_python_scalar(x):
-        python_scalar_dtype(x)  # raises for an int beyond int64
-        return x
-    arr = array_of(x, where)
-    if arr is not None:
-        check_supported(arr.dtype, where)
-        return arr
-    raise TypeError(f"{where} is a {type(x).__name__}, not an array or a number")
-
-
-def flatten_args(args: Any, root: str) -> tuple[list, tree.TreeDef, list[str]]:
-    pairs, treedef = tree.flatten_with_path(args)
-    paths = [root + p for p, _ in pairs]
-    return [check_leaf(x, p) for p, (_, x) in zip(paths, pairs)], treedef, paths
-
-
-def leaf_type(x: Any) -> tuple[Type, bool]:
-    if is_python_scalar(x):
-        return Type(python_scalar_dtype(x), ()), True
-    if isinstance(x, Tracer):
-        return x.type, x.weak
-    return type_of_value(x), False
 
 
 class WeakIntChecks(NamedTuple):
@@ -158,7 +125,11 @@ def finish_tree(t: Any, inputs: Sequence[Any] = ()) -> Any:
 
 @api_boundary
 def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """(f(*primals), the derivative of f at primals along tangents)."""
+    """(f(*primals), the derivative of f at primals along tangents).
+
+    >>> rune.jvp(lambda x: x * x, (3.0,), (1.0,))
+    (array(9.), array(6.))
+    """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primals and tangents must be tuples or lists")
     leaves, in_tree, paths = flatten_args(tuple(primals), "primals")
@@ -221,7 +192,12 @@ def linearized(region: Region, num_caps: int) -> Linearized:
 
 @api_boundary
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):
-    """(f(*primals), pullback) or, with has_aux, (out, pullback, aux)."""
+    """(f(*primals), pullback) or, with has_aux, (out, pullback, aux).
+
+    >>> out, pullback = rune.vjp(lambda x: x * 2.0, np.array([1.0, 2.0]))
+    >>> pullback(np.array([1.0, 10.0]))
+    (array([ 2., 20.]),)
+    """
     leaves, in_tree, _ = flatten_args(primals, "primals")
     tr = trace_fn(_pair_with_aux(f, has_aux), leaves, in_tree, has_pair=True)
     tr.check(leaves)
@@ -279,11 +255,6 @@ def _ct_leaf(x: Any, t: Type, path: str) -> Any:
     return x
 
 
-def as_argnums(argnums: int | Sequence[int]) -> tuple[int, ...]:
-    """Argument numbers as a tuple: one int or a sequence of them, as JAX takes them."""
-    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
-
-
 def _argnums(argnums: int | Sequence[int], nargs: int, who: str) -> tuple[int, ...]:
     nums = as_argnums(argnums)
     for a in nums:
@@ -314,8 +285,13 @@ def with_args(f: Callable, args: tuple, nums: tuple[int, ...], kwargs: dict) -> 
     return fn
 
 
+@transformation
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-    """(f(*args), the gradient of f's scalar float output with respect to args[argnums])."""
+    """(f(*args), the gradient of f's scalar float output with respect to args[argnums]).
+
+    >>> rune.value_and_grad(lambda x: x ** 2)(3.0)
+    (array(9.), array(6.))
+    """
 
     @wraps(f)
     @api_boundary
@@ -336,8 +312,13 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     return vg
 
 
+@transformation
 def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-    """The gradient of f's scalar float output with respect to args[argnums]."""
+    """The gradient of f's scalar float output with respect to args[argnums].
+
+    >>> rune.grad(lambda x: rnp.sum(x ** 3))(np.array([1.0, 2.0]))
+    array([ 3., 12.])
+    """
     vg = value_and_grad(f, argnums, has_aux)
 
     @wraps(f)
@@ -352,6 +333,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
 # ------------------------------------------------------------- vmap
 
 
+@transformation
 def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
          axis_size: int | None = None) -> Callable:
     """Map f over an axis of its inputs, as JAX's vmap does: `in_axes` (an int, None, or
@@ -500,8 +482,14 @@ def _jacobian_setup(f, args, argnums, who):
     return diff, in_tree, [leaf_type(x)[0] for x in leaves], with_args(f, args, nums, {})
 
 
+@transformation
 def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The Jacobian by forward mode: one jvp per input element, vectorized."""
+    """The Jacobian by forward mode: one jvp per input element, vectorized.
+
+    >>> rune.jacfwd(lambda x: x * x[::-1])(np.array([1.0, 2.0]))
+    array([[2., 1.],
+           [2., 1.]])
+    """
 
     @wraps(f)
     @api_boundary
@@ -520,8 +508,14 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     return jf
 
 
+@transformation
 def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The Jacobian by reverse mode: one pullback per output element, vectorized."""
+    """The Jacobian by reverse mode: one pullback per output element, vectorized.
+
+    >>> rune.jacrev(lambda x: x * x[::-1])(np.array([1.0, 2.0]))
+    array([[2., 1.],
+           [2., 1.]])
+    """
 
     @wraps(f)
     @api_boundary
@@ -541,8 +535,14 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     return jr
 
 
+@transformation
 def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The matrix of second derivatives: jacfwd of jacrev."""
+    """The matrix of second derivatives: jacfwd of jacrev.
+
+    >>> rune.hessian(lambda x: x[0] ** 2 * x[1])(np.array([1.0, 3.0]))
+    array([[6., 2.],
+           [2., 0.]])
+    """
     return jacfwd(jacrev(f, argnums), argnums)
 
 
@@ -550,7 +550,14 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 
 
 def make_ir(f: Callable, static_argnums: int | Sequence[int] = ()) -> Callable[..., Region]:
-    """A function that traces f on given arguments and returns its typed IR."""
+    """A function that traces f on given arguments and returns its typed IR.
+
+    >>> print(rune.make_ir(lambda x: rnp.sin(x) * 2.0)(np.ones(3)))
+    { lambda a:float64[3] .
+      b:float64[3] = sin a
+      c:float64[3] = mul b 2.0:float64
+      in (c) }
+    """
     statics = as_argnums(static_argnums)
 
     @api_boundary

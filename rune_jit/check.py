@@ -7,7 +7,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import tree
-from .api import as_value, flatten_args, jvp, vjp
+from .api import jvp, vjp
+from .arguments import as_value, flatten_args
 from .errors import GradCheckError
 from .trace import Tracer
 from .tracebacks import api_boundary
@@ -22,6 +23,12 @@ def check_grads(f: Callable, *args: Any, eps: float = 1e-4, rtol: float = 1e-2,
     the check is repeatable) and compares, per float output leaf, the jvp
     along v with (f(x + eps v) - f(x - eps v)) / (2 eps); for reverse mode it
     compares <pullback(u), v> with <u, that difference> for a fixed u.
+
+    >>> rune.check_grads(lambda x: rnp.sin(x) * x, np.array([0.5, 1.0]))  # passes: None
+    >>> rune.check_grads(lambda x: rune.stop_gradient(x) * x, np.array([0.5, 1.0]))
+    Traceback (most recent call last):
+    ...
+    rune_jit.errors.GradCheckError: ...
     """
     unknown = set(modes) - {"fwd", "rev"}
     if unknown:

@@ -28,7 +28,7 @@ def _is_static_int(x: Any) -> bool:
 
 
 def _check_index(x: Any, who: str, what: str) -> None:
-    from .api import leaf_type
+    from .arguments import leaf_type
 
     t = leaf_type(x)[0] if not isinstance(x, (bool, np.bool_)) else None
     if t is None or t.dtype.kind not in "iu" or t.shape != ():

@@ -1,4 +1,4 @@
-"""The five dtypes and NumPy 2 (NEP 50) promotion with weak Python scalars."""
+"""The supported dtypes and NumPy 2 (NEP 50) promotion with weak Python scalars."""
 
 from __future__ import annotations
 
@@ -6,33 +6,47 @@ import numpy as np
 
 float64 = np.dtype(np.float64)
 float32 = np.dtype(np.float32)
+float16 = np.dtype(np.float16)
 int64 = np.dtype(np.int64)
 int32 = np.dtype(np.int32)
+int16 = np.dtype(np.int16)
+int8 = np.dtype(np.int8)
+uint64 = np.dtype(np.uint64)
+uint32 = np.dtype(np.uint32)
+uint16 = np.dtype(np.uint16)
+uint8 = np.dtype(np.uint8)
 bool_ = np.dtype(np.bool_)
 
-SUPPORTED = (float64, float32, int64, int32, bool_)
+FLOATS = (float64, float32, float16)
+SIGNED = (int64, int32, int16, int8)
+UNSIGNED = (uint64, uint32, uint16, uint8)
+SUPPORTED = FLOATS + SIGNED + UNSIGNED + (bool_,)
+SUPPORTED_NAMES = ", ".join(d.name for d in SUPPORTED[:-1]) + " and bool"
 
 # A weak operand takes part in promotion as the Python scalar of its kind would.
-_WEAK_STAND_IN = {"f": 0.0, "i": 0, "b": False}
+_WEAK_STAND_IN = {"f": 0.0, "i": 0, "u": 0, "b": False}
 
 
 def name(dtype: np.dtype) -> str:
-    """The dtype as NumPy names it (float64, int32, bool): in the IR and in messages."""
+    """The dtype as NumPy names it (float64, uint8, bool): in the IR and in messages."""
     return np.dtype(dtype).name
 
 
 def check_supported(dtype: np.dtype, where: str) -> np.dtype:
+    """`dtype` if rune_jit supports it, else a TypeError that says `where` and lists them.
+
+    >>> check_supported(np.dtype("uint8"), "x").name
+    'uint8'
+    """
     dtype = np.dtype(dtype)
     if dtype not in SUPPORTED:
-        raise TypeError(
-            f"{where}: dtype {dtype} is not supported; rune_jit supports "
-            "float64, float32, int64, int32 and bool"
-        )
+        raise TypeError(f"{where}: dtype {name(dtype)} is not supported; rune_jit supports "
+                        f"{SUPPORTED_NAMES}")
     return dtype
 
 
 def python_scalar_dtype(value: bool | int | float) -> np.dtype:
-    """The dtype NumPy gives a Python scalar standing alone."""
+    """The dtype NumPy gives a Python scalar standing alone (an int that fits int64)."""
     if isinstance(value, bool):
         return bool_
     if isinstance(value, int):
@@ -45,6 +59,30 @@ def python_scalar_dtype(value: bool | int | float) -> np.dtype:
 
 
 def result_type(*operands: tuple[np.dtype, bool]) -> np.dtype:
-    """Promote (dtype, weak) pairs as NumPy 2 promotes arrays and Python scalars."""
+    """Promote (dtype, weak) pairs as NumPy 2 promotes arrays and Python scalars.
+
+    >>> result_type((uint8, False), (int64, True)).name  # uint8 array + Python int
+    'uint8'
+    >>> result_type((uint64, False), (int64, False)).name
+    'float64'
+    """
     args = [_WEAK_STAND_IN[d.kind] if weak else d for d, weak in operands]
     return np.result_type(*args)
+
+
+def float_for(dtype: np.dtype) -> np.dtype:
+    """The float dtype NumPy computes `sin`, `sqrt`, ... of `dtype` in: the smallest float
+    that holds its values (float16 for bool, int8 and uint8; float32 for int16 and uint16;
+    float64 for wider integers).
+
+    >>> float_for(int16).name
+    'float32'
+    """
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind == "f" else np.result_type(dtype, float16)
+
+
+def int_bounds(dtype: np.dtype) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype."""
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)

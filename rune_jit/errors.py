@@ -19,6 +19,15 @@ class IRError(Exception):
     """The IR failed verification: a pass produced something ill-formed."""
 
 
+def add_note(err: BaseException, text: str) -> None:
+    """`err.add_note(text)`; on Python 3.10, which has no notes, the same `__notes__` list
+    (tracebacks there do not print it, but code that reads the notes sees them)."""
+    if hasattr(err, "add_note"):
+        err.add_note(text)
+    else:
+        err.__notes__ = [*getattr(err, "__notes__", ()), text]
+
+
 def concretization_message(operation: str, type_str: str) -> str:
     return (
         f"{operation} needs a concrete value, but got a traced value of type {type_str}. "

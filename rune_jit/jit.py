@@ -9,13 +9,15 @@ argument is a traced value) a jitted function is simply traced through, so
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import backend, code_digest, config, tree
+from . import backend, code_digest, compile_log, config, python_loops, tree
 from . import saved_programs as saved
-from .api import as_argnums, flatten_args, leaf_type, trace_fn, with_args, wraps
+from .api import trace_fn, with_args
+from .arguments import as_argnums, flatten_args, leaf_type, wraps
 from .forks import renew_in_child
 from .trace import Tracer
 from .tracebacks import api_boundary
@@ -55,8 +57,10 @@ class Jitted:
         return leaves, in_tree, dyn, (in_tree, spec, statics, config.backend)
 
     def _trace(self, args: tuple, leaves, in_tree, dyn, static_kw: dict):
-        tr = trace_fn(lambda dyn_args, kw: with_args(self.f, args, dyn, {**kw, **static_kw})(
-            *dyn_args), leaves, in_tree)
+        with compile_log.stage("trace"):
+            tr = trace_fn(lambda dyn_args, kw: with_args(self.f, args, dyn, {**kw, **static_kw})(
+                *dyn_args), leaves, in_tree)
+        compile_log.warn_if_unrolled(tr.region, getattr(self, "__name__", "?"))
         return tr.region, tr.out_tree, tr.checks
 
     def _program(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
@@ -65,8 +69,13 @@ class Jitted:
             with self.lock:  # concurrent first calls compile once
                 program = self.cache.get(key)
                 if program is None:
-                    program = self.cache[key] = self._saved_or_new(args, leaves, in_tree,
-                                                                    dyn, key)
+                    if self.cache and compile_log.enabled():
+                        compile_log.logger.info("jit(%s): %s", self.__name__,
+                                                compile_log.explain_miss(list(self.cache), key))
+                    with compile_log.call(f"jit({getattr(self, '__name__', '?')}) for "
+                                          f"{compile_log.signature(key)}"):
+                        program = self._saved_or_new(args, leaves, in_tree, dyn, key)
+                    self.cache[key] = program
         return program
 
     def _saved_or_new(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
@@ -75,9 +84,11 @@ class Jitted:
         k = saved.record_key(self.f, *key[:3])
         found = saved.load(k) if k is not None else None
         if found is not None:
+            compile_log.event("saved program")
             return Program(*found)
         region, out_tree, checks = self._trace(args, leaves, in_tree, dyn, dict(key[2][1]))
         backend.stats["traced"] += 1
+        compile_log.event("traced")
         program = Program(backend.current().compile(region), out_tree, checks)
         if k is not None and checks is None:  # a record does not keep checks: trace again
             saved.save(k, program.executable, program.out_tree)
@@ -86,6 +97,17 @@ class Jitted:
     def __repr__(self) -> str:
         return f"rune_jit.jit({self.f!r})"
 
+    def __reduce__(self) -> str | tuple:
+        """Pickled by name where its module holds it (`@jit def f`), else by the function
+        it wraps and its static arguments; never with its compiled programs, which the
+        receiving process finds in the disk cache or compiles."""
+        owner: Any = sys.modules.get(self.__module__)
+        for part in self.__qualname__.split("."):
+            owner = getattr(owner, part, None)
+        if owner is self:
+            return self.__qualname__
+        return _rebuild, (self.f, self.static, tuple(sorted(self.static_names)))
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Replaced, per jitted function, by the native entry of its latest signature;
         the entry comes back here for any other call."""
@@ -93,6 +115,8 @@ class Jitted:
 
     @api_boundary
     def _general(self, *args: Any, **kwargs: Any) -> Any:
+        if python_loops.active():
+            return self.f(*args, **kwargs)
         if not kwargs and not self.static:  # the common case: arrays in, arrays out
             try:
                 program = self.fast[_signature(args)]
@@ -166,6 +190,11 @@ def _exact_arrays(args: tuple, leaves: list) -> bool:
     return len(args) == len(leaves) and all(
         type(a) is np.ndarray and a is x and a.flags.c_contiguous and a.flags.aligned
         for a, x in zip(args, leaves))
+
+
+def _rebuild(f: Callable, static_argnums: tuple, static_argnames: tuple) -> Jitted:
+    """A pickled jitted function, in the process that unpickles it."""
+    return jit(f, static_argnums=static_argnums, static_argnames=static_argnames)
 
 
 def jit(f: Callable | None = None, *, static_argnums: int | Sequence[int] = (),

@@ -10,12 +10,15 @@ Rules take arrays positionally and static params by keyword, and return lists:
     partial_eval(pe, unknowns, *args, **params) -> [out]      optional; see passes/partial_eval
     dce(eqn, used) -> eqn                                      optional; see passes/simplify
     element(e, *elements, **params) -> element                 optional; see below
+    effect(**params) -> bool                                   optional: an equation with
+                                                               these params may fail, so
+                                                               dead code elimination keeps it
 
 Machine code is a backend's (rune_jit/backend): a primitive never knows how it is
 compiled. An elementwise primitive may give a portable `element` rule instead: one
 element of its result from its operands' elements, computed with the other
-elementwise primitives by name (`e.mul(x, e.exp(y))`, `e.const(x, 1.0)`), which any
-backend can lower without a rule of its own.
+elementwise primitives by name (`e.mul(x, e.exp(y))`, `e.const(x, 1.0)`; `e.dtype(x)`
+says an element's dtype), which any backend can lower without a rule of its own.
 
 A slot of SLOTS may hold `Absent(reason)` when the rule cannot exist (a comparison has
 no transpose because it is not linear); a walk over every primitive checks that each is
@@ -27,11 +30,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 SLOTS = ("shape", "impl", "jvp", "transpose", "batch")
-OPTIONAL_SLOTS = ("partial_eval", "dce", "element")
+OPTIONAL_SLOTS = ("partial_eval", "dce", "element", "effect")
 TRAITS = {
     "elementwise": "computed element by element from operands of one shape (or scalars)",
     "costly": "worth computing outside a loop when it can be (scan fission)",
     "effect": "never removed as dead code (it may raise)",
+    "expands": "cheap to recompute, and its result may be larger than its first operand: "
+               "reverse mode saves that operand instead (partial evaluation)",
 }
 
 
@@ -90,6 +95,11 @@ class Primitive:
 
     def has_rule(self, slot: str) -> bool:
         return not isinstance(self.rules.get(slot, Absent("missing")), Absent)
+
+    def effectful(self, params: dict) -> bool:
+        """Whether an equation of this primitive may not be removed as dead code."""
+        rule = self.rules.get("effect")
+        return "effect" in self.traits or (rule is not None and rule(**params))
 
     def shape(self, *types, **params):
         return self.rule("shape")(*types, **params)

@@ -41,33 +41,33 @@ def using(builder: "Builder | None") -> Iterator["Builder | None"]:
 class Tracer:
     """A staged value: a `Var` of some builder. Operators come from rune_jit.numpy."""
 
-    __slots__ = ("var", "builder", "weak")
+    __slots__ = ("ir_var", "builder", "weak")
     __array_priority__ = 1000
 
     def __init__(self, var: Var, builder: "Builder", weak: bool = False):
-        self.var = var
+        self.ir_var = var
         self.builder = builder
         self.weak = weak  # a Python scalar argument: promotes as NEP 50 says
 
     @property
     def type(self) -> Type:
-        return self.var.type
+        return self.ir_var.type
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.var.type.shape
+        return self.ir_var.type.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.var.type.dtype
+        return self.ir_var.type.dtype
 
     @property
     def ndim(self) -> int:
-        return len(self.var.type.shape)
+        return len(self.ir_var.type.shape)
 
     @property
     def size(self) -> int:
-        return self.var.type.size
+        return self.ir_var.type.size
 
     def __len__(self) -> int:
         if not self.shape:
@@ -99,7 +99,10 @@ class Tracer:
         return id(self)
 
     def __array__(self, dtype=None, copy=None):
-        self._concrete("Converting to a NumPy array (np.asarray)")
+        raise ConcretizationError(
+            concretization_message("Converting to a NumPy array (np.asarray)", str(self.type))
+            + " To index a NumPy array with a traced index, index a rune_jit array: "
+            "rnp.asarray(table)[i] (or rnp.take(table, i, axis=)).")
 
 
 class Builder:
@@ -128,7 +131,7 @@ class Builder:
     def accept(self, t: Tracer) -> Var:
         """The var of `t` as used here: its own, a capture, or a lifted residual."""
         if t.builder is self:
-            return t.var
+            return t.ir_var
         path = []
         node = self
         while node is not None:
@@ -142,8 +145,8 @@ class Builder:
         else:
             raise escaped(t)
         for n in path:  # every builder between here and the owner captures it
-            n.captured[t.var] = t
-        return t.var
+            n.captured[t.ir_var] = t
+        return t.ir_var
 
     def atom(self, value: Any) -> Atom:
         if isinstance(value, Tracer):
@@ -155,7 +158,8 @@ class Builder:
         types = prim.shape(*[a.type for a in atoms], **params)
         k = params.get("num_captures")
         if k is None:
-            if all(isinstance(a, Literal) for a in atoms) and all(t.size <= 1 for t in types):
+            if (all(isinstance(a, Literal) for a in atoms) and all(t.size <= 1 for t in types)
+                    and not prim.effectful(params)):  # an effect happens when the program runs
                 return [np.asarray(o) for o in prim.impl(*[a.value for a in atoms], **params)]
             key = _cse_key(prim, atoms, params)
             if key is not None and key in self.seen:
@@ -226,7 +230,7 @@ def escaped(t: Tracer) -> Exception:
 def producer(x: Any) -> Eqn | None:
     """The equation of the current trace that made `x`, if any (for peepholes)."""
     if isinstance(x, Tracer) and x.builder is current():
-        return x.builder.producers.get(x.var)
+        return x.builder.producers.get(x.ir_var)
     return None
 
 
@@ -263,7 +267,7 @@ def trace_open(fn, in_types, weak=None) -> tuple[Region, Builder]:
     with using(builder):
         params = [builder.new_param(t, w) for t, w in zip(in_types, weak)]
         outs = [builder.atom(o) for o in fn(*params)]
-    region = Region(tuple(p.var for p in params), tuple(builder.eqns), tuple(outs))
+    region = Region(tuple(p.ir_var for p in params), tuple(builder.eqns), tuple(outs))
     return checked(region), builder
 
 

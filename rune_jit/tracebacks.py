@@ -15,6 +15,7 @@ import os
 import types
 from typing import Callable, TypeVar
 
+from .errors import add_note
 from .source_info import ours
 
 F = TypeVar("F", bound=Callable)
@@ -47,8 +48,8 @@ def api_boundary(fn: F) -> F:
         except Exception as err:
             if not hiding():
                 raise
-            if hasattr(err, "add_note") and NOTE not in getattr(err, "__notes__", ()):
-                err.add_note(NOTE)
+            if NOTE not in getattr(err, "__notes__", ()):
+                add_note(err, NOTE)
             raise err.with_traceback(user_frames(err.__traceback__))  # noqa: B904 (itself)
 
     return boundary  # type: ignore[return-value]

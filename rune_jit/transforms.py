@@ -8,7 +8,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from . import tree
-from .api import as_value, finish_tree, flatten_args, leaf_type, trace_fn
+from .api import finish_tree, trace_fn
+from .arguments import as_value, flatten_args, leaf_type
 from .interpret import eval_region
 from .ir import Type, Var
 from .passes.jvp import jvp_region
@@ -135,7 +136,11 @@ class Residual(NamedTuple):
 @api_boundary
 def saved_residuals(f: Callable, *args: Any) -> list[Residual]:
     """What reverse mode of `f` at `args` keeps between its forward and backward passes:
-    each residual's type, what made it and the user's line."""
+    each residual's type, what made it and the user's line.
+
+    >>> [str(r.type) for r in rune.saved_residuals(lambda x: rnp.sum(rnp.exp(x)), np.ones(2))]
+    ['float64[2]']
+    """
     from .api import linearized
 
     leaves, in_tree, _ = flatten_args(args, "args")
@@ -156,8 +161,8 @@ def print_saved_residuals(f: Callable, *args: Any) -> None:
 
     >>> import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
     >>> rune.print_saved_residuals(lambda x: rnp.sum(rnp.sin(x) * x), np.ones(3))
-    float64[3] from an argument
     float64[3] from cos at <doctest rune_jit.transforms.print_saved_residuals[1]>:1 (<lambda>)
+    float64[3] from an argument
     float64[3] from sin at <doctest rune_jit.transforms.print_saved_residuals[1]>:1 (<lambda>)
     """
     for r in saved_residuals(f, *args):

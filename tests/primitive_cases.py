@@ -8,8 +8,10 @@ and each argument's domain (how its values are drawn).
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -21,16 +23,24 @@ from rune_jit.api import as_value
 from rune_jit.interpret import eval_region
 from rune_jit.ir import Region
 from rune_jit.numpy.indexing import getitem
+from rune_jit.numpy.sorting import accumulate
 from rune_jit.ops import elementwise as ew
+from rune_jit.ops import gather as gt
 from rune_jit.ops import index as ix
 from rune_jit.ops import linalg as la
 from rune_jit.ops import shape as sh
+from rune_jit.ops import sort as so
+from rune_jit.scipy import linalg as rsl
 from rune_jit.trace import bind1
 
-F64, F32, I64, I32, BOOL = (np.dtype(t) for t in ("float64", "float32", "int64", "int32", "bool"))
-DTYPES = (F64, F32, I64, I32, BOOL)
-FLOATS, INTS = (F64, F32), (I64, I32)
+F64, F32, F16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL = (np.dtype(t) for t in (
+    "float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint64", "uint32",
+    "uint16", "uint8", "bool"))
+FLOATS = (F64, F32, F16)
+SIGNED, UNSIGNED = (I64, I32, I16, I8), (U64, U32, U16, U8)
+INTS = SIGNED + UNSIGNED
 NUMERIC = FLOATS + INTS
+DTYPES = NUMERIC + (BOOL,)
 
 
 @dataclass(frozen=True)
@@ -63,18 +73,37 @@ class Case:
 
 # ------------------------------------------------------------- drawing arguments
 
+def _ranks(rng, shape: tuple) -> np.ndarray:
+    """0, 1, ..., n - 1 in a random order, centred on 0."""
+    n = math.prod(shape)
+    return np.reshape(rng.permutation(n) - n // 2, shape)
+
+
 # Each domain draws (float values, integer values); bools are random where a domain
 # allows False and all True where it needs nonzero values.
 DOMAINS = {
     "any": (lambda r, s: r.standard_normal(s), lambda r, s: r.integers(-5, 6, s)),
     "coarse": (lambda r, s: r.integers(-2, 3, s), lambda r, s: r.integers(-2, 3, s)),  # ties
     "pos": (lambda r, s: r.uniform(0.5, 2.5, s), lambda r, s: r.integers(1, 6, s)),
+    "above1": (lambda r, s: r.uniform(1.2, 3.5, s), lambda r, s: r.integers(1, 6, s)),
     "nonzero": (lambda r, s: r.choice([-1, 1], s) * r.uniform(0.5, 2.5, s),
                 lambda r, s: r.choice([-1, 1], s) * r.integers(1, 6, s)),
     "exponent": (lambda r, s: r.uniform(-2, 2, s), lambda r, s: r.integers(0, 4, s)),
     "small": (lambda r, s: r.uniform(-1, 1, s), lambda r, s: r.integers(-1, 2, s)),
     "special": (lambda r, s: r.choice([0.5, -1.0, np.nan, np.inf, -np.inf], s),
                 lambda r, s: r.integers(-5, 6, s)),
+    # erfinv's edges: ±1 (±inf), past them (nan), near them, 0
+    "edges": (lambda r, s: r.choice([1.0, -1.0, 1.5, 0.999, -0.9999, 0.0], s),
+              lambda r, s: r.integers(-1, 2, s)),
+    # shift counts: inside the bit widths, at them, past them, negative
+    "shift": (lambda r, s: r.choice([0.0, 3.0, 8.0], s),
+              lambda r, s: r.choice([0, 1, 3, 7, 8, 9, 15, 16, 31, 32, 33, 63, 64, 65, -1, -2],
+                                    s)),
+    # no two equal (sort, cummax: derivatives away from ties), at least 0.2 apart
+    "distinct": (lambda r, s: _ranks(r, s) + r.uniform(0.1, 0.9, s),
+                 lambda r, s: _ranks(r, s)),
+    # products far above 1, whose rounding error an fma keeps (float16 holds them too)
+    "large": (lambda r, s: r.uniform(100.0, 250.0, s), lambda r, s: r.integers(100, 250, s)),
 }
 RANDOM_BOOLS = ("any", "coarse", "exponent", "small", "special")
 # Domains of a fixed dtype, whatever the dtype under test.
@@ -92,6 +121,8 @@ def draw(rng, shape: tuple, dtype: np.dtype, domain: str) -> np.ndarray:
         return np.asarray(FIXED[domain](rng, shape), FIXED_DTYPE[domain])
     if domain == "wellcond":
         return _well_conditioned(rng, shape, dtype)
+    if domain == "spd":
+        return _positive_definite(rng, shape, dtype)
     if dtype.kind == "b":
         random = domain in RANDOM_BOOLS
         return np.asarray(rng.random(shape) < 0.5) if random else np.ones(shape, bool)
@@ -107,27 +138,28 @@ def _well_conditioned(rng, shape: tuple, dtype: np.dtype) -> np.ndarray:
     return np.asarray(noise + 3 * n * np.eye(n), dtype)
 
 
+def _positive_definite(rng, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """Symmetric positive definite (integers for an integer dtype; the identity for bool)."""
+    n = shape[-1]
+    if dtype.kind == "b":
+        return np.broadcast_to(np.eye(n, dtype=bool), shape).copy()
+    b = rng.integers(-2, 3, shape) if dtype.kind in "iu" else rng.uniform(-1, 1, shape)
+    return np.asarray(b @ np.swapaxes(b, -1, -2) + n * np.eye(n, dtype=b.dtype), dtype)
+
+
 # ------------------------------------------------------------- what NumPy says
 
 def expected(ref: Callable, args: list):
-    """NumPy's result; or the error class NumPy raises (TypeError or ValueError), and
-    TypeError where NumPy gives a dtype rune_jit lacks. rune_jit has no float16: where
-    NumPy makes float16 of bools, it uses float64."""
+    """NumPy's result; or the error class NumPy raises (TypeError, ValueError or
+    OverflowError: a Python int that the other operand's dtype does not hold), and
+    TypeError where NumPy gives a dtype rune_jit lacks."""
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # the mean of an empty axis
             out = np.asarray(ref(*args))
-            if out.dtype == np.float16:
-                out = np.asarray(ref(*map(_bool_as_float, args)))
-    except (TypeError, ValueError) as err:
-        return TypeError if isinstance(err, TypeError) else ValueError
+    except (TypeError, ValueError, OverflowError) as err:
+        return next(e for e in (TypeError, OverflowError, ValueError) if isinstance(err, e))
     return out if out.dtype in DTYPES else TypeError
-
-
-def _bool_as_float(a):
-    if isinstance(a, bool):
-        return float(a)
-    return a.astype(F64) if isinstance(a, np.ndarray) and a.dtype == BOOL else a
 
 
 def is_error(want) -> bool:
@@ -143,7 +175,10 @@ def assert_outcome(run: Callable, args: list, want) -> None:
         assert_matches(run(*args), want)
 
 
-TOL = {F64: dict(rtol=1e-12, atol=1e-12), F32: dict(rtol=2e-6, atol=1e-6)}
+# float16 computes in float32 and rounds each result, as NumPy does; where NumPy's
+# float32 function (its SIMD libm) and glibc's differ by an ulp, the halves may differ by one
+TOL = {F64: dict(rtol=1e-12, atol=1e-12), F32: dict(rtol=2e-6, atol=1e-6),
+       F16: dict(rtol=1e-3, atol=1e-3)}
 
 
 def assert_matches(got, want: np.ndarray) -> None:
@@ -187,6 +222,12 @@ UNARY = {  # rune_jit.numpy name: (primitive, domain)
     "negative": ("neg", "any"), "abs": ("abs", "any"), "sign": ("sign", "any"),
     "isnan": ("isnan", "special"), "isfinite": ("isfinite", "special"),
     "logical_not": ("logical_not", "coarse"),
+    "invert": ("bitwise_not", "any"), "bitwise_count": ("bitwise_count", "any"),
+    "floor": ("floor", "any"), "ceil": ("ceil", "any"), "trunc": ("trunc", "any"),
+    "rint": ("rint", "any"), "arcsin": ("arcsin", "small"), "arccos": ("arccos", "small"),
+    "arcsinh": ("arcsinh", "any"), "arccosh": ("arccosh", "above1"),
+    "arctanh": ("arctanh", "small"), "cbrt": ("cbrt", "any"), "log2": ("log2", "pos"),
+    "log10": ("log10", "pos"), "exp2": ("exp2", "any"),
 }
 BINARY = {  # rune_jit.numpy name: (primitive, domains)
     "add": ("add", ()), "multiply": ("mul", ()), "subtract": ("sub", ()),
@@ -200,15 +241,78 @@ BINARY = {  # rune_jit.numpy name: (primitive, domains)
     "logical_and": ("logical_and", ("coarse", "coarse")),
     "logical_or": ("logical_or", ("coarse", "coarse")),
     "logical_xor": ("logical_xor", ("coarse", "coarse")),
+    "bitwise_and": ("bitwise_and", ()), "bitwise_or": ("bitwise_or", ()),
+    "bitwise_xor": ("bitwise_xor", ()), "left_shift": ("shift_left", ("any", "shift")),
+    "right_shift": ("shift_right", ("any", "shift")),
+    "hypot": ("hypot", ()), "copysign": ("copysign", ()),
+    "fmod": ("fmod", ("any", "nonzero")),
 }
 LOGICAL = ("logical_not", "logical_and", "logical_or", "logical_xor")
+BITS = ("invert", "bitwise_count", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+        "right_shift")
+
+
+def _by_float64(f: Callable) -> Callable:
+    """f of each element, computed in float64 and rounded to the argument's dtype."""
+    return lambda x: np.vectorize(f, otypes=[F64])(np.asarray(x, F64)).astype(x.dtype)
+
+
+def _erfinv64(y: float) -> float:
+    """erfinv by Newton's method on math.erf: an oracle independent of Giles'."""
+    if abs(y) >= 1:
+        return math.copysign(math.inf, y) if abs(y) == 1 else math.nan
+    x = 0.0
+    for _ in range(100):
+        step = (math.erf(x) - y) / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+        x -= step
+        if abs(step) <= 1e-17 * max(1.0, abs(x)):
+            break
+    return x
+
+
+np_erfinv = _by_float64(_erfinv64)
+
+
+def _staged_dtype(name: str) -> np.dtype:
+    """The dtype a row draws where one will do: one its primitive accepts."""
+    return BOOL if name in LOGICAL else I64 if name in BITS else F64
+
+
+def _bitcast(to: np.dtype, sources: tuple) -> Case:
+    return Case(f"bitcast_to_{to}", "bitcast_convert", lambda x: ew.bitcast_convert(x, to),
+                lambda x: np.asarray(x).view(to), U, ("special",), sources[0], sources)
+
+
+def np_fma(a, b, c):
+    """a * b + c rounded once: exactly, in rationals, then to float64 (and to a narrower
+    dtype: a second rounding, inside that dtype's tolerance)."""
+    a, b, c = np.broadcast_arrays(a, b, c)
+    exact = [float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+             for x, y, z in zip(a.flat, b.flat, c.flat)]
+    return np.asarray(exact, F64).reshape(a.shape).astype(a.dtype)
+
+
+FMA_SHAPES = (((), (), ()), ((3,), (3,), (3,)), ((2, 3), (), (2, 3)), ((0,), (), (0,)))
 
 
 def _elementwise() -> list[Case]:
-    cases = [Case(n, p, getattr(rnp, n), getattr(np, n), U, (d,),
-                  BOOL if n in LOGICAL else F64) for n, (p, d) in UNARY.items()]
-    cases += [Case(n, p, getattr(rnp, n), getattr(np, n), B, d,
-                   BOOL if n in LOGICAL else F64) for n, (p, d) in BINARY.items()]
+    cases = [Case(n, p, getattr(rnp, n), getattr(np, n), U, (d,), _staged_dtype(n))
+             for n, (p, d) in UNARY.items()]
+    cases += [Case(n, p, getattr(rnp, n), getattr(np, n), B, d, _staged_dtype(n))
+              for n, (p, d) in BINARY.items()]
+    cases += [_bitcast(U32, (F32, I32)), _bitcast(F64, (U64, I64)),
+              _bitcast(F16, (U16, I16)), _bitcast(I8, (U8,))]
+    cases += [Case("erf", "erf", ew.erf, _by_float64(math.erf), U, ("any",), F64, FLOATS),
+              Case("erfc", "erfc", ew.erfc, _by_float64(math.erfc), U, ("any",), F64, FLOATS),
+              Case("erfinv", "erfinv", ew.erfinv, np_erfinv, U, ("small",), F64, FLOATS),
+              Case("erfinv_edges", "erfinv", ew.erfinv, np_erfinv, (((5,),),), ("edges",), F64,
+                   FLOATS)]
+    cases += [Case("fma", "fma", ew.fma, np_fma, FMA_SHAPES, (), F64, FLOATS),
+              # a * b - fl(a * b): the rounding error of the product, which a multiply
+              # and an add rounded apart would make 0
+              Case("fma_one_rounding", "fma", lambda a, b: ew.fma(a, b, ew.neg(ew.mul(a, b))),
+                   lambda a, b: np_fma(a, b, -(a * b)), (((6,), (6,)), ((), ())),
+                   ("large", "large"), F64, FLOATS)]
     cases.append(Case("where", "select", rnp.where, np.where, T, ("pred",)))
     cases.append(Case("where_numeric_pred", "select", rnp.where, np.where,
                       (((3,), (3,), (3,)),), ("coarse",)))
@@ -339,6 +443,151 @@ def _indexing() -> list[Case]:
     return [Case(*r) for r in rows]
 
 
+def _take(**kw) -> Callable:
+    return lambda x, i: rnp.take(x, i, **kw)
+
+
+def np_gather_fill(x, *idx, fill):
+    """gather in mode "fill": NumPy's reading of each index (negative from the end),
+    `fill` where one is out of bounds."""
+    pos, ok = [], np.ones(np.shape(idx[0]), bool)
+    for i, n in zip(idx, x.shape):
+        j = np.where(i < 0, i + n, i)
+        ok &= (j >= 0) & (j < n)
+        pos.append(j)
+    out = x[tuple(np.where(ok, j, 0) for j in pos)]
+    return np.where(ok.reshape(ok.shape + (1,) * (x.ndim - len(idx))), out,
+                    np.asarray(fill, x.dtype))
+
+
+NP_AT = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def _at(op: str, mode: str | None = None) -> Callable:
+    return lambda x, i, u: getattr(rnp.at(x)[i], op)(u, mode=mode)
+
+
+def np_at(op: str, mode: str | None = None) -> Callable:
+    """x.at[i].op(u) in NumPy: `out[i] = u` for set (the last of repeated positions
+    wins), `np.<ufunc>.at` for the others (repeated positions accumulate); out-of-bounds
+    indices clipped (negatives to 0), wrapped, or their updates dropped."""
+    def ref(x, i, u):
+        n, out = x.shape[0], x.copy()
+        if mode == "clip":
+            i = np.clip(i, 0, n - 1)
+        elif mode == "wrap":
+            i = np.mod(i, n)
+        elif mode == "drop":
+            j = np.where(i < 0, i + n, i)
+            keep = (j >= 0) & (j < n)
+            i, u = j[keep], np.broadcast_to(u, i.shape + x.shape[1:])[keep]
+        if op == "set":
+            out[i] = u
+        else:
+            NP_AT[op].at(out, i, u)
+        return out
+
+    return ref
+
+
+def _gather_scatter() -> list[Case]:
+    """Gathers (rnp.take, take_along_axis, index arrays, x.at[i].get) and scatters
+    (x.at[i].set/add/...), in each out-of-bounds mode."""
+    rows = [
+        ("take", "gather", _take(axis=0), lambda x, i: np.take(x, i, axis=0),
+         (((5,), (4,)), ((4, 3), (2, 2)), ((3,), ()), ((3, 0), (2,)), ((4,), (0,))),
+         ("any", "index")),
+        ("take_flat_clip", "gather", _take(mode="clip"), lambda x, i: np.take(x, i, mode="clip"),
+         (((2, 3), (4,)), ((4,), (2, 3))), ("any", "start")),
+        ("take_axis1_wrap", "gather", _take(axis=1, mode="wrap"),
+         lambda x, i: np.take(x, i, axis=1, mode="wrap"), (((2, 4), (5,)),), ("any", "start")),
+        ("take_fill", "gather", _take(mode="fill", fill_value=2),
+         lambda x, i: np_gather_fill(x, i, fill=2), (((4,), (6,)), ((4,), (2, 0))),
+         ("any", "start")),
+        ("take_along_axis", "gather", lambda x, i: rnp.take_along_axis(x, i, -1),
+         lambda x, i: np.take_along_axis(x, i, -1),
+         (((2, 4), (2, 3)), ((4,), (6,)), ((3, 4), (1, 2)), ((2, 3), (2, 0))), ("any", "index")),
+        ("index_arrays_apart", "gather", lambda x, i, j: getitem(x, (i, slice(None), j)),
+         lambda x, i, j: x[i, :, j], (((3, 2, 4), (2,), (2,)), ((3, 1, 3), (2, 1), (3,))),
+         ("any", "index", "index")),
+        ("index_arrays_adjacent", "gather", lambda x, i, j: getitem(x, (slice(1, None), i, j)),
+         lambda x, i, j: x[1:, i, j], (((2, 3, 4), (2, 1), (3,)),), ("any", "index", "index")),
+        ("at_get_fill", "gather", lambda x, i: rnp.at(x)[i].get(mode="fill", fill_value=2),
+         lambda x, i: np_gather_fill(x, i, fill=2), (((4, 2), (3, 2)),), ("any", "start")),
+        ("gather_fill_2d", "gather", lambda x, i, j: gt.gather(x, [i, j], "fill", 1),
+         lambda x, i, j: np_gather_fill(x, i, j, fill=1), (((4, 3), (5,), (5,)),),
+         ("any", "start", "start")),
+        ("at_set", "scatter", _at("set"), np_at("set"),
+         (((4,), (6,), (6,)), ((4, 3), (2,), (2, 3)), ((4, 3), (2,), (3,)), ((5,), (), ()),
+          ((4,), (0,), (0,)), ((3, 0), (2,), (2, 0))), ("any", "index", "any")),
+        *[(f"at_{op}", "scatter", _at(op), np_at(op),
+           (((4,), (6,), (6,)), ((4, 3), (2,), (2, 3)), ((4,), (0,), (0,))),
+           ("coarse", "index", "coarse")) for op in ("add", "multiply", "min", "max")],
+        ("at_add_drop", "scatter", _at("add", "drop"), np_at("add", "drop"),
+         (((4,), (6,), (6,)), ((3, 2), (4,), (4, 2))), ("any", "start", "any")),
+        ("at_set_drop", "scatter", _at("set", "drop"), np_at("set", "drop"),
+         (((4,), (6,), (6,)),), ("any", "start", "any")),
+        ("at_set_clip", "scatter", _at("set", "clip"), np_at("set", "clip"),
+         (((4,), (6,), (6,)),), ("any", "start", "any")),
+        ("at_max_wrap", "scatter", _at("max", "wrap"), np_at("max", "wrap"),
+         (((4, 2), (5,), (5, 2)),), ("coarse", "start", "coarse")),
+    ]
+    return [Case(*r) for r in rows]
+
+
+def _sorted_desc(x):
+    """NumPy's sort, from the largest: the ascending order reversed (NaNs first)."""
+    return np.flip(np.sort(x, kind="stable"), -1)
+
+
+def np_argsort_descending(x):
+    """The descending order with ties in their original order (and NaNs first): a stable
+    argsort of each element's rank, negated."""
+    rank = np.unique(x, return_inverse=True)[1].reshape(x.shape)
+    return np.argsort(-rank, axis=-1, kind="stable")
+
+
+def _reverse_accumulate(ufunc, axis: int) -> Callable:
+    return lambda x: np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+
+
+def _sorting() -> list[Case]:
+    stable = lambda x, **kw: np.sort(x, kind="stable", **kw)
+    rows = [
+        ("sort", "sort", rnp.sort, stable, (((5,),), ((2, 4),), ((0,),), ((3, 0),), ((),)),
+         ("coarse",)),
+        ("sort_special", "sort", rnp.sort, stable, (((6,),), ((2, 5),)), ("special",)),
+        ("sort_axis0", "sort", lambda x: rnp.sort(x, axis=0), lambda x: stable(x, axis=0),
+         (((3, 4),), ((0, 2),)), ("coarse",)),
+        ("sort_axisNone", "sort", lambda x: rnp.sort(x, axis=None),
+         lambda x: stable(x, axis=None), (((2, 3),), ((),)), ("coarse",)),
+        ("sort_descending", "sort", lambda x: rnp.sort(x, descending=True), _sorted_desc,
+         (((6,),), ((2, 4),), ((0,),)), ("special",)),
+        ("argsort", "sort", rnp.argsort, lambda x: np.argsort(x, kind="stable"),
+         (((6,),), ((3, 4),), ((0,),)), ("coarse",)),
+        ("argsort_special", "sort", rnp.argsort, lambda x: np.argsort(x, kind="stable"),
+         (((8,),),), ("special",)),
+        ("argsort_descending", "sort", lambda x: rnp.argsort(x, descending=True),
+         np_argsort_descending, (((6,),), ((3, 4),)), ("special",)),
+        ("cumsum", "cumulative", rnp.cumsum, np.cumsum, U),
+        ("cumsum_axis1", "cumulative", lambda x: rnp.cumsum(x, axis=1),
+         lambda x: np.cumsum(x, axis=1), (((2, 3),), ((3, 0),), ((2, 4, 2),))),
+        ("cumprod_axis0", "cumulative", lambda x: rnp.cumprod(x, axis=0),
+         lambda x: np.cumprod(x, axis=0), (((4, 2),), ((0, 3),))),
+        ("cummax", "cumulative", lambda x: accumulate("maximum", x, 0),
+         lambda x: np.maximum.accumulate(x, 0), (((6,),), ((4, 3),), ((0, 2),)), ("special",)),
+        ("cummin_axis1", "cumulative", lambda x: accumulate("minimum", x, 1),
+         lambda x: np.minimum.accumulate(x, 1), (((3, 4),),), ("special",)),
+        # the primitive itself: in the operand's dtype, and from the end
+        ("cumulative_sum_reverse", "cumulative", lambda x: so.cumulative(x, 1, "sum", True),
+         _reverse_accumulate(np.add, 1), (((2, 4),), ((3, 0),)), ("any",), F64, NUMERIC),
+        *[(f"cumulative_{op}_reverse", "cumulative", lambda x, op=op: so.cumulative(
+            x, 0, op, True), _reverse_accumulate(uf, 0), (((5,),), ((4, 2),)), ("special",))
+          for op, uf in (("prod", np.multiply), ("max", np.maximum), ("min", np.minimum))],
+    ]
+    return [Case(*r) for r in rows]
+
+
 def _dot_general_ref(a, b):
     return np.einsum("ijk,kjl->jil", a, b)
 
@@ -360,6 +609,20 @@ def _linalg() -> list[Case]:
         ("solve", "solve", rnp.linalg.solve, np.linalg.solve,
          (((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 2)), ((2, 3, 3), (3, 2))),
          ("wellcond", "any")),
+        # decompositions (ops/decomp.py; LAPACK when compiled)
+        ("cholesky", "cholesky", rnp.linalg.cholesky, np.linalg.cholesky,
+         (((3, 3),), ((2, 4, 4),), ((0, 0),)), ("spd",)),
+        ("solve_triangular", "triangular_solve",
+         lambda a, b: rsl.solve_triangular(a, b, lower=True),
+         lambda a, b: np.linalg.solve(np.tril(a), b), (((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 1))),
+         ("wellcond", "any")),
+        ("det", "lu", rnp.linalg.det, np.linalg.det, (((3, 3),), ((2, 4, 4),)), ("wellcond",)),
+        ("eigvalsh", "eigh", rnp.linalg.eigvalsh, np.linalg.eigvalsh,
+         (((3, 3),), ((2, 4, 4),)), ("pos",)),
+        ("qr_r", "qr", lambda a: rnp.linalg.qr(a, "r"), lambda a: np.linalg.qr(a, "r"),
+         (((4, 3),), ((2, 3, 4),)), ("pos",)),
+        ("svd_values", "svd", lambda a: rnp.linalg.svd(a, compute_uv=False),
+         lambda a: np.linalg.svd(a, compute_uv=False), (((4, 3),), ((2, 3, 4),)), ("pos",)),
     ]
     return [Case(*r) for r in rows]
 
@@ -413,6 +676,50 @@ def _root_sqrt(a, linear_solver):
     return rune.root(lambda x: x * x - a, lambda: rnp.sqrt(a), linear_solver=linear_solver)
 
 
+def _times_plus(x, y):
+    return rnp.add(rnp.multiply(x, y), x)  # rune_jit's arrays, called on NumPy's too
+
+
+_jvp_times_plus = rune.custom_jvp(_times_plus)
+_jvp_times_plus.defjvp(lambda p, t: (_times_plus(*p), t[0] * p[1] + p[0] * t[1] + t[0]))
+_vjp_times_plus = rune.custom_vjp(_times_plus)
+_vjp_times_plus.defvjp(lambda x, y: (_times_plus(x, y), (x, y)),
+                       lambda res, ct: (ct * res[1] + ct, ct * res[0]))
+_vjp_square = rune.custom_vjp(lambda v: rnp.multiply(v, v))
+_vjp_square.defvjp(lambda v: (v * v, v), lambda v, ct: (2 * v * ct,))
+
+
+def _jvp_scaled(x, w):
+    """A custom_jvp function that closes over w (a capture of its call)."""
+    f = rune.custom_jvp(lambda v: rnp.multiply(v, w))
+    f.defjvp(lambda p, t: (rnp.multiply(p[0], w), t[0] * w))
+    return f(x)
+
+
+def np_forward_mode_of_custom_vjp(*args):
+    raise TypeError("a custom_vjp function has a reverse-mode rule only, as in JAX")
+
+
+def _custom() -> list[Case]:
+    same = (((), ()), ((3,), (3,)), ((2, 3), (2, 3)))  # bwd returns cotangents unbroadcast
+    np_times_plus = lambda x, y: x * y + x
+    rows = [
+        ("custom_jvp", "custom_jvp_call", _jvp_times_plus, np_times_plus, B[:3]),
+        ("custom_jvp_capture", "custom_jvp_call", _jvp_scaled, lambda x, w: x * w, B[:3]),
+        ("custom_vjp", "custom_vjp_call", _vjp_times_plus, np_times_plus, same),
+        # what forward mode of a custom_vjp function stages: an error when it runs
+        ("jvp_of_custom_vjp", "custom_lin", lambda x: rune.jvp(_vjp_square, (x,), (x,))[1],
+         np_forward_mode_of_custom_vjp, U[:2], (), F64, FLOATS),
+        ("checkpoint_name", "name",
+         lambda x, y: rnp.add(rune.checkpoint_name(rnp.multiply(x, y), "h"), y),
+         lambda x, y: x * y + y, B[:3]),
+        ("debug_callback", "debug_callback",
+         lambda x, y: (rune.debug.callback(lambda a, b: None, x, y), rnp.add(x, y))[1],
+         lambda x, y: x + y, B[:3]),
+    ]
+    return [Case(*r) for r in rows]
+
+
 def _remat(x, y):
     return rune.remat(lambda a: a * y + a)(x)
 
@@ -447,5 +754,5 @@ def _control() -> list[Case]:
     return [Case(*r) for r in rows]
 
 
-CASES = (_elementwise() + _shape_ops() + _reductions() + _indexing() + _linalg() + _control()
-         + _loops())
+CASES = (_elementwise() + _shape_ops() + _reductions() + _indexing() + _gather_scatter()
+         + _sorting() + _linalg() + _control() + _custom() + _loops())

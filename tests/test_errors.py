@@ -223,7 +223,8 @@ def test_escaped_tracer_is_named():
 
 # ------------------------------------------------------------- unsupported dtypes
 
-@pytest.mark.parametrize("dtype", [np.float16, np.uint8, np.complex128, np.int8, np.uint32])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.longdouble,
+                                   np.dtype("datetime64[s]")])
 def test_unsupported_dtypes_rejected(dtype):
     x = np.ones(3, dtype)
     for call in (lambda: rune.grad(lambda x: rnp.sum(x))(x),
@@ -231,19 +232,20 @@ def test_unsupported_dtypes_rejected(dtype):
                  lambda: rune.jvp(lambda x: x, (x,), (x,)),
                  lambda: rnp.sin(x),
                  lambda: rnp.add(x, 1)):
-        with raises(TypeError, str(np.dtype(dtype)), "not supported",
-                    "float64, float32, int64, int32 and bool"):
+        with raises(TypeError, np.dtype(dtype).name, "not supported",
+                    "float64, float32, float16, int64, int32, int16, int8, uint64, uint32, "
+                    "uint16, uint8 and bool"):
             call()
 
 
 @pytest.mark.parametrize("call", [
-    lambda: rnp.zeros(3, np.float16), lambda: rnp.ones(2, np.uint8),
-    lambda: rnp.astype(np.ones(3), np.complex64), lambda: rnp.sum(np.ones(3), dtype=np.uint8),
-    lambda: rnp.arange(3, dtype=np.int16), lambda: rnp.eye(2, dtype=np.float16),
-    lambda: rnp.array([1j]), lambda: rnp.array([1, 2], dtype=np.uint16),
-    lambda: rnp.full(2, np.uint8(3)),
-    lambda: rune.vmap(lambda x: x.astype(np.float16))(np.ones(3)),
-    lambda: rune.vmap(lambda x: rnp.mean(x, dtype=np.float16))(np.ones((2, 3))),
+    lambda: rnp.zeros(3, np.complex64), lambda: rnp.ones(2, np.longdouble),
+    lambda: rnp.astype(np.ones(3), np.complex64), lambda: rnp.sum(np.ones(3), dtype=np.complex128),
+    lambda: rnp.arange(3, dtype=np.longdouble), lambda: rnp.eye(2, dtype=np.complex64),
+    lambda: rnp.array([1j]), lambda: rnp.array([1, 2], dtype=np.clongdouble),
+    lambda: rnp.full(2, np.complex64(3)),
+    lambda: rune.vmap(lambda x: x.astype(np.complex64))(np.ones(3)),
+    lambda: rune.vmap(lambda x: rnp.mean(x, dtype=np.longdouble))(np.ones((2, 3))),
 ])
 def test_unsupported_dtypes_in_rnp(call):
     with raises(TypeError, "not supported"):

@@ -183,23 +183,21 @@ def test_binary_functions_with_negative_operands(run, name, dtype):
     assert_same(run(getattr(rnp, name))(a, b), getattr(np, name)(a, b))
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 @pytest.mark.parametrize("name", ["power", "floor_divide", "remainder"])
-def test_integer_arithmetic_on_bools_is_rejected(run, name):
-    """NumPy computes these in int8, which rune_jit does not have."""
+def test_integer_arithmetic_on_bools_is_in_int8(run, name):
+    """As NumPy: bools go through its int8 loops."""
     b = np.array([True, False])
-    with pytest.raises(TypeError, match=f"{name}.*bool"):
-        run(getattr(rnp, name))(b, b)
+    assert_same(run(getattr(rnp, name))(b, b), getattr(np, name)(b, b))
 
 
-@pytest.mark.parametrize("name, dtype", [("sqrt", F64), ("sin", F64), ("abs", BOOL),
-                                         ("square", BOOL), ("isnan", BOOL)])
+@pytest.mark.parametrize("name, dtype", [("sqrt", np.float16), ("sin", np.float16),
+                                         ("abs", BOOL), ("square", np.int8), ("isnan", BOOL)])
 def test_unary_functions_of_bools(run, name, dtype):
-    """float16 (NumPy's float for bools) is not supported: floats of bools are float64;
-    square stays bool where NumPy gives int8."""
+    """NumPy's dtypes: float16 for float functions of bools, int8 for square."""
     out = run(getattr(rnp, name))(np.array([True, False]))
     assert out.dtype == dtype
-    expected = getattr(np, name)(np.array([True, False]))
-    np.testing.assert_allclose(out.astype(F64), expected.astype(F64), rtol=1e-3)
+    assert_same(out, getattr(np, name)(np.array([True, False])))
 
 
 def test_special_float_values(run):
@@ -324,10 +322,16 @@ def test_traced_index_under_vmap_and_grad(backend):
     assert_same(g, np.array([0.0, 0.0, 2.0, 0.0]))
 
 
-@pytest.mark.parametrize("key", [np.array([0, 1]), [0, 1], True, (0, np.bool_(False))],
-                         ids=["array", "list", "bool", "numpy bool"])
-def test_advanced_indexing_is_rejected(key):
-    with pytest.raises(IndexError, match="advanced indexing"):
+@pytest.mark.parametrize("key", [np.array([0, 1]), [0, 1], [True, False, True]],
+                         ids=["array", "list", "mask"])
+def test_index_arrays_and_lists_index_as_numpy(key):
+    x = np.arange(3.0)
+    assert_same(staged(lambda x: x[key])(x), x[key])
+
+
+@pytest.mark.parametrize("key", [True, (0, np.bool_(False))], ids=["bool", "numpy bool"])
+def test_a_0d_boolean_index_is_rejected(key):
+    with pytest.raises(IndexError, match=r"0-d boolean index \(x\[True\]\) is not supported"):
         staged(lambda x: x[key])(np.zeros(3))
 
 
@@ -388,9 +392,9 @@ def test_bool_operators_with_a_numpy_array_on_the_left(backend):
         assert_same(out, expected)
 
 
-def test_bitwise_operators_on_ints_are_rejected():
-    with pytest.raises(TypeError, match="bools only"):
-        staged(lambda a: a & 1)(np.array([1, 2]))
+def test_bitwise_operators_on_floats_are_rejected():
+    with pytest.raises(TypeError, match="bitwise_and is not supported for float64"):
+        staged(lambda a: a & 1)(np.array([1.0, 2.0]))
 
 
 def test_attributes_and_methods_on_traced_values(backend):
@@ -491,11 +495,9 @@ def test_numpy_functions_on_traced_values_are_traced(backend, name):
 
 @pytest.mark.parametrize("call, name", [
     (lambda x: np.fft.fft(x), "fft"),
-    (lambda x: np.cumsum(x), "cumsum"),
-    (lambda x: np.sort(x), "sort"),
+    (lambda x: np.unwrap(x), "unwrap"),
     (lambda x: np.sin(x, out=np.empty(3)), "sin"),
     (lambda x: np.add.reduce(x), "add.reduce"),
-    (lambda x: np.floor(x), "floor"),
 ])
 def test_numpy_function_without_rule_raises_type_error_naming_it(call, name):
     with pytest.raises(TypeError, match=rf"numpy\.{name}.*no rule"):

@@ -14,13 +14,16 @@ import rune_jit.numpy as rnp
 from rune_jit.ad_util import UndefinedPrimal, Zero
 from rune_jit.ir import Literal, Var, type_of
 from rune_jit.ops import elementwise as ew
+from rune_jit.ops import gather as gt
 from rune_jit.ops import index as ix
+from rune_jit.ops import decomp as dc
 from rune_jit.ops import linalg as la
 from rune_jit.ops import shape as sh
+from rune_jit.ops import sort as so
 from rune_jit.primitive import SLOTS, Absent, Primitive
 from rune_jit.trace import bind, bind1
-from primitive_cases import (BOOL, DTYPES, F32, F64, FLOATS, I64, INTS, NUMERIC, UNARY, draw,
-                             prims_in)
+from primitive_cases import (BOOL, DTYPES, F16, F32, F64, FLOATS, I16, I32, I64, INTS, NUMERIC,
+                             SIGNED, U16, U32, UNARY, draw, prims_in)
 
 MEANING = ("shape", "impl")  # a primitive may lack a derivative, never a type or a value
 PRIMITIVES = sorted(Primitive.registry)
@@ -61,7 +64,8 @@ class Strict:
 
 
 UNARY_FLOAT = [p for p, _ in UNARY.values() if p not in
-               ("neg", "abs", "sign", "isnan", "isfinite", "logical_not")]
+               ("neg", "abs", "sign", "isnan", "isfinite", "logical_not", "bitwise_not",
+                "bitwise_count")]
 STRICT = [
     *[Strict(p, "x", FLOATS) for p in UNARY_FLOAT + ["isnan", "isfinite", "div", "arctan2"]],
     *[Strict(p, "x", NUMERIC) for p in ("neg", "abs", "sign")],
@@ -70,6 +74,14 @@ STRICT = [
     *[Strict(p, "xx", NUMERIC) for p in ("sub", "pow", "floor_divide", "remainder")],
     *[Strict(p, "xx", (BOOL,)) for p in ("logical_and", "logical_or", "logical_xor")],
     Strict("logical_not", "x", (BOOL,)),
+    *[Strict(p, "xx", INTS) for p in ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
+                                      "shift_right")],
+    *[Strict(p, "x", INTS) for p in ("bitwise_not", "bitwise_count")],
+    *[Strict(p, "x", FLOATS) for p in ("erf", "erfinv", "erfc")],
+    *[Strict(p, "xx", FLOATS) for p in ("hypot", "copysign")],
+    Strict("fmod", "xx", NUMERIC),
+    Strict("bitcast_convert", "x", (F32, I32, U32), params=(("dtype", U32),)),
+    Strict("bitcast_convert", "x", (F16, I16, U16), params=(("dtype", F16),)),
     Strict("select", "pxx", ALL),
     Strict("select", "xff", (BOOL,), lambda p, a, b: ew.select(p, a, b)),
     Strict("convert", "x", ALL, params=(("dtype", F64),)),
@@ -83,13 +95,33 @@ STRICT = [
     Strict("iota", "s", NUMERIC, lambda s: sh.iota((3,), 0, s.dtype)),
     Strict("stop_gradient", "x", ALL),
     Strict("dynamic_slice", "xi", ALL, lambda x, i: ix.dynamic_slice(x, [i], (2,))),
-    Strict("dynamic_slice", "fs", INTS, lambda f, s: ix.dynamic_slice(f, [s], (2,))),
+    Strict("dynamic_slice", "fs", SIGNED, lambda f, s: ix.dynamic_slice(f, [s], (2,))),
     Strict("dynamic_update_slice", "xxi", ALL,
            lambda x, u, i: ix.dynamic_update_slice(x, u, [i])),
-    Strict("dynamic_update_slice", "ffs", INTS,
+    Strict("dynamic_update_slice", "ffs", SIGNED,
            lambda x, u, s: ix.dynamic_update_slice(x, u, [s])),
+    Strict("gather", "xi", ALL, lambda x, i: gt.gather(x, [i])),
+    Strict("gather", "fx", INTS, lambda f, x: gt.gather(f, [x], "clip")),  # the indices
+    *[Strict("scatter", "xis", ALL, lambda x, i, s, op=op: gt.scatter(x, [i], s, op))
+      for op in gt.SCATTER_OPS],
+    Strict("scatter", "fxf", INTS, lambda f, x, u: gt.scatter(f, [x], u, "add", "drop")),
+    Strict("sort", "x", ALL, lambda x: so.sort(x)[0]),
+    Strict("sort", "m", ALL, lambda m: so.sort(m, descending=True)[1]),
+    Strict("cumulative", "m", NUMERIC, params=(("axis", 1), ("op", "sum"), ("reverse", False))),
+    *[Strict("cumulative", "m", ALL, params=(("axis", 0), ("op", op), ("reverse", True)))
+      for op in ("prod", "max", "min")],
+    Strict("fma", "xxx", FLOATS),
+    Strict("fma", "sxs", FLOATS),
     Strict("dot_general", "mx", ALL, lambda m, x: la.dot_general(m, x, ((1,), (0,)))),
-    Strict("solve", "mm", FLOATS),
+    Strict("solve", "mm", (F64, F32)),  # as numpy.linalg: no float16
+    # decompositions: LAPACK's dtypes (float32, float64)
+    Strict("cholesky", "m", (F64, F32)),
+    Strict("triangular_solve", "mm", (F64, F32),
+           lambda a, b: dc.triangular_solve(a, b, lower=True)),
+    Strict("lu", "m", (F64, F32), lambda m: dc.lu(m)[0]),
+    Strict("eigh", "m", (F64, F32), lambda m: dc.eigh(m)[1]),
+    Strict("qr", "m", (F64, F32), lambda m: dc.qr(m)[1]),
+    Strict("svd", "m", (F64, F32), lambda m: dc.svd(m)[1]),
     Strict("diag_solve", "xx", FLOATS),
     *[Strict(p, "m", ALL, params=(("axes", (0,)),))
       for p in ("reduce_prod", "reduce_max", "reduce_min")],
@@ -105,6 +137,7 @@ STRICT = [
     Strict("root", "x", FLOATS, lambda x: rune.root(lambda y: y - x, lambda: x)),
     Strict("remat", "x", ALL, lambda x: rune.remat(lambda v: v)(x)),
     Strict("name", "x", ALL, lambda x: rune.checkpoint_name(x, "n")),
+    Strict("debug_callback", "x", ALL, lambda x: (rune.debug.callback(lambda v: None, x), x)[1]),
     Strict("custom_jvp_call", "x", ALL, lambda x: _custom_identity()[0](x)),
     Strict("custom_vjp_call", "x", ALL, lambda x: _custom_identity()[1](x)),
     Strict("custom_lin", "x", ALL, lambda x: _custom_lin(x)),
@@ -213,6 +246,29 @@ LINEAR = [
     Linear("dynamic_update_slice_update", "dynamic_update_slice",
            lambda x, u, i: ix.dynamic_update_slice(x, u, [i]),
            (((5,), "any"), ((2,), "any"), ((), "start")), (1,)),
+    Linear("gather", "gather", lambda x, i: gt.gather(x, [i]),
+           (((5, 2), "any"), ((6,), "index")), (0,)),  # repeated indices among the 6
+    *[Linear(f"gather_{m}", "gather", lambda x, i, j, m=m: gt.gather(x, [i, j], m, 2.5),
+             (((4, 3), "any"), ((2, 3), "start"), ((2, 3), "start")), (0,))
+      for m in ("clip", "wrap", "fill")],  # "fill": affine, 2.5 out of bounds
+    # set and add are linear in (x, updates); the 6 indices repeat positions of the 4
+    *[Linear(f"scatter_{op}_{m}", "scatter",
+             lambda x, i, u, op=op, m=m: gt.scatter(x, [i], u, op, m),
+             (((4, 2), "any"), ((6,), "index" if m == "raise" else "start"), ((6, 2), "any")),
+             (0, 2))
+      for op in ("set", "add") for m in ("raise", "drop", "clip", "wrap")],
+    *[Linear(f"scatter_set_{which}", "scatter", lambda x, i, u: gt.scatter(x, [i], u, "set"),
+             (((4, 2), "any"), ((6,), "index"), ((6, 2), "any")), lin)
+      for which, lin in (("x", (0,)), ("updates", (2,)))],
+    Linear("cumulative_sum", "cumulative", lambda x: so.cumulative(x, 1, "sum"),
+           (((2, 5), "any"),), (0,)),
+    Linear("cumulative_sum_reverse", "cumulative", lambda x: so.cumulative(x, 0, "sum", True),
+           (((4, 3), "any"),), (0,)),
+    Linear("fma_a", "fma", ew.fma, (V3, V3, V3), (0,)),
+    Linear("fma_b", "fma", ew.fma, (V3, V3, V3), (1,)),
+    Linear("fma_a_c", "fma", ew.fma, (V3, V3, V3), (0, 2)),
+    Linear("fma_scalar_b_c", "fma", ew.fma, (V3, S, S), (1,)),
+    Linear("fma_scalar_c", "fma", ew.fma, (V3, V3, S), (0, 2)),
     Linear("dot_general_lhs", "dot_general", lambda a, b: la.dot_general(a, b, ((1,), (0,))),
            (((2, 3), "any"), ((3, 4), "any")), (0,)),
     Linear("dot_general_rhs", "dot_general", lambda a, b: la.dot_general(a, b, ((1,), (0,))),
@@ -221,6 +277,11 @@ LINEAR = [
              lambda a, b: la.dot_general(a, b, ((2,), (0,)), ((1,), (1,))),
              (((2, 3, 4), "any"), ((4, 3, 5), "any")), (k,)) for k in (0, 1)],
     Linear("solve", "solve", la.solve, (((3, 3), "wellcond"), ((3, 2), "any")), (1,)),
+    *[Linear(f"triangular_solve_{lo}_{tr}_{ud}", "triangular_solve",
+             lambda a, b, lo=lo, tr=tr, ud=ud: dc.triangular_solve(
+                 a, b, lower=lo, transpose_a=tr, unit_diagonal=ud),
+             (((2, 3, 3), "wellcond"), ((2, 3, 2), "any")), (1,))
+      for lo, tr, ud in ((True, False, False), (False, True, False), (True, True, True))],
     Linear("diag_solve", "diag_solve", la.diag_solve, (((3,), "nonzero"), V3), (1,)),
     Linear("cond", "cond",
            lambda w, p, x: rune.cond(p, lambda v: v * w, lambda v: -v[::-1], x),

@@ -13,9 +13,14 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
+from rune_jit.numpy.sorting import accumulate
+from rune_jit.ops import elementwise as ew
+from rune_jit.ops import gather as gt
 from rune_jit.ops import index as ix
+from rune_jit.ops import decomp as dc
 from rune_jit.ops import linalg as la
 from rune_jit.ops import shape as sh
+from rune_jit.ops import sort as so
 from rune_jit.primitive import Primitive
 from rune_jit.trace import bind1
 from primitive_cases import F64, UNARY, draw, prims_in
@@ -26,6 +31,7 @@ class Grad:
     id: str
     fn: Callable
     args: Callable  # rng -> arguments
+    modes: tuple = ("fwd", "rev")  # a custom_vjp function has no forward mode
 
 
 def _draw(*specs) -> Callable:
@@ -37,13 +43,21 @@ def _fixed(*arrays) -> Callable:
     return lambda rng: [np.asarray(a, F64) for a in arrays]
 
 
+def _given(*arrays) -> Callable:
+    """These arguments, in their own dtypes (indices stay integers)."""
+    return lambda rng: [np.asarray(a) for a in arrays]
+
+
 ANY, POS, NONZERO = ((3,), "any"), ((3,), "pos"), ((3,), "nonzero")
-DOMAIN = {"any": "any", "pos": "pos", "small": "small", "special": "any", "coarse": "any"}
+DOMAIN = {"any": "any", "pos": "pos", "small": "small", "special": "any", "coarse": "any",
+          "above1": "above1"}
 PIECEWISE = {  # names whose derivative is zero inside a piece: checked on a smooth product
     "sign": lambda x: rnp.sign(x) * x * x,
     "isnan": lambda x: rnp.where(rnp.isnan(x), 0.0, x * x),
     "isfinite": lambda x: rnp.where(rnp.isfinite(x), x * x, 0.0),
     "logical_not": lambda x: rnp.where(rnp.logical_not(x > 0), x, 2 * x),
+    "invert": lambda x: x * rnp.astype(rnp.invert(rnp.astype(x * 4, np.int64)), F64),
+    "bitwise_count": lambda x: x * rnp.bitwise_count(rnp.astype(x * 4, np.int64)),
 }
 
 
@@ -58,6 +72,15 @@ def _unary() -> list[Grad]:
 
 def _compare(op):
     return lambda x, y: rnp.where(op(x, y), x * y, x + y)
+
+
+def _bits(op):
+    """x * y times an integer function of both: derivatives of the product inside a piece."""
+    def f(x, y):
+        bits = op(rnp.astype(x * 4, np.int64) & 15, rnp.astype(y * 2, np.int64) & 3)
+        return x * y * rnp.astype(bits, F64)
+
+    return f
 
 
 def _logical(op):
@@ -83,6 +106,18 @@ ELEMENTWISE = [
     *[(n, _logical(getattr(rnp, n)), (ANY, ANY))
       for n in ("logical_and", "logical_or", "logical_xor")],
     ("where", rnp.where, (((2, 3), "pred"), ((2, 3), "any"), ANY)),
+    *[(n, _bits(getattr(rnp, n)), (ANY, ANY))
+      for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")],
+    ("fma", ew.fma, (ANY, ANY, ANY)),
+    ("fma_scalar_b", ew.fma, (ANY, ((), "any"), ANY)),
+    ("erf", ew.erf, (ANY,)),
+    ("erfc", ew.erfc, (ANY,)),
+    ("hypot", rnp.hypot, (NONZERO, NONZERO)),
+    ("copysign", rnp.copysign, (NONZERO, NONZERO)),
+    ("fmod", rnp.fmod, (ANY, NONZERO)),
+    ("erfinv", ew.erfinv, (((3,), "small"),)),
+    ("bitcast_convert", lambda x: x * rnp.astype(  # the exponent bits: a step function
+        rnp.right_shift(ew.bitcast_convert(x, np.uint64), 52), F64), (ANY,)),
 ]
 
 
@@ -139,6 +174,34 @@ INDEXING = [
      (((4, 5), "any"), ((), "start"), ((), "start"))),
     ("dynamic_update_slice", lambda x, u, i: ix.dynamic_update_slice(x, u * u, [i]),
      (((5,), "any"), ((2,), "any"), ((), "start"))),
+    ("take", lambda x, i: rnp.take(x, i, axis=0), (((5, 2), "any"), ((6,), "index"))),
+    ("take_along_axis", lambda x, i: rnp.take_along_axis(x, i, 1),
+     (((2, 4), "any"), ((2, 3), "index"))),
+    ("gather_fill", lambda x, i: gt.gather(x, [i], "fill", 1.5) * x[0], (((4,), "any"),
+                                                                          ((6,), "start"))),
+    ("at_set", lambda x, i, u: rnp.at(x)[i].set(u * u),  # repeated: the last update wins
+     (((4,), "any"), ((6,), "index"), ((6,), "any"))),
+    ("at_add_drop", lambda x, i, u: rnp.at(x)[i].add(rnp.sin(u), mode="drop"),
+     (((4, 2), "any"), ((5,), "start"), ((5, 2), "any"))),
+    ("at_multiply", lambda x, i, u: rnp.at(x)[i].multiply(u),
+     (((4,), "any"), ((6,), "index"), ((6,), "any"))),
+    ("at_multiply_zeros", lambda x, i, u: rnp.at(x)[i].multiply(u),  # one zero at 0, two at 1
+     _given([1.5, -2.0, 0.5, 0.0], [0, 0, 1, 1, 1, 3], [0.0, 2.0, 0.0, -1.5, 0.0, 3.0])),
+    *[(f"at_{op}", lambda x, i, u, op=op: getattr(rnp.at(x)[i], op)(u),
+       (((4,), "distinct"), ((6,), "index"), ((6,), "distinct"))) for op in ("min", "max")],
+]
+
+SORTING = [
+    ("sort", lambda x: rnp.sort(x, axis=0), (((4, 3), "distinct"),)),
+    ("sort_descending", lambda x: rnp.sort(x, descending=True), (((2, 5), "distinct"),)),
+    ("argsort", lambda x: x * rnp.argsort(x), (((5,), "distinct"),)),
+    ("cumsum", lambda x: rnp.cumsum(x, axis=1), (((2, 4), "any"),)),
+    ("cumsum_reverse", lambda x: so.cumulative(x, 0, "sum", True), (((4, 2), "any"),)),
+    ("cumprod", lambda x: rnp.cumprod(x, axis=0), (((4, 2), "any"),)),
+    ("cumprod_zeros", lambda x: rnp.cumprod(x, axis=1), _fixed(ZEROS)),
+    ("cumprod_reverse", lambda x: so.cumulative(x, 1, "prod", True), (((2, 4), "any"),)),
+    ("cummax", lambda x: accumulate("maximum", x, 1), (((2, 6), "distinct"),)),
+    ("cummin_reverse", lambda x: so.cumulative(x, 0, "min", True), (((6, 2), "distinct"),)),
 ]
 
 LINALG = [
@@ -155,6 +218,17 @@ LINALG = [
     ("solve", rnp.linalg.solve, (((3, 3), "wellcond"), ANY)),
     ("solve_matrix_rhs", rnp.linalg.solve, (((3, 3), "wellcond"), ((3, 2), "any"))),
     ("solve_batched", rnp.linalg.solve, (((2, 3, 3), "wellcond"), ((2, 3, 2), "any"))),
+    # decompositions (ops/decomp.py); more cases in tests/test_linalg.py
+    ("cholesky", rnp.linalg.cholesky, (((2, 3, 3), "spd"),)),
+    ("triangular_solve", lambda a, b: dc.triangular_solve(a, b, lower=False, transpose_a=True),
+     (((3, 3), "wellcond"), ((3, 2), "any"))),
+    ("lu_det", rnp.linalg.det, (((2, 3, 3), "wellcond"),)),
+    ("eigh", lambda a: [x ** 2 for x in rnp.linalg.eigh(a)],
+     _fixed([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.5, 1.0, 5.0]])),
+    ("eigvalsh", rnp.linalg.eigvalsh, (((2, 3, 3), "any"),)),
+    ("qr", lambda a: list(rnp.linalg.qr(a)), (((4, 3), "any"),)),
+    ("svd", lambda a: [x ** 2 for x in rnp.linalg.svd(a, full_matrices=False)],
+     _fixed([[3.0, 1.0], [1.0, 2.0], [0.5, -1.0]])),
 ]
 
 
@@ -186,17 +260,48 @@ CONTROL = [
                                              linear_solver=s), (POS,))
       for s in ("dense", "diagonal")],
     ("remat", lambda x, y: rune.remat(lambda a: rnp.sin(a) * y)(x), (ANY, ANY)),
+    ("checkpoint_name", lambda x, y: rune.checkpoint_name(rnp.sin(x) * y, "h") * x, (ANY, ANY)),
+    ("debug_callback", lambda x, y: (rune.debug.callback(lambda a: None, x), rnp.sin(x) * y)[1],
+     (ANY, ANY)),
+    ("custom_jvp", lambda x: _log1pexp(x) * x, (((3,), "any"),)),
+    ("custom_jvp_in_scan", lambda c, xs: rune.scan(lambda a, r: (_log1pexp(a * r), a), c, xs),
+     (ANY, ((3, 3), "small"))),
 ]
 
-GRADS = _unary() + [Grad(i, f, a if callable(a) else _draw(*a))
-                    for i, f, a in ELEMENTWISE + SHAPES + REDUCTIONS + INDEXING + LINALG + CONTROL]
+
+@rune.custom_jvp
+def _log1pexp(x):
+    return rnp.log1p(rnp.exp(x))
+
+
+@_log1pexp.defjvp
+def _log1pexp_jvp(primals, tangents):  # the derivative, by another formula than autodiff's
+    (x,), (t,) = primals, tangents
+    return _log1pexp(x), t / (1.0 + rnp.exp(-x))
+
+
+@rune.custom_vjp
+def _sin_times(x, y):
+    return rnp.sin(x) * y
+
+
+_sin_times.defvjp(lambda x, y: (rnp.sin(x) * y, (rnp.cos(x), rnp.sin(x), y)),
+                  lambda res, ct: (res[0] * res[2] * ct, res[1] * ct))
+
+REVERSE_ONLY = [  # forward mode of a custom_vjp function is an error (tests/test_custom.py)
+    Grad("custom_vjp", lambda x, y: _sin_times(x, y) * x, _draw(ANY, ANY), ("rev",)),
+]
+
+GRADS = _unary() + [Grad(i, f, a if callable(a) else _draw(*a)) for i, f, a in
+                    ELEMENTWISE + SHAPES + REDUCTIONS + INDEXING + SORTING + LINALG + CONTROL
+                    ] + REVERSE_ONLY
 EXACT_ZERO = {"stop_gradient": "its derivative is zero by definition, not by differences"}
 
 
 @pytest.mark.parametrize("case", GRADS, ids=lambda c: c.id)
 def test_check_grads(case, rng):
     with np.errstate(all="ignore"):  # the unselected side of a where may overflow
-        rune.check_grads(case.fn, *case.args(rng), modes=("fwd", "rev"))
+        rune.check_grads(case.fn, *case.args(rng), modes=case.modes)
 
 
 def test_every_differentiable_primitive_is_checked(rng):

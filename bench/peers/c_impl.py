@@ -137,7 +137,36 @@ def w7(p):
     return run
 
 
-IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7,
+def _w8_args(p):
+    ints = [np.ascontiguousarray(a, np.int64) for a in (p.rows, p.cols)]
+    n, nnz, steps = (ctypes.c_long(v) for v in (p.n, p.vals.size, p.steps))
+    return ints, [_p(p.vals), _p(ints[0]), _p(ints[1]), nnz, _p(p.x0), _p(p.b), n, steps]
+
+
+def w8(p):
+    ints, args = _w8_args(p)
+
+    def run():
+        x, y = np.empty(p.n), np.empty(p.n)
+        _library().spmv_loop(*args, _p(x), _p(y))
+        return x
+    run.keep = ints  # the index arrays C reads must live as long as the call
+    return run
+
+
+def w8g(p):
+    ints, args = _w8_args(p)
+
+    def run():
+        g, xs = np.empty(p.vals.size), np.empty((p.steps + 1) * p.n)
+        gx, gy = np.empty(p.n), np.empty(p.n)
+        _library().spmv_grad(*args, _p(g), _p(xs), _p(gx), _p(gy))
+        return g
+    run.keep = ints
+    return run
+
+
+IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7, "W8": w8, "W8g": w8g,
          "W4": lambda p: _lanes(_library().newton, p),
          "W4s": lambda p: _lanes(_library().newton, p),
          "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6}

@@ -133,3 +133,37 @@ void pendulum(const double *s0, const double *xs, long n, double *s, double *ys)
     s[0] = th;
     s[1] = om;
 }
+
+/* W8: x' = tanh(A x + b) for a COO matrix A, `steps` times */
+void spmv_loop(const double *vals, const long *rows, const long *cols, long nnz,
+               const double *x0, const double *b, long n, long steps, double *x, double *y) {
+    for (long i = 0; i < n; i++) x[i] = x0[i];
+    for (long t = 0; t < steps; t++) {
+        for (long i = 0; i < n; i++) y[i] = b[i];
+        for (long k = 0; k < nnz; k++) y[rows[k]] += vals[k] * x[cols[k]];
+        for (long i = 0; i < n; i++) x[i] = tanh(y[i]);
+    }
+}
+
+/* W8g: the gradient of sum(final x) w.r.t. vals; xs holds the (steps + 1) states */
+void spmv_grad(const double *vals, const long *rows, const long *cols, long nnz,
+               const double *x0, const double *b, long n, long steps, double *g,
+               double *xs, double *gx, double *gy) {
+    for (long i = 0; i < n; i++) xs[i] = x0[i];
+    for (long t = 0; t < steps; t++) {
+        double *x = xs + t * n, *next = xs + (t + 1) * n;
+        for (long i = 0; i < n; i++) gy[i] = b[i];
+        for (long k = 0; k < nnz; k++) gy[rows[k]] += vals[k] * x[cols[k]];
+        for (long i = 0; i < n; i++) next[i] = tanh(gy[i]);
+    }
+    for (long k = 0; k < nnz; k++) g[k] = 0.0;
+    for (long i = 0; i < n; i++) gx[i] = 1.0;
+    for (long t = steps - 1; t >= 0; t--) {
+        const double *x = xs + t * n, *next = xs + (t + 1) * n;
+        for (long i = 0; i < n; i++) { gy[i] = gx[i] * (1.0 - next[i] * next[i]); gx[i] = 0.0; }
+        for (long k = 0; k < nnz; k++) {
+            g[k] += gy[rows[k]] * x[cols[k]];
+            gx[cols[k]] += gy[rows[k]] * vals[k];
+        }
+    }
+}

@@ -8,6 +8,7 @@ its result is ready. Each factory builds a NEW jax.jit object of a new function.
 from __future__ import annotations
 
 import jax
+import numpy as np
 import jax.numpy as jnp
 
 jax.config.update("jax_enable_x64", True)
@@ -107,12 +108,61 @@ def w7(p):
     return _ready(jax.jit(_pendulum), p.s0, p.xs)
 
 
+def _spmv_loop(p):
+    def loop(vals, rows, cols, x0, b):
+        def step(x, _):
+            return jnp.tanh(jnp.zeros(p.n).at[rows].add(vals * x[cols]) + b), None
+        return jax.lax.scan(step, x0, length=p.steps)[0]
+    return loop
+
+
+def w8(p):
+    return _ready(jax.jit(_spmv_loop(p)), p.vals, p.rows, p.cols, p.x0, p.b)
+
+
+def w8g(p):
+    loop = _spmv_loop(p)
+    return _ready(jax.jit(jax.grad(lambda vals, *rest: jnp.sum(loop(vals, *rest)))),
+                  p.vals, p.rows, p.cols, p.x0, p.b)
+
+
+def _paths(p):
+    def mean_final(mu, sigma):
+        key = jax.random.PRNGKey(p.seed)
+
+        def step(x, t):
+            z = jax.random.normal(jax.random.fold_in(key, t), (p.paths,))
+            return x + mu * x * p.dt + sigma * x * jnp.sqrt(p.dt) * z, None
+        final = jax.lax.scan(step, jnp.ones(p.paths), jnp.arange(p.steps))[0]
+        return jnp.mean(jnp.maximum(final - 1.0, 0.0))
+    return mean_final
+
+
+def w9(p):
+    return _ready(jax.jit(_paths(p)), p.mu, p.sigma)
+
+
+def w9g(p):
+    f = jax.jit(jax.grad(_paths(p), argnums=(0, 1)))
+    return lambda: np.array(jax.block_until_ready(f(p.mu, p.sigma)))
+
+
+def _linalg(A, b):
+    w, v = jnp.linalg.eigh(A)
+    return jnp.linalg.solve(A, b), jnp.linalg.cholesky(A), w, v * v
+
+
+def w10(p):
+    return _ready(jax.jit(_linalg), p.A, p.b)
+
+
 def dispatch(p):
     return _ready(jax.jit(lambda x: x + 1), p.x)
 
 
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
-         "W6": _w6(False), "W6r": _w6(True), "W7": w7, "D": dispatch}
+         "W6": _w6(False), "W6r": _w6(True), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
+         "W10": w10, "W10b": w10, "D": dispatch}
 UNROLLED = {"W5": w5_unrolled}
 
 

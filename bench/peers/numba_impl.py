@@ -139,6 +139,32 @@ def _add1(x):
     return x + 1
 
 
+def _paths(seed, paths, steps, mu, sigma, dt):
+    np.random.seed(seed)
+    x = np.ones(paths)
+    root = math.sqrt(dt)
+    for _ in range(steps):
+        for j in range(paths):
+            x[j] += mu * x[j] * dt + sigma * x[j] * root * np.random.standard_normal()
+    return np.maximum(x - 1.0, 0.0).mean()
+
+
+def _paths_grad(seed, paths, steps, mu, sigma, dt):
+    """d mean(max(X_T - 1, 0)) / d(mu, sigma) by forward tangents along each path."""
+    np.random.seed(seed)
+    x, dmu, dsig = np.ones(paths), np.zeros(paths), np.zeros(paths)
+    root = math.sqrt(dt)
+    for _ in range(steps):
+        for j in range(paths):
+            z = np.random.standard_normal()
+            grow = 1.0 + mu * dt + sigma * root * z
+            dmu[j] = dmu[j] * grow + x[j] * dt
+            dsig[j] = dsig[j] * grow + x[j] * root * z
+            x[j] *= grow
+    itm = x > 1.0
+    return np.array([(dmu * itm).mean(), (dsig * itm).mean()])
+
+
 def _make(kernel, *fields):
     def factory(p):
         f = numba.njit(kernel)
@@ -166,7 +192,44 @@ def w5(p):
     return lambda: adjoint(newton(p.a, p.max_steps))
 
 
-IMPLS = {"W1": _make(_scan1, "xs"), "W2": _make(_scan1_adjoint, "xs"), "W3": w3, "W3g": w3g,
+def _spmv_loop(vals, rows, cols, x0, b, steps):
+    x = x0.copy()
+    y = np.empty_like(x)
+    for _ in range(steps):
+        y[:] = b
+        for k in range(vals.size):
+            y[rows[k]] += vals[k] * x[cols[k]]
+        for i in range(x.size):
+            x[i] = math.tanh(y[i])
+    return x
+
+
+def _spmv_grad(vals, rows, cols, x0, b, steps):
+    n = x0.size
+    xs = np.empty((steps + 1, n))  # the forward pass's states: the adjoint reads them
+    xs[0] = x0
+    for t in range(steps):
+        y = b.copy()
+        for k in range(vals.size):
+            y[rows[k]] += vals[k] * xs[t, cols[k]]
+        for i in range(n):
+            xs[t + 1, i] = math.tanh(y[i])
+    g, gx, gy = np.zeros(vals.size), np.ones(n), np.empty(n)
+    for t in range(steps - 1, -1, -1):
+        for i in range(n):
+            gy[i] = gx[i] * (1.0 - xs[t + 1, i] ** 2)
+            gx[i] = 0.0
+        for k in range(vals.size):
+            g[k] += gy[rows[k]] * xs[t, cols[k]]
+            gx[cols[k]] += gy[rows[k]] * vals[k]
+    return g
+
+
+IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
+         "W9g": _make(_paths_grad, "seed", "paths", "steps", "mu", "sigma", "dt"),
+         "W8": _make(_spmv_loop, "vals", "rows", "cols", "x0", "b", "steps"),
+         "W8g": _make(_spmv_grad, "vals", "rows", "cols", "x0", "b", "steps"),
+         "W1": _make(_scan1, "xs"), "W2": _make(_scan1_adjoint, "xs"), "W3": w3, "W3g": w3g,
          "W4": _make(_newton, "a", "max_steps"), "W4s": _make(_newton, "a", "max_steps"),
          "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "W7": _make(_pendulum, "s0", "xs"),
          "D": _make(_add1, "x")}

@@ -103,5 +103,41 @@ def dispatch(p):
     return lambda: p.x + 1
 
 
+def w8(p):
+    def run():
+        x = p.x0
+        for _ in range(p.steps):
+            x = np.tanh(np.bincount(p.rows, p.vals * x[p.cols], minlength=p.n) + p.b)
+        return x
+    return run
+
+
+def _paths(p, grad: bool):
+    """W9 (mean of X_T) or W9g (its pathwise gradient by forward tangents), vectorized
+    over the paths, one np.random draw a path and step."""
+    def run():
+        rng = np.random.default_rng(p.seed)
+        x, dmu, dsig = np.ones(p.paths), np.zeros(p.paths), np.zeros(p.paths)
+        root = np.sqrt(p.dt)
+        for _ in range(p.steps):
+            z = rng.standard_normal(p.paths)
+            grow = 1.0 + p.mu * p.dt + p.sigma * root * z
+            if grad:
+                dmu, dsig = dmu * grow + x * p.dt, dsig * grow + x * root * z
+            x = x * grow
+        itm = x > 1.0
+        return (np.array([(dmu * itm).mean(), (dsig * itm).mean()]) if grad
+                else np.maximum(x - 1.0, 0.0).mean())
+    return run
+
+
+def _linalg(A, b):
+    w, v = np.linalg.eigh(A)
+    return np.linalg.solve(A, b), np.linalg.cholesky(A), w, v * v
+
+
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W6": w6,
+         "W8": w8,
+         "W9": lambda p: _paths(p, False), "W9g": lambda p: _paths(p, True),
+         "W10": lambda p: lambda: _linalg(p.A, p.b), "W10b": lambda p: lambda: _linalg(p.A, p.b),
          "D": dispatch}

@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..dtypes import check_supported, python_scalar_dtype, result_type
+from ..dtypes import check_supported, float_for, int_bounds, python_scalar_dtype, result_type
 from ..ops import elementwise as ew
 from ..ops.shape import broadcast_in_dim
 from ..trace import Tracer, type_of_value
@@ -28,13 +28,13 @@ def as_shape(shape: Any) -> tuple[int, ...]:
 
 def strong(x: Tracer) -> Tracer:
     """`x` as a strong value, as np.asarray makes a Python scalar a strong 0-d array."""
-    return Tracer(x.var, x.builder) if x.weak else x
+    return Tracer(x.ir_var, x.builder) if x.weak else x
 
 
 def weak(x: Tracer) -> Tracer:
     """A weak view of `x`: a new Tracer, since the builder shares tracers between equal
     equations (CSE) and marking one in place would make its other uses weak too."""
-    return x if x.weak else Tracer(x.var, x.builder, weak=True)
+    return x if x.weak else Tracer(x.ir_var, x.builder, weak=True)
 
 
 # ndarray subclasses whose values and operations are exactly an ndarray's: a memmap only
@@ -84,6 +84,10 @@ def accept(x: Any, where: str = "rune_jit.numpy") -> Any:
 
 def dtype_weak(x: Any) -> tuple[np.dtype, bool]:
     if is_python_scalar(x):
+        if isinstance(x, int) and not isinstance(x, bool):
+            # any Python int promotes as a weak int; whether it fits the result is its
+            # conversion's question (`to_dtype`), as in NumPy (2**63 fits uint64)
+            return np.dtype(np.int64), True
         return python_scalar_dtype(x), True
     if isinstance(x, Tracer):
         return x.dtype, x.weak
@@ -103,10 +107,18 @@ def promote(*xs: Any, where: str = "rune_jit.numpy") -> list:
     xs = [accept(x, where) for x in xs]
     dtype = check_supported(result_type(*[dtype_weak(x) for x in xs]), where)
     for x in xs:
-        if (isinstance(x, Tracer) and x.weak and x.dtype.kind == "i" and dtype.kind == "i"
-                and dtype.itemsize < x.dtype.itemsize):
+        if isinstance(x, Tracer) and x.weak and x.dtype.kind == "i" and narrows(x.dtype, dtype):
             weak_int_converted(x, dtype)
     return [to_dtype(x, dtype) for x in xs]
+
+
+def narrows(src: np.dtype, dst: np.dtype) -> bool:
+    """Converting integers of `src` to `dst` can lose values (a weak int64 to uint8)."""
+    if dst.kind not in "iu":
+        return False
+    lo, hi = int_bounds(src)
+    dlo, dhi = int_bounds(dst)
+    return lo < dlo or hi > dhi
 
 
 # A weak int argument (a Python int passed to jit, vmap, ...) is traced as an int64 whose
@@ -139,14 +151,14 @@ def weak_int_converted(x: Any, dtype: np.dtype) -> None:
     if isinstance(x, Tracer):
         for builder, into in reversed(getattr(_collecting, "stack", ())):
             if builder is x.builder:
-                into.append((x.var, np.dtype(dtype)))
+                into.append((x.ir_var, np.dtype(dtype)))
                 return
         outer = _in_enclosing_trace(x)
         if outer is not None:
             weak_int_converted(outer, dtype)
         return
-    value, bound = int(x), 1 << (8 * np.dtype(dtype).itemsize - 1)  # signed: int32, int64
-    if not -bound <= value < bound:
+    value, (lo, hi) = int(x), int_bounds(dtype)
+    if not lo <= value <= hi:
         raise OverflowError(f"Python integer {value} out of bounds for {np.dtype(dtype)}")
 
 
@@ -161,7 +173,7 @@ def _in_enclosing_trace(x: Tracer) -> Any:
     b = x.builder
     if b.parent is None:
         return None
-    body = dce(Region((), tuple(b.eqns), (x.var,)))
+    body = dce(Region((), tuple(b.eqns), (x.ir_var,)))
     free = body.captures  # here: the builder's own params and the outer values it reads
     if any(v not in b.captured for v in free):
         return None
@@ -196,11 +208,32 @@ def broadcast_to_shape(x: Any, shape: tuple) -> Any:
     return broadcast_in_dim(x, shape, tuple(range(len(shape) - len(xs), len(shape))))
 
 
-def float_operands(*xs: Any, where: str) -> list:
-    """Promoted, then made float (float64 for ints and bools), as np.sin and np.divide do."""
-    xs = promote(*xs, where=where)
-    dtype = dtype_weak(xs[0])[0]
-    return xs if dtype.kind == "f" else [to_dtype(x, np.dtype(np.float64)) for x in xs]
+def float_operands(*xs: Any, where: str, widest: bool = False) -> list:
+    """The operands in the float dtype NumPy's loop search picks for np.sin, np.arctan2:
+    the smallest float that every operand casts to safely (`dtypes.float_for`: float16
+    for bool, int8, uint8; float32 for int16, uint16), or, with `widest`, float64 when no
+    operand is a float (np.divide's rule)."""
+    xs = [accept(x, where) for x in xs]
+    to = _float_dtype([dtype_weak(x) for x in xs], widest)
+    promote(*xs, where=where)  # for its checks (a weak int narrowed: OverflowError)
+    return [to_dtype(x, to) for x in xs]
+
+
+KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
+def _float_dtype(pairs: list[tuple[np.dtype, bool]], widest: bool) -> np.dtype:
+    """NumPy's loop search with weak scalars: a Python scalar of a kind above every
+    array's (a float with integer arrays) counts as its default dtype (float64); one of a
+    kind the arrays have counts for nothing."""
+    strong = [d for d, w in pairs if not w]
+    if not strong:
+        return float_for(result_type(*pairs))
+    top = max(KIND_RANK[d.kind] for d in strong)
+    counted = strong + [d for d, w in pairs if w and KIND_RANK[d.kind] > top]
+    if widest and all(d.kind != "f" for d in counted):
+        return np.dtype(np.float64)
+    return np.result_type(*[float_for(d) for d in counted])
 
 
 def normalize_axis(axis: int, ndim: int, where: str) -> int:

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import check_supported, python_scalar_dtype
-from ..ops.shape import full as staged_full
-from ..trace import Tracer, current, type_of_value
+from ..ops.shape import broadcast_in_dim_p, full as staged_full
+from ..trace import Tracer, bind1, current, type_of_value
 from ._core import PY_SCALARS, as_shape, strong, to_dtype
 
 FLOAT64 = np.dtype(np.float64)
@@ -70,10 +70,15 @@ def array(obj: Any, dtype: Any = None) -> Any:
         out = stack([array(x) for x in obj])
         return astype(out, dtype) if dtype is not None else out
     out = np.array(obj, dtype=dtype)
-    if out.dtype == np.dtype(np.float16) or out.dtype.kind in "uc":
-        raise TypeError(f"rune_jit.numpy.array: dtype {out.dtype} is not supported")
     check_supported(out.dtype, "rune_jit.numpy.array")
-    return out
+    return _staged(out) if current() is not None and out.ndim else out
+
+
+def _staged(x: np.ndarray) -> Tracer:
+    """A constant as a value of the trace being recorded, as every rune_jit.numpy result
+    there is: so that `rnp.asarray(table)[:, i]` with a traced `i` indexes with
+    rune_jit's rules (a NumPy array cannot be indexed by a traced value)."""
+    return bind1(broadcast_in_dim_p, x, shape=x.shape, broadcast_dims=tuple(range(x.ndim)))
 
 
 def _holds_tracer(obj: Any) -> bool:

@@ -1,4 +1,5 @@
-"""x[key] for ints, slices, None, Ellipsis and traced integer scalars.
+"""x[key] for ints, slices, None, Ellipsis and traced integer scalars (index arrays and
+masks: numpy/advanced.py).
 
 A traced index i counts from the end when negative (as NumPy's does) and is
 then clamped into bounds, since a compiled program cannot raise IndexError
@@ -16,19 +17,22 @@ from ..ops import elementwise as ew
 from ..ops.index import dynamic_slice
 from ..ops.shape import reshape, rev, slice_op
 from ..trace import Tracer
+from .advanced import is_advanced, take
 
 
 def _index(k: Any) -> Any:
     """A key entry checked, with a 0-d integer array made the int it stands for (as in
     NumPy); a bool is a mask in NumPy (x[True] adds an axis), never the index 1."""
-    if isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind == "i":
+    if isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind in "iu":
         return int(k)
     if isinstance(k, (list, np.ndarray, bool, np.bool_)) or (
             isinstance(k, Tracer) and k.shape != ()):
         raise IndexError("rune_jit: indexing with arrays (advanced indexing) is not "
                          "supported; use ints, slices, None and integer scalars")
-    if isinstance(k, Tracer) and k.dtype.kind not in "i":
+    if isinstance(k, Tracer) and k.dtype.kind not in "iu":
         raise IndexError(f"rune_jit: a traced index must be an integer, got {k.dtype}")
+    if isinstance(k, Tracer) and k.dtype.kind == "u":  # starts are signed (they may count
+        return ew.convert(k, np.dtype(np.int64))         # from the end)
     return k
 
 
@@ -49,6 +53,8 @@ def _expand(key: Any, ndim: int) -> list:
 
 
 def getitem(x: Any, key: Any) -> Any:
+    if is_advanced(key):  # index arrays or masks: a gather (numpy/advanced.py)
+        return take(x, key)
     shape = x.shape
     key = _expand(key, len(shape))
     starts, limits, strides, flips, out_shape, dynamic = [], [], [], [], [], {}

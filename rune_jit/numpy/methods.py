@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..trace import Tracer
-from . import indexing, math, products, reductions, shapes
+from . import advanced, indexing, math, products, reductions, shapes, sorting
 from ._core import is_python_scalar, weak
 
 
@@ -32,33 +32,16 @@ def _binary(fn: Callable) -> tuple[Callable, Callable]:
     return op, rop
 
 
-def _bool_only(name: str, logical: Callable) -> Callable:
-    def f(a, b):
-        for x in (a, b):
-            kind = x.dtype.kind if hasattr(x, "dtype") else ("b" if isinstance(x, bool) else "i")
-            if kind != "b":
-                raise TypeError(f"rune_jit: {name} is supported on bools only (logical "
-                                f"{name}); bitwise operations on integers are not")
-        return logical(a, b)
-
-    return f
-
-
-BITWISE = {"and": _bool_only("and", math.logical_and), "or": _bool_only("or", math.logical_or),
-           "xor": _bool_only("xor", math.logical_xor)}
-
-
 OPERATORS = {
     "add": math.add, "sub": math.subtract, "mul": math.multiply, "truediv": math.divide,
     "floordiv": math.floor_divide, "mod": math.remainder, "pow": math.power,
-    "matmul": products.matmul,
+    "matmul": products.matmul, "and": math.bitwise_and, "or": math.bitwise_or,
+    "xor": math.bitwise_xor, "lshift": math.left_shift, "rshift": math.right_shift,
 }
 
 
 def _invert(self):
-    if self.dtype.kind != "b":
-        raise TypeError("rune_jit: ~ is supported on bools only (logical not)")
-    return math.logical_not(self)
+    return _weak_result(math.invert(self), self)
 
 
 def _iter(self):
@@ -96,11 +79,10 @@ UFUNCS: dict[str, Callable] = {
         "add subtract multiply divide power negative positive absolute sign sqrt square exp "
         "expm1 log log1p sin cos tan tanh sinh cosh arctan arctan2 maximum minimum "
         "floor_divide remainder less less_equal greater greater_equal equal not_equal "
-        "logical_and logical_or logical_xor logical_not isnan isfinite").split()
+        "logical_and logical_or logical_xor logical_not isnan isfinite bitwise_and "
+        "bitwise_or bitwise_xor invert left_shift right_shift bitwise_count").split()
 }
 UFUNCS["matmul"] = products.matmul
-UFUNCS.update({f"bitwise_{name}": f for name, f in BITWISE.items()})
-UFUNCS["invert"] = _invert
 
 
 def qualified_name(f: Any) -> str:
@@ -118,6 +100,8 @@ def qualified_name(f: Any) -> str:
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     rule = UFUNCS.get(ufunc.__name__) if ufunc is getattr(np, ufunc.__name__, None) else None
     call = qualified_name(ufunc) + ("" if method == "__call__" else f".{method}")
+    if method == "accumulate" and rule is not None:  # np.maximum.accumulate(x), ...
+        return sorting.accumulate(ufunc.__name__, *inputs, **kwargs)
     if method != "__call__" or rule is None:
         raise TypeError(f"rune_jit: {call} has no rule for traced values")
     if kwargs:
@@ -135,7 +119,10 @@ def _function_table() -> dict[Callable, Callable]:
             f = getattr(module, name, None)
             if callable(f) and not isinstance(f, (type, np.ufunc)):
                 table[f] = getattr(rnp, name)
-    table[np.linalg.solve] = rnp.linalg.solve
+    for name in rnp.linalg.__all__:  # numpy.linalg's functions: rune_jit.numpy.linalg's
+        f = getattr(np.linalg, name, None)
+        if callable(f) and not isinstance(f, type):
+            table[f] = getattr(rnp.linalg, name)
     return table
 
 
@@ -156,12 +143,34 @@ def _array_function(self, func, types, args, kwargs):
     return rule(*args, **kwargs)
 
 
+def _sort_method(self, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """x.sort(): unlike NumPy's, a new array (traced values are immutable)."""
+    return sorting.sort(self, axis, kind, order, stable=stable, descending=descending)
+
+
+METHODS.update({  # indexing, sorting and prefix operations
+    "at": property(lambda self: advanced.AtIndexer(self)),
+    "sort": _sort_method,
+    "argsort": lambda self, axis=-1, kind=None, order=None: sorting.argsort(self, axis, kind,
+                                                                           order),
+    "cumsum": lambda self, axis=None, dtype=None: sorting.cumsum(self, axis, dtype),
+    "cumprod": lambda self, axis=None, dtype=None: sorting.cumprod(self, axis, dtype),
+    "take": lambda self, indices, axis=None, mode="raise": sorting.take(self, indices, axis,
+                                                                          mode=mode),
+    "searchsorted": lambda self, v, side="left", sorter=None: sorting.searchsorted(
+        self, v, side, sorter),
+    "nonzero": lambda self: sorting.nonzero(self),
+})
+
+# statistics, shapes, diagonals, attributes, and the in-place and value-reading methods
+# (numpy/array_methods.py)
+from .array_methods import METHODS as _MORE_METHODS  # noqa: E402
+
+METHODS.update(_MORE_METHODS)
+
+
 def install() -> None:
     for name, fn in OPERATORS.items():
-        op, rop = _binary(fn)
-        setattr(Tracer, f"__{name}__", op)
-        setattr(Tracer, f"__r{name}__", rop)
-    for name, fn in BITWISE.items():
         op, rop = _binary(fn)
         setattr(Tracer, f"__{name}__", op)
         setattr(Tracer, f"__r{name}__", rop)

@@ -72,7 +72,10 @@ def solve(a: Any, b: Any) -> Any:
     """x with a @ x = b; b is [M] or [..., M, K], as in NumPy 2."""
     where = "rune_jit.numpy.linalg.solve"
     # as numpy.linalg: float32 only when both are float32, float64 otherwise
-    single = all(dtype_weak(accept(x, where))[0] == np.float32 for x in (a, b))
+    dtypes = [dtype_weak(accept(x, where))[0] for x in (a, b)]
+    if np.dtype(np.float16) in dtypes:
+        raise TypeError(f"{where}: array type float16 is unsupported in linalg (as in NumPy)")
+    single = all(d == np.float32 for d in dtypes)
     a, b = [as_value(x) for x in promote(a, b, where=where)]
     a, b = [to_dtype(x, np.dtype(np.float32 if single else np.float64)) for x in (a, b)]
     sa, sb = shape_of(a), shape_of(b)

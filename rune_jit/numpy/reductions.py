@@ -14,7 +14,8 @@ from ..ops.shape import reshape
 from ._core import as_value, normalize_axes, normalize_axis, promote, shape_of, to_dtype
 from .math import _as_bool, divide
 
-INT64 = np.dtype(np.int64)
+INT64, UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
+F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
 def _keep(y: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
@@ -31,8 +32,9 @@ def _reduction(name: str, op: Callable, widen_ints: bool) -> Callable:
         a = as_value(a)
         if dtype is not None:
             a = to_dtype(a, check_supported(np.dtype(dtype), where))
-        elif widen_ints and a.dtype.kind in "ib":
-            a = to_dtype(a, INT64)  # NumPy sums integers and bools in the platform int
+        elif widen_ints and a.dtype.kind in "iub":
+            # NumPy sums integers and bools in the platform int (unsigned ones in uint64)
+            a = to_dtype(a, UINT64 if a.dtype.kind == "u" else INT64)
         shape = shape_of(a)
         axes = normalize_axes(axis, len(shape), where)
         return _keep(op(a, axes), shape, axes, keepdims)
@@ -93,11 +95,14 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     a = as_value(a)
     if dtype is None and a.dtype.kind != "f":
         dtype = np.float64
-    s = sum(a, axis, dtype=dtype, keepdims=keepdims)
+    # NumPy's mean of float16 sums and divides in float32, then rounds to float16
+    half = (a.dtype if dtype is None else np.dtype(dtype)) == F16
+    s = sum(a, axis, dtype=F32 if half else dtype, keepdims=keepdims)
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape), "rune_jit.numpy.mean")
     count = math.prod([shape[i] for i in axes])
-    return divide(s, count)
+    out = divide(s, count)
+    return to_dtype(out, F16) if half else out
 
 
 def _arg(name: str, op: Callable) -> Callable:

@@ -1,4 +1,7 @@
 """The primitives. Each module owns every rule of what it defines."""
 
-from . import (control, elementwise, index, iterate, linalg, reduce, remat, root,  # noqa: F401
-               scan, shape)
+from . import (control, custom, elementwise, gather, index, iterate, linalg,  # noqa: F401
+               reduce, remat, root, scan, shape, sort)
+from . import callback  # noqa: F401  (debug callbacks)
+from . import decomp  # noqa: F401  (cholesky, triangular_solve, lu, eigh, qr, svd)
+from .segment import segment_max, segment_min, segment_sum  # noqa: F401 (jax.ops's names)

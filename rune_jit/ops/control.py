@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import tree
+from .. import python_loops, tree
 from ..ad_util import UndefinedPrimal, Zero, is_undefined, live, nonzero
 from .tangents import instantiate
 from ..interpret import eval_region
@@ -51,10 +51,16 @@ def _cond_impl(*args, branches, num_captures):
 
 @api_boundary
 def cond(pred: Any, true_fn: Callable, false_fn: Callable, *operands: Any) -> Any:
-    """`true_fn(*operands)` if `pred` else `false_fn(*operands)`, chosen at run time."""
+    """`true_fn(*operands)` if `pred` else `false_fn(*operands)`, chosen at run time.
+
+    >>> rune.jit(lambda x: rune.cond(x > 0, lambda v: v * 2.0, lambda v: -v, x))(-3.0)
+    array(3.)
+    """
     ptype = type_of_value(pred)
     if ptype.shape != ():
         raise TypeError(f"cond: the predicate must be a scalar, got shape {ptype.shape}")
+    if python_loops.concrete(pred, operands):
+        return true_fn(*operands) if bool(pred) else false_fn(*operands)
     if ptype.dtype.kind != "b":
         pred = ne(pred, np.zeros((), ptype.dtype))
     leaves, in_tree = tree.flatten(operands)
@@ -211,5 +217,9 @@ stop_gradient_p.def_rule("transpose", NOT_LINEAR)
 
 
 def stop_gradient(x: Any) -> Any:
-    """`x`, through which no derivative flows. Works on pytrees."""
+    """`x`, through which no derivative flows. Works on pytrees.
+
+    >>> rune.grad(lambda x: x * rune.stop_gradient(x))(3.0)
+    array(3.)
+    """
     return tree.tree_map(lambda v: bind1(stop_gradient_p, v), x)

@@ -138,7 +138,7 @@ class _Custom:
         return [fun, *deferred], caps
 
     def __call__(self, *args: Any) -> Any:
-        from ..api import flatten_args
+        from ..arguments import flatten_args
 
         nondiff, diff = self._split(args)
         leaves, in_tree, _ = flatten_args(diff, "args")
@@ -149,7 +149,7 @@ class _Custom:
 
 def _flat_fun(fun: Callable, nondiff: list, in_tree, box: dict, with_args: Callable):
     """`fun` as a function of flat leaves to flat output leaves (checked as outputs)."""
-    from ..api import as_value, flatten_args
+    from ..arguments import as_value, flatten_args
 
     def flat(*xs):
         out = fun(*with_args(nondiff, tree.unflatten(in_tree, xs)))
@@ -212,7 +212,7 @@ class custom_jvp(_Custom):
         self.rule = rule
 
     def _bind(self, nondiff: list, leaves: list, in_tree) -> Any:
-        from ..api import as_value, flatten_args, leaf_type
+        from ..arguments import as_value, flatten_args, leaf_type
 
         if self.rule is None:
             raise AttributeError(f"no JVP rule for the custom_jvp function {self.__name__}: "
@@ -269,7 +269,7 @@ class custom_vjp(_Custom):
         self.fwd, self.bwd = fwd, bwd
 
     def _bind(self, nondiff: list, leaves: list, in_tree) -> Any:
-        from ..api import as_value, flatten_args, leaf_type
+        from ..arguments import as_value, flatten_args, leaf_type
 
         if self.fwd is None:
             raise AttributeError(f"no VJP rule for the custom_vjp function {self.__name__}: "
@@ -303,7 +303,7 @@ class custom_vjp(_Custom):
         """bwd as a region: (residuals..., cotangents of the outputs...) -> a cotangent
         per argument leaf. It may close over nothing traced: it runs in the backward
         pass, not where the function was called."""
-        from ..api import as_value, flatten_args
+        from ..arguments import as_value, flatten_args
 
         n_res = len(box["res_types"])
 
@@ -345,7 +345,7 @@ def _zeros_for_none(g: Any, arg_tree, types: list[Type]) -> Any:
 
 
 def _check_cotangents(leaves: list, paths: list[str], in_types: list[Type]) -> None:
-    from ..api import leaf_type
+    from ..arguments import leaf_type
 
     if len(leaves) != len(in_types):
         raise TypeError(f"custom_vjp: bwd returns {len(leaves)} cotangent leaves for "

@@ -56,6 +56,9 @@ def _dot_impl(a, b, *, contract, batch):
     out = ([sa[i] for i in ba] + [sa[i] for i in free_axes(a.ndim, ca, ba)]
            + [sb[i] for i in free_axes(b.ndim, cb, bb)])
     spec = f"{''.join(sa)},{''.join(sb)}->{''.join(out)}"
+    if a.dtype == np.float16:  # as NumPy's matmul and dot: sums in float32 (einsum's don't)
+        return [np.asarray(np.einsum(spec, a.astype(np.float32), b.astype(np.float32)),
+                           a.dtype)]
     return [np.asarray(np.einsum(spec, a, b), a.dtype)]
 
 
@@ -128,8 +131,9 @@ def _dot_batch(size, args, dims, *, contract, batch):
 
 @solve_p.def_rule("shape")
 def _solve_shape(a: Type, b: Type) -> list[Type]:
-    if a.dtype != b.dtype or a.dtype.kind != "f":
-        raise TypeError(f"solve: cannot solve {a} x = {b}; a and b must have one float dtype")
+    if a.dtype != b.dtype or a.dtype not in (np.float32, np.float64):
+        raise TypeError(f"solve: cannot solve {a} x = {b}; a and b must have one float dtype, "
+                        "float32 or float64")
     if (a.ndim < 2 or a.shape[-1] != a.shape[-2] or b.ndim != a.ndim
             or b.shape[:-1] != a.shape[:-1]):
         raise ValueError(f"solve: cannot solve {a} x = {b}; a must be square [..., n, n] "

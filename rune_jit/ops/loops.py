@@ -333,7 +333,7 @@ class UserCarry:
     trace the steps of nested loops 2**depth times."""
 
     def __init__(self, who: str, leaves: list, init_tree: tree.TreeDef):
-        from ..api import as_value, leaf_type
+        from ..arguments import as_value, leaf_type
 
         self.who, self.tree = who, init_tree
         self.types = [leaf_type(x)[0] for x in leaves]

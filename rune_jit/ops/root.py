@@ -38,8 +38,16 @@ SOLVERS = ("dense", "diagonal")
 
 @api_boundary
 def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense") -> Any:
-    """`solve()`, whose derivatives come from `residual(x) = 0` at the point it returns."""
-    from ..api import as_value, flatten_args, leaf_type
+    """`solve()`, whose derivatives come from `residual(x) = 0` at the point it returns.
+
+    >>> def cube_root(a):  # Newton's iterations; the derivative comes from x**3 - a = 0
+    ...     return rune.root(lambda x: x ** 3 - a, lambda: rune.iterate(
+    ...         lambda x: x - (x ** 3 - a) / (3 * x * x), 1.0,
+    ...         until=lambda x: abs(x ** 3 - a) < 1e-12, max_steps=100))
+    >>> float(rune.grad(cube_root)(8.0).round(6))  # 1 / (3 x**2) at x = 2
+    0.083333
+    """
+    from ..arguments import as_value, flatten_args, leaf_type
 
     if linear_solver not in SOLVERS:
         raise ValueError(f"root: linear_solver must be one of {SOLVERS}, got {linear_solver!r}")

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import tree
+from .. import python_loops, tree
 from ..ad_util import UndefinedPrimal, live, nonzero
 from .tangents import add_tangents, instantiate, zeros
 from ..interpret import eval_region
@@ -135,13 +135,15 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     >>> float(total), prefixes.tolist()
     (24.0, [1.0, 2.0, 6.0, 24.0])
     """
-    from ..api import as_value, flatten_args, leaf_type
+    from ..arguments import as_value, flatten_args, leaf_type
 
     if unroll is not None and not isinstance(unroll, (bool, int, np.integer)):
         raise TypeError(f"scan: unroll must be an int or a bool, got {unroll!r}")
     init_leaves, init_tree, _ = flatten_args(init, "init")
     xs_leaves, xs_tree, xs_paths = flatten_args(xs, "xs")
     n = _scan_length(xs_leaves, xs_paths, length)
+    if n > 0 and python_loops.concrete(init_leaves, xs_leaves):
+        return python_loops.scan(f, init, xs, n, reverse)
     carry = loops.UserCarry("scan", init_leaves, init_tree)
     seen: dict = {}
 
@@ -166,7 +168,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
 
 
 def _scan_length(xs: list, paths: list[str], length: int | None) -> int:
-    from ..api import leaf_type
+    from ..arguments import leaf_type
 
     shapes = [leaf_type(x)[0].shape for x in xs]
     for s, p in zip(shapes, paths):

@@ -310,7 +310,7 @@ iota_p = Primitive("iota")
 
 @iota_p.def_rule("shape")
 def _iota_shape(*, shape, axis, dtype) -> list[Type]:
-    if np.dtype(dtype).kind not in "fi":
+    if np.dtype(dtype).kind not in "fiu":
         raise TypeError(f"iota counts in a number dtype, not {np.dtype(dtype)}")
     return [Type(np.dtype(dtype), tuple(shape))]
 

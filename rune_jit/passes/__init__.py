@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from .. import source_info
+from ..errors import add_note
 from ..ir import Eqn
 
 
@@ -28,6 +29,6 @@ def at_eqn(pass_name: str, eqn: Eqn) -> Iterator[None]:
 
 def note(err: Exception, text: str) -> None:
     """Add `text` to the error's notes, once per error (the innermost note says most)."""
-    if hasattr(err, "add_note") and not getattr(err, "_rune_noted", False):
-        err.add_note(text)
+    if not getattr(err, "_rune_noted", False):
+        add_note(err, text)
         err._rune_noted = True

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..ir import Literal, Region, Var
+from ..ir import Atom, Eqn, Literal, Region, Var
 from ..trace import Builder, Tracer, bind, checked, current, using
 from . import at_eqn
 
@@ -37,12 +37,35 @@ class PartialEval:
         parent = current()
         self.known = Builder(parent)
         self.residuals: dict[Var, tuple[Tracer, Tracer]] = {}
+        self.recomputed: dict[Var, Tracer] = {}  # known results the unknown side recomputes
         self.unknown = Builder(parent, lift=self.lift, lift_from=self.known)
 
     def lift(self, t: Tracer) -> Tracer:
-        if t.var not in self.residuals:
-            self.residuals[t.var] = (t, Tracer(Var(t.type), self.unknown))
-        return self.residuals[t.var][1]
+        if t.ir_var in self.recomputed:
+            return self.recomputed[t.ir_var]
+        eqn = self.known.producers.get(t.ir_var)
+        if t.ir_var not in self.residuals and eqn is not None and self.recompute(eqn):
+            with using(self.unknown):
+                outs = bind(eqn.prim, *[self.known_value(a) for a in eqn.inputs], **eqn.params)
+            self.recomputed.update(zip(eqn.outputs, outs))
+            return self.recomputed[t.ir_var]
+        if t.ir_var not in self.residuals:
+            self.residuals[t.ir_var] = (t, Tracer(Var(t.type), self.unknown))
+        return self.residuals[t.ir_var][1]
+
+    def recompute(self, eqn: Eqn) -> bool:
+        """Whether to recompute `eqn` on the unknown side rather than save its result: a
+        gather of a smaller operand by indices that are inputs (in a loop, a capture or
+        a row: saved anyway) saves the operand. In a loop step this is the difference
+        between a tape of x and one of x[cols], nnz wide."""
+        if "expands" not in eqn.prim.traits:
+            return False
+        x, *rest = eqn.inputs
+        forwarded = all(isinstance(a, Literal) or a in self.known.params for a in rest)
+        return forwarded and sum(o.type.nbytes for o in eqn.outputs) > x.type.nbytes
+
+    def known_value(self, a: Atom) -> Any:
+        return a.value if isinstance(a, Literal) else Tracer(a, self.known)
 
     def is_unknown(self, v: Any) -> bool:
         return isinstance(v, Tracer) and v.builder is self.unknown
@@ -86,10 +109,10 @@ def partial_eval_region(
     with using(pe.unknown):
         unknown_outs = [pe.unknown.atom(v) for v, u in zip(outs, out_unknowns) if u]
     res = list(pe.residuals.values())
-    k_vars = [t.var for t in k_params]
+    k_vars = [t.ir_var for t in k_params]
     known = Region(tuple(k_vars), tuple(pe.known.eqns),
-                   tuple(known_outs) + tuple(k.var for k, _ in res))
-    unknown = Region(tuple(u.var for _, u in res) + tuple(t.var for t in u_params),
+                   tuple(known_outs) + tuple(k.ir_var for k, _ in res))
+    unknown = Region(tuple(u.ir_var for _, u in res) + tuple(t.ir_var for t in u_params),
                      tuple(pe.unknown.eqns), tuple(unknown_outs))
-    res_inputs = [k_vars.index(k.var) if k.var in k_vars else None for k, _ in res]
+    res_inputs = [k_vars.index(k.ir_var) if k.ir_var in k_vars else None for k, _ in res]
     return Split(checked(known), checked(unknown), out_unknowns, len(res), res_inputs)

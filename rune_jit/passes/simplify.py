@@ -18,7 +18,7 @@ def dce(region: Region) -> Region:
     kept: list[Eqn] = []
     for eqn in reversed(region.eqns):
         used = [v in live for v in eqn.outputs]
-        if not any(used) and "effect" not in eqn.prim.traits:
+        if not any(used) and not may_fail(eqn):
             continue
         rule = eqn.prim.rules.get("dce")
         if rule is not None and not all(used):
@@ -31,6 +31,13 @@ def dce(region: Region) -> Region:
     if len(kept) == len(region.eqns) and not any(e.regions for e in kept):
         return region
     return Region(region.params, tuple(reversed(kept)), region.outputs)
+
+
+def may_fail(eqn: Eqn) -> bool:
+    """Whether `eqn` may raise (an iterate, a checked index), itself or in a region: such
+    an equation is kept even when nothing reads it, so that every path raises alike."""
+    return eqn.prim.effectful(eqn.params) or any(
+        may_fail(e) for r in eqn.regions for e in r.eqns)
 
 
 def live_params(region: Region) -> list[bool]:

@@ -3,8 +3,13 @@
     lower.py        regions to LLVM: the lowering tables, fusion, materialization
     elementwise.py  elementwise primitives on registers (one row each)
     views.py        broadcasts, slices, transposes... as lazy index maps; pad, concatenate
-    reduce.py       reductions
+    gather.py       gathers (lazy) and scatters at positions given by index arrays
+    reduce.py       reductions and prefix operations (cumulative sums...)
+    sort.py         sorts, with libc's qsort and a comparator of the module's
     linalg.py       dot_general's kernels, LU solve
+    lapack.py       decompositions (cholesky, lu, eigh, qr, svd, triangular solves): LAPACK
+    callback.py     calls into Python (debug.print, debug.callback)
+    interrupt.py    Ctrl-C: loops poll a signal count; sigint.py: the handler counting them
     control.py      cond, and the bodies of remat, root, stop_gradient
     loops.py        scan and iterate; carries.py, lane_loops.py, lane_blocks.py: their parts
     arith.py        NumPy's arithmetic on registers; mathlib.py: libm and libmvec calls
@@ -22,7 +27,10 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ...ir import Region
-from . import control, elementwise, linalg, llvm, loops, reduce, runtime, views  # noqa: F401
+from . import (control, elementwise, gather, linalg, llvm, loops, reduce,  # noqa: F401
+               runtime, sort, views)
+from . import callback  # noqa: F401  (calls into Python)
+from . import lapack  # noqa: F401  (decompositions: LAPACK calls)
 from .pipeline import STAGES, before_lowering
 
 
@@ -51,6 +59,10 @@ class CpuBackend:
         return Lowered(final, runtime.build(final))
 
 
+def _instructions(module) -> int:
+    return sum(1 for f in module.functions for b in f.blocks for _ in b.instructions)
+
+
 class Lowered:
     """A program's stages as text: `.ir` (rune_jit IR), `.llvm_ir`, `.asm`."""
 
@@ -65,6 +77,21 @@ class Lowered:
     @property
     def llvm_ir(self) -> str:
         return self.built.llvm_ir
+
+    def cost(self) -> dict:
+        """What the program costs to compile: rune_jit equations, LLVM instructions
+        (before and after LLVM's optimization).
+
+        >>> cost = rune.jit(lambda x: rnp.sin(x) * 2.0).lower(np.ones(3)).cost()
+        >>> cost["equations"], cost["llvm_instructions"] > 0
+        (2, True)
+        """
+        from ...ir import count_eqns
+
+        optimized = llvm.optimize(self.built.llvm_ir)
+        return {"equations": count_eqns(self.region),
+                "llvm_instructions": _instructions(llvm.llvm.parse_assembly(self.built.llvm_ir)),
+                "llvm_instructions_optimized": _instructions(optimized)}
 
     @property
     def asm(self) -> str:

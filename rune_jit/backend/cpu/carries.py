@@ -142,6 +142,7 @@ def while_steps(lw: Lowerer, consts: list, init: list, types: list[Type], step: 
 
     def body(regs):
         n, vals = regs[0], carries.values(regs[1:])
+        lw.poll_interrupt(n, step)
         outs = lw.lower_region(step, consts + vals)
         record(n, outs[nc:])
         return [lw.b.add(n, lw.i64(1))] + carries.step(regs[1:], outs[:nc])

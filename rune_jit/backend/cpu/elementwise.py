@@ -28,12 +28,17 @@ def _compare(op: str) -> Callable:
 def _power(lw, x, y):
     if A.is_float(x):
         return mathlib.call(lw.b, "pow", x, y)
-    lw.fail_if_any(lw.b.icmp_signed("<", y, A.const_like(y, 0)), "negative_power")
+    if not A.is_unsigned(y):
+        lw.fail_if_any(lw.b.icmp_signed("<", y, A.const_like(y, 0)), "negative_power")
     return A.int_power(lw.fn, x, y)
 
 
 def _divmod(part: int) -> Callable:
     return lambda lw, x, y: (A.float_divmod if A.is_float(x) else A.int_divmod)(lw.b, x, y)[part]
+
+
+def _rounding(intrinsic: str) -> Callable:
+    return lambda lw, x: A.in_float32(lw.b, lambda v: A.intrinsic(lw.b, intrinsic, v), x)
 
 
 ROWS: dict[str, Callable] = {
@@ -60,9 +65,28 @@ ROWS: dict[str, Callable] = {
     "isfinite": lambda lw, x: lw.b.fcmp_ordered(
         "<", A.intrinsic(lw.b, "fabs", x), A.const_like(x, float("inf"))),
     "select": lambda lw, p, x, y: lw.b.select(p, x, y),
+    "fma": lambda lw, x, y, z: A.in_float32(lw.b, lambda *v: A.intrinsic(lw.b, "fma", *v),
+                                            x, y, z),
+    "bitwise_and": lambda lw, x, y: lw.b.and_(x, y),
+    "bitwise_or": lambda lw, x, y: lw.b.or_(x, y),
+    "bitwise_xor": lambda lw, x, y: lw.b.xor(x, y),
+    "bitwise_not": lambda lw, x: A.bitwise_not(lw.b, x),
+    "shift_left": lambda lw, x, y: A.shift_left(lw.b, x, y),
+    "shift_right": lambda lw, x, y: A.shift_right(lw.b, x, y),
+    "bitwise_count": lambda lw, x: A.convert(
+        lw.b, A.population_count(lw.b, A.absolute(lw.b, x)), np.dtype(np.uint8)),
+    "bitcast_convert": lambda lw, x, *, dtype: A.bitcast(lw.b, x, np.dtype(dtype)),
     "convert": lambda lw, x, *, dtype: A.convert(lw.b, x, np.dtype(dtype)),
     **{n: _math(n) for n in ("sin", "cos", "tan", "exp", "log", "expm1", "log1p", "tanh",
-                             "sinh", "cosh", "arctan", "arctan2")},
+                             "sinh", "cosh", "arctan", "arctan2", "erf", "erfc", "arcsin",
+                             "arccos", "arcsinh", "arccosh", "arctanh", "cbrt", "log2",
+                             "log10", "exp2", "hypot")},
+    # rounding: LLVM's intrinsics (rint rounds half to even, as NumPy's); halves in float32
+    **{n: _rounding(i) for n, i in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"),
+                                    ("rint", "roundeven"))},
+    "copysign": lambda lw, x, y: A.in_float32(
+        lw.b, lambda *v: A.intrinsic(lw.b, "copysign", *v), x, y),
+    "fmod": lambda lw, x, y: A.c_remainder(lw.b, x, y),
 }
 ELEMENTS.update({ew.P[name]: rule for name, rule in ROWS.items()})
 

@@ -19,11 +19,27 @@ from typing import Callable, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-F32, F64 = ir.FloatType(), ir.DoubleType()
+
+
+class UIntType(ir.IntType):
+    """An unsigned integer register. LLVM's integers have no sign (this is its iN), but the
+    instructions do: the tag, carried by every value built from one (an instruction takes
+    its operand's type), makes the arithmetic on it choose unsigned division, comparison,
+    shift and conversion (arith.is_unsigned)."""
+
+    _instance_cache: dict = {}  # its own: IntType's cache would hand back a signed type
+
+
+I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
+U8, U16, U32, U64 = (UIntType(n) for n in (8, 16, 32, 64))
+F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
+FLOAT_TYPES = (F16, F32, F64)
 PTR = ir.PointerType()
-REGISTER = {"f8": F64, "f4": F32, "i8": I64, "i4": I32, "b1": I1}
-MEMORY = {"f8": F64, "f4": F32, "i8": I64, "i4": I32, "b1": I8}  # NumPy stores bool as a byte
+# float16 lives in half registers: LLVM computes each operation on them in float32 and
+# rounds the result to half (as NumPy does); see arith.in_float32 for the rest
+REGISTER = {"f8": F64, "f4": F32, "f2": F16, "i8": I64, "i4": I32, "i2": I16, "i1": I8,
+            "u8": U64, "u4": U32, "u2": U16, "u1": U8, "b1": I1}
+MEMORY = {**REGISTER, "b1": I8}  # NumPy stores bool as a byte
 STACK_LIMIT = 64 * 1024  # an arena this small lives on the stack
 ALIGN = 64
 # A buffer this small is a stack slot of its own rather than a part of the arena: read and
@@ -33,7 +49,16 @@ SMALL_BYTES = 64
 
 # A failed call returns kind | site << 8 | lane << 32 (see runtime.py for the errors).
 OK = 0
-KINDS = {"iterate": 1, "memory": 2, "singular": 3, "negative_power": 4}
+KINDS = {"iterate": 1, "memory": 2, "singular": 3, "negative_power": 4, "index": 5,
+         "callback": 6, "interrupt": 7}
+
+
+def dtype_of(t: ir.Type) -> np.dtype:
+    """The dtype whose register type `t` is (a scalar type)."""
+    for k, reg in REGISTER.items():
+        if reg == t and type(reg) is type(t):
+            return np.dtype(k)  # "b1" is NumPy's bool
+    raise TypeError(f"no dtype has registers of type {t}")
 
 
 def key(dtype: np.dtype) -> str:
@@ -75,6 +100,7 @@ class Fn:
         self.status = ir.IRBuilder(self.prologue).alloca(I64, name="status")
         self.arena_size = 0
         self.growable: list[ir.Value] = []  # slots of buffers that grow (realloc'd)
+        self.interrupt_site: int | None = None  # the failure site of Ctrl-C, once polled
 
     # ------------------------------------------------------------- buffers
 
@@ -96,6 +122,18 @@ class Fn:
             self._arena_slot = ir.IRBuilder(self.prologue).alloca(PTR, name="arena.slot")
             self._arena = self.at_entry.load(self._arena_slot, typ=PTR)
         return self._arena
+
+    def global_i64(self, name: str) -> ir.Value:
+        """An int64 of this process that the linker resolves by `name`."""
+        g = self.module.globals.get(name)
+        return g if g is not None else ir.GlobalVariable(self.module, I64, name)
+
+    def signals_at_start(self) -> ir.Value:
+        """The SIGINT count when this call began (interrupt.py)."""
+        if not hasattr(self, "_signals"):
+            self._signals = self.at_entry.load_atomic(self.global_i64("rune.interrupts"),
+                                                      "monotonic", 8, typ=I64)
+        return self._signals
 
     def growable_slot(self) -> ir.Value:
         """A pointer slot (null at first) whose buffer is freed at exit."""

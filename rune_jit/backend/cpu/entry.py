@@ -22,6 +22,8 @@ from typing import Callable, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
+from ... import python_loops
+from ...dtypes import SUPPORTED
 from ...ir import Type
 from .emit import I8, I32, I64, PTR, declare
 
@@ -70,6 +72,9 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
         b.cbranch(cond, ok, slow)
         b.position_at_end(ok)
 
+    # with jit disabled (in some thread), every call takes the Python path, which knows
+    disabled = b.load(_global(module, "rune.jit_disabled"), typ=I32)
+    fail_unless(b.icmp_signed("==", disabled, ir.Constant(I32, 0)))
     nargs = b.and_(nargsf, c((1 << 63) - 1))  # less PY_VECTORCALL_ARGUMENTS_OFFSET
     fail_unless(b.and_(b.icmp_unsigned("==", kwnames, ir.Constant(PTR, None)),
                        b.icmp_unsigned("==", nargs, c(len(in_types)))))
@@ -211,9 +216,10 @@ def _array_api() -> int:
 def imports() -> dict[str, int]:
     """The addresses the entries' names stand for in this process."""
     found = {"rune.ndarray": id(np.ndarray),
+             "rune.jit_disabled": ctypes.addressof(python_loops.DISABLED_ANYWHERE),
              "rune.empty": ctypes.c_void_p.from_address(_array_api() + 8 * PY_ARRAY_EMPTY).value}
-    for d in (np.float64, np.float32, np.int64, np.int32, np.bool_):
-        found[descr_symbol(np.dtype(d))] = id(np.dtype(d))
+    for d in SUPPORTED:  # NumPy's builtin descriptor of each dtype (one object each)
+        found[descr_symbol(d)] = id(np.dtype(d))
     return found
 
 

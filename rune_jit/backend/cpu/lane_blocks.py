@@ -105,6 +105,7 @@ def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step:
 
     def body(regs):
         n, mask, counts, carries = regs[0], regs[1], regs[2], regs[3:]
+        vw.poll_interrupt(n, step)
         new = vw.lower_region(step, consts + values(carries))
         held = [b.select(mask, vw.scalar(x), c) for x, c in zip(new[:nc], carries)]
         at = b.add(b.mul(n, vw.i64(n_lanes)), first)
@@ -129,6 +130,7 @@ def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, start: list, 
     n = arith.maximum(b, n, vw.const(INT64, length), False)
 
     def body(t, carries):
+        vw.poll_interrupt(t, step)
         active = b.icmp_signed("<", vw.splat(t), n)
         at = b.add(b.mul(t, vw.i64(n_lanes)), first)
         rows = [load_block(vw, x, at) for x in xs]

@@ -110,6 +110,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
         count = maximum(lw.b, convert(lw.b, count, np.dtype(np.int64)), lw.i64(length), False)
 
         def body(t, regs):
+            lw.poll_interrupt(t, step)
             at = lw.b.add(lw.b.mul(t, lw.i64(n_lanes)), lane)
             rows = [row(lw, x, xt, at) for x, xt in zip(xs, x_rows)]
             new = lw.lower_region(step, consts + carries.values(regs) + rows)

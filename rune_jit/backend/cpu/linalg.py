@@ -11,6 +11,7 @@ import numpy as np
 
 from ...ops.linalg import free_axes, dot_general_p, solve_p
 from . import arith as A
+from . import lapack
 from .llvm import vector_bits
 from .lower import lowering
 from .values import Array, Lazy, Scalar, cost
@@ -47,6 +48,8 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
     inner loop is a dot product, which vectorizes as its sum reassociates)."""
     a, b = args
     out = out_types[0]
+    if out.dtype == np.float16:
+        return [_dot_in_float32(lw, a, b, out, contract, batch)]
     (ca, cb), (ba, bb) = contract, batch
     fa, fb = free_axes(a.type.ndim, ca, ba), free_axes(b.type.ndim, cb, bb)
     size = lambda x, axes: math.prod([x.type.shape[i] for i in axes])  # noqa
@@ -63,6 +66,19 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
             return [_outer_dot(lw, am, bm, out, nb, m, n, k, k_leading=False)]
         return [_axpy_dot(lw, am, bm, out, nb, m, n, k)]
     return [_inner_dot(lw, am, _canonical(lw, b, bb, fb, cb), out, nb, m, n, k)]
+
+
+def _dot_in_float32(lw, a, b, out, contract, batch):
+    """A float16 product as NumPy's: in float32, rounded to half once per output."""
+    f32 = np.dtype(np.float32)
+    wide = [Lazy(x.type.with_dtype(f32), lambda idx, x=x: A.convert(lw.b, lw.load(x, idx), f32),
+                 1 + cost(x)) for x in (a, b)]
+    pending, lw.pending = lw.pending, []  # its buffer is float16: not one for the float32 sum
+    try:
+        (res,) = _dot_lower(lw, wide, [out.with_dtype(f32)], contract=contract, batch=batch)
+    finally:
+        lw.pending = pending
+    return Lazy(out, lambda idx: A.convert(lw.b, lw.load(res, idx), out.dtype), 1 + cost(res))
 
 
 def _lazy_dot(lw, a, b, out, contract, batch, fa, fb):
@@ -297,8 +313,11 @@ def _axpy_dot(lw, am, bm, out, nb, m, n, k):
 
 @lowering(solve_p)
 def _solve_lower(lw, args, out_types, **_):
-    """LU with partial pivoting, per batch entry; a zero pivot fails as singular."""
+    """LU with partial pivoting, per batch entry; a zero pivot fails as singular. From
+    lapack.SOLVE_LAPACK rows on, LAPACK's (blocked) getrf and getrs instead."""
     a, b = args
+    if a.type.shape[-1] >= lapack.SOLVE_LAPACK:
+        return lapack.lower_solve(lw, args, out_types)
     out = out_types[0]
     dt = out.dtype
     n, k = a.type.shape[-1], b.type.shape[-1]

@@ -18,7 +18,7 @@ import llvmlite.binding as llvm
 from llvmlite.binding.newpassmanagers import NewPassManager
 
 from ...forks import renew_in_child
-from . import elf_loader
+from . import elf_loader, openblas
 
 _lock = renew_in_child(sys.modules[__name__], "_lock")
 _names = itertools.count()
@@ -153,6 +153,8 @@ def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
     needs and nobody defines raises here, not at call time."""
     imports = imports or {}
     math_libraries()
+    if openblas.needed_by(obj):  # LAPACK's symbols, where the loader finds them
+        openblas.library()
     try:
         return elf_loader.load(obj, symbols, lambda name: imports.get(name) or
                                elf_loader.process_symbol(name) or llvm.address_of_symbol(name))

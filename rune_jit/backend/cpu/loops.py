@@ -41,6 +41,7 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
                for xt, b in zip(x_rows, blocked)]
 
     def body(t, i, regs):  # step t, row i of the block buffers
+        lw.poll_interrupt(t, step)
         rows = [row(lw, Array(xt, buf), xt, i) if buf is not None else row(lw, x, xt, t)
                 for x, xt, buf in zip(xs, x_rows, buffers)]
         outs = lw.lower_region(step, caps + carries.values(regs) + rows)

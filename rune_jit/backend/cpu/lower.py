@@ -6,7 +6,10 @@ one element at a time (their rules take and return registers), so a chain of
 them stays one lazy expression; the Lowerer decides where values are stored: a
 lazy value with arithmetic in it is stored once when it is read more than once
 or from inside a nested region (a loop step), and everything is stored where a
-primitive needs memory (a product, a loop's carry, an output).
+primitive needs memory (a product, a loop's carry, an output). A group of
+elementwise equations of one shape whose values are read only inside the group
+(`elementwise_clusters`: threefry's rounds, where each value is read twice) is one
+lazy value whose element applies each member once, in registers.
 
 The rules live in one table per kind, filled by the modules that define them
 (elementwise.py, views.py, reduce.py, linalg.py, control.py, loops.py):
@@ -31,7 +34,7 @@ from ...ir import Eqn, Literal, Region, Type, Var
 from ...passes import note
 from ...source_info import where
 from ...primitive import Primitive
-from . import arith, emit
+from . import arith, emit, interrupt
 from .emit import I64, Fn, reg_type
 from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
 
@@ -55,13 +58,18 @@ def element_lowering(prim: Primitive) -> Callable:
 
 class Elements:
     """What a portable element rule computes with: each elementwise primitive by name,
-    on registers (`e.mul(x, y)`), and `e.const(like, value)`."""
+    on registers (`e.mul(x, y)`), `e.const(like, value)` and `e.dtype(x)`."""
 
     def __init__(self, lw: "Lowerer"):
         self.lw = lw
 
     def const(self, like: ir.Value, value) -> ir.Value:
         return arith.const_like(like, value)
+
+    @staticmethod
+    def dtype(x: ir.Value) -> np.dtype:
+        """The dtype of the elements a register holds (a rule may depend on it)."""
+        return emit.dtype_of(arith.element(x.type))
 
     def __getattr__(self, name: str) -> Callable:
         prim = Primitive.registry.get(name)
@@ -123,6 +131,19 @@ class Lowerer:
         if lane is not None:
             status = b.or_(status, b.shl(lane, self.i64(32)))
         self.fn.fail(condition, status)
+
+    def poll_interrupt(self, step: ir.Value, region: Region) -> None:
+        """Every few steps of a loop whose step is `region` (interrupt.interval): return
+        the "interrupt" status if a SIGINT came since the call began."""
+        b = self.b
+        every = interrupt.interval(region)
+        due = b.icmp_unsigned("==", b.and_(step, self.i64(every - 1)), self.i64(0))
+        with b.if_then(due, likely=False):
+            now = b.load_atomic(self.fn.global_i64(interrupt.SYMBOL), "monotonic", 8, typ=I64)
+            if self.fn.interrupt_site is None:
+                self.fn.interrupt_site = self.errors.add("interrupt")
+            self.fail_if_any(b.icmp_unsigned("!=", now, self.fn.signals_at_start()),
+                             "interrupt", self.fn.interrupt_site)
 
     # ------------------------------------------------------------- constants
 
@@ -296,12 +317,19 @@ class Lowerer:
 
         depth: dict[Var, int] = {}  # lazy values read through, from each lazy value
         enclosing = self.pending  # of the equation whose rule lowers this region
-        for eqn in region.eqns:
+        clusters = elementwise_clusters(region, uses)
+        for k, eqn in enumerate(region.eqns):
+            members = clusters.get(k)
+            if members == ():
+                continue  # computed in the element of its cluster's last equation
             ins, params = eqn.closed
             out_types = [v.type for v in eqn.outputs]
             self.pending = [dests.get(v) if dests else None for v in eqn.outputs]
-            outs = self.lower_at(eqn, [read(a) for a in ins], out_types, params)
-            below = 1 + max((depth.get(a, 0) for a in eqn.inputs), default=0)
+            if members:
+                outs, ins = [self.cluster(members, read)], cluster_inputs(members)
+            else:
+                outs = self.lower_at(eqn, [read(a) for a in ins], out_types, params)
+            below = 1 + max((depth.get(a, 0) for a in ins if isinstance(a, Var)), default=0)
             for i, (var, val) in enumerate(zip(eqn.outputs, outs)):
                 # stored once here rather than computed (or copied) again in every loop step
                 inside_loops = var in captured and isinstance(val, Lazy) and not val.cheap
@@ -313,6 +341,33 @@ class Lowerer:
                 env[var] = self.settle(val)
         self.pending = enclosing
         return [read(o) for o in region.outputs]
+
+    def cluster(self, members: list[Eqn], read: Callable[[Any], Value]) -> Lazy:
+        """The last member's value, each element computed from the cluster's inputs with
+        every member applied once, in order (elementwise_clusters)."""
+        inputs = cluster_inputs(members)
+        vals = [read(a) for a in inputs]
+
+        def at(idx):
+            env = {a: self.load(v, idx) for a, v in zip(inputs, vals)}
+            for eqn in members:
+                ins, params = eqn.closed
+                saved, self.errors.source = self.errors.source, eqn.source
+                try:
+                    x = self.element_rule(eqn.prim)(
+                        self, *[env[a] if isinstance(a, Var) else self.load(
+                            self.literal(a.value), idx) for a in ins], **params)
+                except Exception as err:
+                    note(err, f"(while lowering: {str(eqn).splitlines()[0]}"
+                              f"{where(eqn.source)})")
+                    raise
+                finally:
+                    self.errors.source = saved
+                env[eqn.outputs[0]] = x
+            return env[members[-1].outputs[0]]
+
+        return Lazy(members[-1].outputs[0].type, at,
+                    len(members) + sum(cost(v) for v in vals))
 
     def lower_at(self, eqn: Eqn, vals: list[Value], out_types: list[Type], params: dict
                  ) -> list[Value]:
@@ -364,13 +419,63 @@ class Lowerer:
         """An array constant, as a global of the module."""
         mt = emit.mem_type(value.dtype)
         flat = value.reshape(-1)
-        data = [ir.Constant(mt, int(x) if value.dtype.kind in "ib" else float(x)) for x in flat]
+        data = [ir.Constant(mt, int(x) if value.dtype.kind in "iub" else float(x)) for x in flat]
         arr_t = ir.ArrayType(mt, len(data))
         g = ir.GlobalVariable(self.fn.module, arr_t, self.fn.module.get_unique_name("const"))
         g.global_constant = True
         g.linkage = "internal"
         g.initializer = ir.Constant(arr_t, data)
         return g
+
+def _fusible(eqn: Eqn) -> bool:
+    return ("elementwise" in eqn.prim.traits and len(eqn.outputs) == 1
+            and eqn.outputs[0].type.shape != () and not eqn.prim.effectful(eqn.params))
+
+
+def elementwise_clusters(region: Region, uses: Counter) -> dict[int, tuple]:
+    """Groups of elementwise equations of one shape whose values, but the last's, are
+    read only inside the group: each group becomes one lazy value whose element applies
+    every member once (a value read twice is computed once per element, not stored).
+    -> {index of a group's last equation: its members, in order; index of any other
+    member: ()}; equations alone in their group are absent."""
+    consumers: dict[Var, list[int]] = {}
+    for k, eqn in enumerate(region.eqns):
+        for a in eqn.inputs:
+            if isinstance(a, Var):
+                consumers.setdefault(a, []).append(k)
+    producer = {v: k for k, e in enumerate(region.eqns) for v in e.outputs}
+    out: dict[int, tuple] = {}
+    for root in reversed(range(len(region.eqns))):
+        eqn = region.eqns[root]
+        if root in out or not _fusible(eqn):
+            continue
+        shape, group, todo = eqn.outputs[0].type.shape, {root}, [root]
+        while todo:
+            for a in region.eqns[todo.pop()].inputs:
+                k = producer.get(a)
+                if (k is None or k in group or k in out or not _fusible(region.eqns[k])
+                        or a.type.shape != shape
+                        or uses[a] != len(consumers[a])  # read by a region or an output
+                        or not all(c in group for c in consumers[a])):
+                    continue
+                group.add(k)
+                todo.append(k)
+        if len(group) > 1:
+            out.update(dict.fromkeys(group, ()))
+            out[root] = tuple(region.eqns[k] for k in sorted(group))
+    return out
+
+
+def cluster_inputs(members: Sequence[Eqn]) -> list:
+    """What a cluster reads from outside it: its members' operands made by none of them."""
+    made = {e.outputs[0] for e in members}
+    seen: dict = {}
+    for e in members:
+        for a in e.inputs:
+            if isinstance(a, Var) and a not in made:
+                seen.setdefault(a, None)
+    return list(seen)
+
 
 def _uses(region: Region) -> Counter:
     """How often each value is read; a read from a nested region counts as many."""

@@ -17,13 +17,16 @@ from functools import lru_cache
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
+from . import arith
 from . import llvm as engine
 from .emit import F32, I32, declare
 
 # rune_jit name -> libm name (float64; float32 adds "f")
 LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "expm1": "expm1",
         "log1p": "log1p", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "arctan": "atan",
-        "arctan2": "atan2", "pow": "pow"}
+        "arctan2": "atan2", "pow": "pow", "erf": "erf", "erfc": "erfc", "arcsin": "asin",
+        "arccos": "acos", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
+        "cbrt": "cbrt", "log2": "log2", "log10": "log10", "exp2": "exp2", "hypot": "hypot"}
 
 
 # glibc's vector ABI letters and their register widths in bits, widest first
@@ -46,6 +49,10 @@ def vector_variants(name: str, float32: bool, nargs: int) -> tuple[tuple[str, in
 
 
 def call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
+    """libm's `name` of the arguments; float16 calls the float32 function and rounds (as
+    NumPy's float16 loops do: libm has no half functions)."""
+    if arith.is_half(args[0]):
+        return arith.in_float32(b, lambda *xs: call(b, name, *xs), *args)
     t = args[0].type
     if isinstance(t, ir.VectorType):
         return _vector_call(b, name, *args)

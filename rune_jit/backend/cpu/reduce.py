@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.reduce import REDUCTIONS, P, argmax_p, argmin_p
+from ...ops.sort import cumulative_p
 from . import arith as A
 from .arith import convert
-from .lower import LOWERINGS
+from .lower import LOWERINGS, lowering
 from .values import Array, Scalar
 
 
@@ -39,7 +40,13 @@ def _identity(kind: str, dtype: np.dtype):
 
 
 def _acc_dtype(kind: str, dtype: np.dtype) -> np.dtype:
-    return np.dtype(np.float64) if kind == "reduce_sum" and dtype == np.float32 else dtype
+    """float32 sums accumulate in float64 (accurate); float16 sums and products in float32,
+    rounded once at the end, as NumPy's do."""
+    if kind == "reduce_sum" and dtype == np.float32:
+        return np.dtype(np.float64)
+    if kind in ("reduce_sum", "reduce_prod") and dtype == np.float16:
+        return np.dtype(np.float32)
+    return dtype
 
 
 def _lower_reduce(kind: str):
@@ -134,3 +141,35 @@ def _lower_arg(larger: bool):
 
 LOWERINGS[argmax_p] = _lower_arg(True)
 LOWERINGS[argmin_p] = _lower_arg(False)
+
+
+@lowering(cumulative_p)
+def _cumulative(lw, args, out_types, *, axis, op, reverse):
+    """One pass along the axis per position of the others, the running value in a
+    register (sums in their own dtype, as NumPy's cumsum)."""
+    (x,), out = args, out_types[0]
+    kind = {"sum": "reduce_sum", "prod": "reduce_prod", "max": "reduce_max",
+            "min": "reduce_min"}[op]
+    combine, n = _combine(kind), out.shape[axis]
+    ptr = lw.out_buffer(0, out)
+    others = out.shape[:axis] + out.shape[axis + 1:]
+
+    def line(k_idx):
+        def step(j, acc):
+            idx = k_idx[:axis] + [j] + k_idx[axis:]
+            v = lw.load(x, idx)
+            new = v if acc is None else combine(lw.b, acc[0], v)
+            lw.store_at(ptr, out.dtype, lw.offset(out.shape, idx), new)
+            return [new]
+
+        if n == 0:
+            return
+        first = lw.i64(n - 1 if reverse else 0)
+        (start,) = step(first, None)
+        if n > 1:
+            count = lw.i64(n - 1)
+            shift = (lambda i: i) if reverse else (lambda i: lw.b.add(i, lw.i64(1)))
+            lw.fn.counted_loop(count, reverse, [start], lambda i, acc: step(shift(i), acc))
+
+    lw.loop_nest(others, line)
+    return [Array(out, ptr)]

@@ -23,12 +23,12 @@ from typing import Any, Callable, NamedTuple, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ... import disk_cache, errors
+from ... import compile_log, disk_cache, errors
 from ...ir import Region, Type, Var, digest
 from ...passes.constants import lift_constants
 from ..stats import counts as stats
 from ...forks import renew_in_child
-from . import emit, entry, llvm, mathlib
+from . import callback, emit, entry, interrupt, llvm, mathlib, sigint
 from .pool import POOL
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
@@ -117,7 +117,9 @@ class Compiled:
         self.key, self.meta, self.obj = key, meta, obj
         symbols = [meta.symbol] + ([f"{meta.symbol}.entry"] if meta.entry else [])
         # the image (or tracker) keeps the code mapped as long as this object lives
-        self.image, addresses = llvm.link(obj, symbols, entry.imports())
+        with compile_log.stage("load"):
+            self.image, addresses = llvm.link(obj, symbols, {
+                **entry.imports(), **callback.imports(), **interrupt.imports()})
         address, self.entry_address = addresses[0], (addresses[1:] or [None])[0]
         n = len(meta.in_types) + len(meta.out_types) + 1
         self.cfunc = _signature(n)(address)
@@ -125,6 +127,12 @@ class Compiled:
         for t in meta.out_types:
             POOL.prepare(t)
         self.local = threading.local()  # each thread's scratch memory, kept between calls
+
+    @property
+    def portable(self) -> bool:
+        """Whether another process may run this code (it calls back into none of this
+        process's Python functions)."""
+        return callback.SYMBOL.encode() not in self.obj
 
     def scratch(self) -> int:
         """The address of this thread's scratch memory, 64-byte aligned."""
@@ -159,9 +167,12 @@ class Executable(NamedTuple):
     def run_exact(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         return self.compiled.run_exact(self.constants + list(arrays))
 
-    def record(self) -> tuple[dict, bytes, list]:
-        """(metadata, object code, constants): what a saved program keeps of it."""
+    def record(self) -> tuple[dict, bytes, list] | None:
+        """(metadata, object code, constants): what a saved program keeps of it (None for
+        code that only this process may run)."""
         code = self.compiled
+        if not code.portable:
+            return None
         return {"key": code.key, "code": code.meta.to_json()}, code.obj, self.constants
 
     def entry(self, slow: Callable) -> Callable | None:
@@ -206,12 +217,17 @@ def compiled(k: str, program: str | None, region: Region | None = None,
     with _cache_lock:  # concurrent first calls compile once
         code = _cache.get(k)
         if code is None:
-            code = _from_disk(k, program, entry or disk_cache.load(k))
-            if code is None and region is not None:
+            with compile_log.stage("disk cache"):
+                code = _from_disk(k, program, entry or disk_cache.load(k))
+            if code is not None:
+                compile_log.event("loaded from the disk cache")
+            elif region is not None:
                 code = _compile(k, program, region)
             if code is None:
                 return None
             _cache[k] = code
+        else:
+            compile_log.event("code in memory")
         _recent[k] = code
         _recent.move_to_end(k)
         if len(_recent) > RECENT:
@@ -248,17 +264,26 @@ def _signature(n: int):
 def _compile(k: str, program: str, region: Region) -> Compiled:
     from .pipeline import before_lowering, dumping
 
-    built = build(before_lowering(region), symbol=f"rune_{k[:24]}")
+    sigint.install()  # before the first program runs: Ctrl-C stops it
+    with compile_log.stage("passes"):
+        final = before_lowering(region)
+    with compile_log.stage("lowering"):
+        built = build(final, symbol=f"rune_{k[:24]}")
     built.meta.program = program
-    mod = llvm.optimize(built.llvm_ir)
+    with compile_log.stage("LLVM optimize"):
+        mod = llvm.optimize(built.llvm_ir)
     if dumping("llvm"):
         print(str(mod), file=sys.stderr)
     if dumping("asm"):
         print(llvm.emit_assembly(mod), file=sys.stderr)
-    obj = llvm.emit_object(mod)
+    with compile_log.stage("LLVM codegen"):
+        obj = llvm.emit_object(mod)
+    compile_log.event("compiled")
     stats["compiled"] += 1
-    disk_cache.store(k, built.meta.to_json(), obj)
-    return Compiled(k, built.meta, obj)
+    code = Compiled(k, built.meta, obj)
+    if code.portable:
+        disk_cache.store(k, built.meta.to_json(), obj)
+    return code
 
 
 def run_eqn(prim, args: Sequence[Any], params: dict) -> list[np.ndarray]:
@@ -273,8 +298,8 @@ def failure(status: int, sites: Sequence) -> Exception:
     info = sites[site][1] if site < len(sites) else {}
     err = _failure(kind, lane, info) or RuntimeError(
         f"rune_jit: compiled code failed with status {status}")
-    if info.get("source") and hasattr(err, "add_note"):
-        err.add_note(f"(raised by compiled code for the line {info['source']})")
+    if info.get("source"):
+        errors.add_note(err, f"(raised by compiled code for the line {info['source']})")
     return err
 
 
@@ -285,7 +310,16 @@ def _failure(kind: int, lane: int, info: dict) -> Exception | None:
     if kind == emit.KINDS["memory"]:
         return MemoryError("rune_jit: a compiled program could not allocate its memory")
     if kind == emit.KINDS["singular"]:
-        return np.linalg.LinAlgError("rune_jit solve: the matrix is singular")
+        return np.linalg.LinAlgError(info.get("message", "rune_jit solve: the matrix is "
+                                              "singular"))
+    if kind == emit.KINDS["index"]:  # the index's low 32 bits ride in the lane's place
+        bad = lane - (1 << 32) if lane >= 1 << 31 else lane
+        return IndexError(f"index {bad} is out of bounds for axis {info['axis']} with size "
+                          f"{info['size']}")
+    if kind == emit.KINDS["interrupt"]:
+        return interrupt.raised()
+    if kind == emit.KINDS["callback"]:
+        return callback.raised() or RuntimeError("rune_jit: a debug callback failed")
     if kind == emit.KINDS["negative_power"]:
         return ValueError("Integers to negative integer powers are not allowed.")
     return None

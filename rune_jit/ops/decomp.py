@@ -1,0 +1,443 @@
+"""Matrix decompositions: cholesky, triangular_solve, lu, eigh, qr, svd.
+
+Each works on the last two axes of its operand; leading axes are a batch, native to the
+primitive (the CPU backend loops over it, calling LAPACK), so vmap only moves the lanes
+to axis 0. The impls are NumPy's (numpy.linalg, which the backends' results are tested
+against); derivatives are the standard ones, as JAX writes them:
+
+- cholesky: L' = L phi(L^-1 A' L^-T), phi = the lower triangle with half the diagonal;
+  the operand is taken as symmetric (the NumPy layer builds it from one triangle).
+- triangular_solve: linear in b; x' = op(A)^-1 (b' - op(A') x), A' masked to the
+  triangle that is read.
+- lu: L' and U' from L^-1 P A' U^-1 (its strictly lower part and its upper part).
+- eigh: w' = diag(V^T A' V), V' = V (F * V^T A' V), F_ij = 1 / (w_j - w_i) off the
+  diagonal. With repeated eigenvalues the eigenvectors are not unique and F is infinite:
+  their tangents are then inf or NaN (the eigenvalues' stay right), as in JAX.
+- qr: for m >= n, reduced (as JAX: j-towns.github.io/papers/qr-derivative.pdf).
+- svd: reduced (or square), the same construction as eigh's with
+  F_ij = 1 / (s_j^2 - s_i^2); repeated or zero singular values give inf or NaN in
+  U' and V' (not in s').
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ad_util import Zero, is_undefined
+from ..ir import Type
+from ..primitive import NOT_LINEAR, Primitive
+from ..trace import bind, bind1, type_of_value
+from . import elementwise as ew
+from .linalg import batched_matmul as mm
+from .linalg import matrix_transpose as mT
+from .reduce import reduce_sum
+from .shape import broadcast_in_dim, materialize
+from .tangents import instantiate
+
+cholesky_p = Primitive("cholesky", traits=frozenset({"costly"}))
+triangular_solve_p = Primitive("triangular_solve", traits=frozenset({"costly"}))
+lu_p = Primitive("lu", traits=frozenset({"costly"}))
+eigh_p = Primitive("eigh", traits=frozenset({"costly"}))
+qr_p = Primitive("qr", traits=frozenset({"costly"}))
+svd_p = Primitive("svd", traits=frozenset({"costly"}))
+
+LAPACK_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _check_float(name: str, *types: Type) -> None:
+    if any(t.dtype != types[0].dtype for t in types) or types[0].dtype not in LAPACK_DTYPES:
+        raise TypeError(f"{name}: operands {', '.join(map(str, types))} must have one dtype, "
+                        "float32 or float64")
+
+
+def _check_square(name: str, a: Type) -> None:
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"{name}: {a} is not a stack of square matrices [..., n, n]")
+
+
+def _batch_all(prim: Primitive):
+    def rule(size, args, dims, **params):
+        outs = bind(prim, *[materialize(a, d, size) for a, d in zip(args, dims)], **params)
+        return outs, [0] * len(outs)
+    return rule
+
+
+# ------------------------------------------------------------- helpers (traceable)
+
+def _matrix_const(x: Any, value: np.ndarray) -> Any:
+    """A constant [n, m] matrix broadcast over x's leading axes, in x's dtype (a bool
+    matrix stays bool)."""
+    t = type_of_value(x)
+    shape = t.shape[:-2] + value.shape
+    value = value if value.dtype == bool else np.asarray(value, t.dtype)
+    return broadcast_in_dim(value, shape, (len(shape) - 2, len(shape) - 1))
+
+
+def tri(x: Any, lower: bool, k: int = 0) -> Any:
+    """x's lower (upper) triangle from diagonal k (k < 0: below the diagonal)."""
+    t = type_of_value(x)
+    n, m = t.shape[-2:]
+    mask = np.tri(n, m, k) if lower else 1 - np.tri(n, m, k - 1)
+    return ew.mul(x, _matrix_const(x, mask))
+
+
+def eye_like(x: Any) -> Any:
+    """The identity, broadcast over x's leading axes."""
+    return _matrix_const(x, np.eye(type_of_value(x).shape[-1]))
+
+
+def diagonal(x: Any) -> Any:
+    """[..., n, n] -> [..., n]."""
+    t = type_of_value(x)
+    return reduce_sum(ew.mul(x, eye_like(x)), (t.ndim - 1,))
+
+
+def row_vector(v: Any, like: Any) -> Any:
+    """v [..., n] as v[..., None, :] broadcast to like's shape [..., m, n]."""
+    t = type_of_value(like)
+    return broadcast_in_dim(v, t.shape, tuple(range(t.ndim - 2)) + (t.ndim - 1,))
+
+
+def col_vector(v: Any, like: Any) -> Any:
+    """v [..., m] as v[..., :, None] broadcast to like's shape [..., m, n]."""
+    t = type_of_value(like)
+    return broadcast_in_dim(v, t.shape, tuple(range(t.ndim - 2)) + (t.ndim - 2,))
+
+
+def _square_matrix(v: Any) -> Any:
+    """A zero [..., n, n] of v's [..., n] dtype, for row_vector/col_vector to shape."""
+    t = type_of_value(v)
+    return broadcast_in_dim(np.zeros((), t.dtype), t.shape + t.shape[-1:], ())
+
+
+# ------------------------------------------------------------- cholesky
+
+@cholesky_p.def_rule("shape")
+def _cholesky_shape(a: Type) -> list[Type]:
+    _check_float("cholesky", a)
+    _check_square("cholesky", a)
+    return [a]
+
+
+@cholesky_p.def_rule("impl")
+def _cholesky_impl(a):
+    return [np.linalg.cholesky(a)]  # raises LinAlgError: Matrix is not positive definite
+
+
+def cholesky(a: Any) -> Any:
+    """L lower with a = L L^T; a is read as symmetric (its lower triangle)."""
+    return bind1(cholesky_p, a)
+
+
+@cholesky_p.def_rule("jvp")
+def _cholesky_jvp(primals, tangents):
+    (a,), (ta,) = primals, tangents
+    L = cholesky(a)
+    if isinstance(ta, Zero):
+        return [L], [Zero(type_of_value(L))]
+    y = triangular_solve(L, ta, lower=True)  # L^-1 A'
+    z = triangular_solve(L, mT(y), lower=True)  # L^-1 A'^T L^-T (A' symmetric)
+    n = type_of_value(a).shape[-1]
+    phi = ew.mul(z, _matrix_const(z, np.tri(n) - 0.5 * np.eye(n)))
+    return [L], [mm(L, phi)]
+
+
+cholesky_p.def_rule("transpose", NOT_LINEAR)
+cholesky_p.def_rule("batch", _batch_all(cholesky_p))
+
+
+# ------------------------------------------------------------- triangular_solve
+
+@triangular_solve_p.def_rule("shape")
+def _trisolve_shape(a: Type, b: Type, *, lower, transpose_a, unit_diagonal) -> list[Type]:
+    _check_float("triangular_solve", a, b)
+    _check_square("triangular_solve", a)
+    if b.ndim != a.ndim or b.shape[:-1] != a.shape[:-1]:
+        raise ValueError(f"triangular_solve: cannot solve {a} x = {b}; b must be [..., n, k]")
+    return [b]
+
+
+def _op_a(a, *, lower, transpose_a, unit_diagonal):
+    """The matrix the solve really uses: the triangle read, unit diagonal, transposed."""
+    n = a.shape[-1]
+    keep = np.tri(n, dtype=bool) if lower else ~np.tri(n, k=-1, dtype=bool)
+    if unit_diagonal:
+        keep &= ~np.eye(n, dtype=bool)
+    m = np.where(keep, a, 0) + (np.eye(n, dtype=a.dtype) if unit_diagonal else 0)
+    return np.swapaxes(m, -1, -2) if transpose_a else m
+
+
+@triangular_solve_p.def_rule("impl")
+def _trisolve_impl(a, b, *, lower, transpose_a, unit_diagonal):
+    m = _op_a(a, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+    if b.size == 0:
+        return [np.zeros(b.shape, b.dtype)]
+    diag = np.diagonal(m, axis1=-2, axis2=-1)
+    if np.any(diag == 0):
+        raise np.linalg.LinAlgError("rune_jit solve: the matrix is singular")
+    return [np.asarray(np.linalg.solve(m, b), b.dtype)]
+
+
+def triangular_solve(a: Any, b: Any, *, lower: bool, transpose_a: bool = False,
+                     unit_diagonal: bool = False) -> Any:
+    """x with op(a) x = b, a triangular: op(a) = a, or a^T if `transpose_a`; only the
+    lower (upper) triangle of a is read, and with `unit_diagonal` not its diagonal."""
+    return bind1(triangular_solve_p, a, b, lower=bool(lower), transpose_a=bool(transpose_a),
+                 unit_diagonal=bool(unit_diagonal))
+
+
+@triangular_solve_p.def_rule("jvp")
+def _trisolve_jvp(primals, tangents, *, lower, transpose_a, unit_diagonal):
+    a, b = primals
+    ta, tb = tangents
+    params = dict(lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+    x = triangular_solve(a, b, **params)
+    if isinstance(ta, Zero) and isinstance(tb, Zero):
+        return [x], [Zero(type_of_value(x))]
+    rhs = None if isinstance(tb, Zero) else tb
+    if not isinstance(ta, Zero):
+        da = tri(ta, lower, -1 if unit_diagonal and lower else (1 if unit_diagonal else 0))
+        da = mT(da) if transpose_a else da
+        term = ew.neg(mm(da, x))
+        rhs = term if rhs is None else ew.add(rhs, term)
+    return [x], [triangular_solve(a, rhs, **params)]
+
+
+@triangular_solve_p.def_rule("transpose")
+def _trisolve_transpose(cts, a, b, *, lower, transpose_a, unit_diagonal):
+    if is_undefined(a):
+        raise NotImplementedError("triangular_solve is linear in b only")
+    ct = instantiate(cts[0])
+    return [None, triangular_solve(a, ct, lower=lower, transpose_a=not transpose_a,
+                                   unit_diagonal=unit_diagonal)]
+
+
+triangular_solve_p.def_rule("batch", _batch_all(triangular_solve_p))
+
+
+# ------------------------------------------------------------- lu
+
+@lu_p.def_rule("shape")
+def _lu_shape(a: Type) -> list[Type]:
+    _check_float("lu", a)
+    _check_square("lu", a)
+    i64 = np.dtype(np.int64)
+    return [a, Type(i64, a.shape[:-1]), Type(i64, a.shape[:-1])]
+
+
+@lu_p.def_rule("impl")
+def _lu_impl(a):
+    """LU with partial pivoting, as LAPACK's getrf: a[perm] = L U; pivots are its row
+    swaps (row i with row pivots[i], in order). A zero pivot column is skipped."""
+    n = a.shape[-1]
+    lu = np.array(a, copy=True).reshape((-1, n, n))
+    nb = lu.shape[0]
+    pivots = np.zeros((nb, n), np.int64)
+    perm = np.tile(np.arange(n, dtype=np.int64), (nb, 1))
+    rows = np.arange(nb)
+    for j in range(n):
+        p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1) if n else np.zeros(nb, np.int64)
+        pivots[:, j] = p
+        lu[rows, j], lu[rows, p] = lu[rows, p].copy(), lu[rows, j].copy()
+        perm[rows, j], perm[rows, p] = perm[rows, p].copy(), perm[rows, j].copy()
+        piv = lu[:, j, j]
+        safe = np.where(piv == 0, 1, piv)
+        f = np.where((piv != 0)[:, None], lu[:, j + 1:, j] / safe[:, None], 0)
+        lu[:, j + 1:, j] = f
+        lu[:, j + 1:, j + 1:] -= f[:, :, None] * lu[:, j, None, j + 1:]
+    shape = a.shape[:-1]
+    return [lu.reshape(a.shape), pivots.reshape(shape), perm.reshape(shape)]
+
+
+def lu(a: Any) -> list:
+    """[lu, pivots, perm]: a[perm] = L U, L unit lower (below lu's diagonal), U upper."""
+    return bind(lu_p, a)
+
+
+@lu_p.def_rule("jvp")
+def _lu_jvp(primals, tangents):
+    (a,), (ta,) = primals, tangents
+    lu_, pivots, perm = lu(a)
+    outs = [lu_, pivots, perm]
+    zeros = [Zero(type_of_value(pivots)), Zero(type_of_value(perm))]
+    if isinstance(ta, Zero):
+        return outs, [Zero(type_of_value(lu_))] + zeros
+    t = type_of_value(a)
+    n = t.shape[-1]
+    # P A': row i of A' is row perm[i]; P as a one-hot matrix
+    cols = broadcast_in_dim(np.arange(n, dtype=np.int64), t.shape, (t.ndim - 1,))
+    rows = broadcast_in_dim(perm, t.shape, tuple(range(t.ndim - 1)))
+    p = ew.convert(ew.eq(rows, cols), t.dtype)
+    x = mm(p, ta)
+    l_ = ew.add(tri(lu_, True, -1), eye_like(lu_))
+    u_ = tri(lu_, False)
+    la = triangular_solve(lu_, x, lower=True, unit_diagonal=True)  # L^-1 P A'
+    lau = mT(triangular_solve(lu_, mT(la), lower=False, transpose_a=True))  # ... U^-1
+    dlu = ew.add(mm(l_, tri(lau, True, -1)), mm(tri(lau, False), u_))
+    return outs, [dlu] + zeros
+
+
+lu_p.def_rule("transpose", NOT_LINEAR)
+lu_p.def_rule("batch", _batch_all(lu_p))
+
+
+# ------------------------------------------------------------- eigh
+
+@eigh_p.def_rule("shape")
+def _eigh_shape(a: Type, *, vectors) -> list[Type]:
+    _check_float("eigh", a)
+    _check_square("eigh", a)
+    w = Type(a.dtype, a.shape[:-1])
+    return [w, a] if vectors else [w]
+
+
+@eigh_p.def_rule("impl")
+def _eigh_impl(a, *, vectors):
+    if vectors:
+        w, v = np.linalg.eigh(a, UPLO="L")
+        return [w, v]
+    return [np.linalg.eigvalsh(a, UPLO="L")]
+
+
+def eigh(a: Any, vectors: bool = True) -> list:
+    """[w, v] (or [w]): eigenvalues in ascending order and eigenvectors (columns) of a
+    symmetric a, read from its lower triangle."""
+    return bind(eigh_p, a, vectors=bool(vectors))
+
+
+@eigh_p.def_rule("jvp")
+def _eigh_jvp(primals, tangents, *, vectors):
+    (a,), (ta,) = primals, tangents
+    w, v = eigh(a, True)
+    outs = [w, v] if vectors else [w]
+    if isinstance(ta, Zero):
+        return outs, [Zero(type_of_value(o)) for o in outs]
+    vdv = mm(mT(v), mm(ta, v))
+    dw = diagonal(vdv)
+    if not vectors:
+        return outs, [dw]
+    eye = eye_like(v)
+    # F_ij = 1 / (w_j - w_i), 0 on the diagonal
+    diff = ew.add(ew.sub(row_vector(w, v), col_vector(w, v)), eye)
+    f = ew.sub(ew.div(np.asarray(1.0, type_of_value(a).dtype), diff), eye)
+    dv = mm(v, ew.mul(f, vdv))
+    return outs, [dw, dv]
+
+
+eigh_p.def_rule("transpose", NOT_LINEAR)
+eigh_p.def_rule("batch", _batch_all(eigh_p))
+
+
+# ------------------------------------------------------------- qr
+
+@qr_p.def_rule("shape")
+def _qr_shape(a: Type, *, full_matrices) -> list[Type]:
+    _check_float("qr", a)
+    if a.ndim < 2:
+        raise ValueError(f"qr: {a} is not a stack of matrices [..., m, n]")
+    m, n = a.shape[-2:]
+    k = m if full_matrices else min(m, n)
+    return [Type(a.dtype, a.shape[:-2] + (m, k)), Type(a.dtype, a.shape[:-2] + (k, n))]
+
+
+@qr_p.def_rule("impl")
+def _qr_impl(a, *, full_matrices):
+    q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    return [np.asarray(q, a.dtype), np.asarray(r, a.dtype)]
+
+
+def qr(a: Any, full_matrices: bool = False) -> list:
+    """[q, r] with a = q r, q with orthonormal columns, r upper triangular."""
+    return bind(qr_p, a, full_matrices=bool(full_matrices))
+
+
+@qr_p.def_rule("jvp")
+def _qr_jvp(primals, tangents, *, full_matrices):
+    (a,), (ta,) = primals, tangents
+    q, r = qr(a, full_matrices)
+    if isinstance(ta, Zero):
+        return [q, r], [Zero(type_of_value(q)), Zero(type_of_value(r))]
+    m, n = type_of_value(a).shape[-2:]
+    if m < n or (full_matrices and m != n):
+        raise NotImplementedError("rune_jit: the derivative of qr is defined for m >= n, "
+                                  "in mode 'reduced' (as in JAX)")
+    dx_rinv = mT(triangular_solve(r, mT(ta), lower=False, transpose_a=True))  # A' R^-1
+    qt = mm(mT(q), dx_rinv)
+    low = tri(qt, True, -1)
+    do = ew.sub(low, mT(low))  # skew-symmetric
+    dq = ew.add(mm(q, ew.sub(do, qt)), dx_rinv)
+    dr = mm(ew.sub(qt, do), r)
+    return [q, r], [dq, dr]
+
+
+qr_p.def_rule("transpose", NOT_LINEAR)
+qr_p.def_rule("batch", _batch_all(qr_p))
+
+
+# ------------------------------------------------------------- svd
+
+@svd_p.def_rule("shape")
+def _svd_shape(a: Type, *, full_matrices, compute_uv) -> list[Type]:
+    _check_float("svd", a)
+    if a.ndim < 2:
+        raise ValueError(f"svd: {a} is not a stack of matrices [..., m, n]")
+    lead, (m, n) = a.shape[:-2], a.shape[-2:]
+    k = min(m, n)
+    s = Type(a.dtype, lead + (k,))
+    if not compute_uv:
+        return [s]
+    ku, kv = (m, n) if full_matrices else (k, k)
+    return [Type(a.dtype, lead + (m, ku)), s, Type(a.dtype, lead + (kv, n))]
+
+
+@svd_p.def_rule("impl")
+def _svd_impl(a, *, full_matrices, compute_uv):
+    if not compute_uv:
+        return [np.linalg.svd(a, compute_uv=False)]
+    u, s, vt = np.linalg.svd(a, full_matrices=full_matrices)
+    return [u, s, vt]
+
+
+def svd(a: Any, full_matrices: bool = False, compute_uv: bool = True) -> list:
+    """[u, s, vt] (or [s]): a = u diag(s) vt, s descending."""
+    return bind(svd_p, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+
+
+@svd_p.def_rule("jvp")
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
+    (a,), (ta,) = primals, tangents
+    outs = svd(a, full_matrices, compute_uv)
+    if isinstance(ta, Zero):
+        return outs, [Zero(type_of_value(o)) for o in outs]
+    m, n = type_of_value(a).shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError("rune_jit: the derivative of svd with full_matrices=True "
+                                  "is defined for square matrices only (as in JAX)")
+    u, s, vt = svd(a, False, True)
+    v = mT(vt)
+    ds_mat = mm(mT(u), mm(ta, v))  # U^T A' V, [k, k]
+    ds = diagonal(ds_mat)
+    if not compute_uv:
+        return outs, [ds]
+    sq = _square_matrix(s)
+    sj, si = row_vector(s, sq), col_vector(s, sq)
+    eye = eye_like(sq)
+    f = ew.sub(ew.div(np.asarray(1.0, type_of_value(a).dtype),
+                      ew.add(ew.mul(ew.add(sj, si), ew.sub(sj, si)), eye)), eye)
+    dss, sds = ew.mul(sj, ds_mat), ew.mul(si, ds_mat)  # dS diag(s), diag(s) dS
+    du = mm(u, ew.mul(f, ew.add(dss, mT(dss))))
+    dv = mm(v, ew.mul(f, ew.add(sds, mT(sds))))
+    if m > n:
+        dav = mm(ta, v)
+        du = ew.add(du, ew.div(ew.sub(dav, mm(u, mm(mT(u), dav))), row_vector(s, dav)))
+    if n > m:
+        dau = mm(mT(ta), u)
+        dv = ew.add(dv, ew.div(ew.sub(dau, mm(v, mm(vt, dau))), row_vector(s, dau)))
+    return outs, [du, ds, mT(dv)]
+
+
+svd_p.def_rule("transpose", NOT_LINEAR)
+svd_p.def_rule("batch", _batch_all(svd_p))
+

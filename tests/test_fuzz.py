@@ -1,0 +1,167 @@
+"""Differential fuzzing of generated loop programs (the generator: tests/fuzz_programs.py).
+
+Every program (nested `scan` / `iterate` over float64, float32 and int values,
+generated from its seed alone) is run by the interpreter (the oracle, which is
+also checked against a plain NumPy reference), eagerly with loops compiled, and
+under `rune.jit`; in rotation its `grad`, `jvp` and `vmap` are compared on the
+interpreter and a compiled path, and `check_grads` compares its gradient with
+central differences. A path that raises where another returns fails, and a
+program written to raise `IterateError` must raise it on every path. What each
+seed is checked for: `fuzz_programs.modes_for`.
+
+Each test case checks a chunk of 25 consecutive seeds in a forked child process,
+so that a crash (a segfault, an LLVM abort) or a hang fails the case and names
+the seed instead of taking down the test worker. A failure prints each failing
+seed's program and what disagreed.
+
+    python -m pytest -n 2 tests/test_fuzz.py                        # seeds 0..1999
+    RUNE_JIT_FUZZ=20000 python -m pytest -n 2 tests/test_fuzz.py    # seeds 0..19999
+
+Seeds from 200 on are marked slow (`-m "not slow"` checks the first 200; CI runs all).
+`RUNE_JIT_FUZZ=N` checks seeds 0..N-1; the cases past the default 2000 seeds only
+exist then (their ids start with `long-`; the default run collects, and so never
+skips, them). `RUNE_JIT_FUZZ_START=S` starts at seed S instead of 0.
+`RUNE_JIT_FUZZ_ISOLATE=0` runs the seeds in the test process (for a debugger);
+`RUNE_JIT_FUZZ_TIMEOUT` is the seconds one seed may take before it counts as
+hung (default 300).
+
+To look at one seed: `python tests/fuzz_programs.py SEED > repro.py` writes a
+standalone script of the program and its checks, `python tests/fuzz_programs.py
+check SEED` runs the checks, and `python tests/fuzz_reduce.py repro.py MARKER`
+shrinks a script while its output still contains MARKER.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import pytest
+
+import fuzz_programs as fuzz
+
+DEFAULT = 2000
+QUICK = 200  # seeds past these are marked slow: the quick run checks the first 200
+CHUNK = 25
+START = int(os.environ.get("RUNE_JIT_FUZZ_START", "0"))
+COUNT = int(os.environ.get("RUNE_JIT_FUZZ", str(DEFAULT)))
+
+
+def chunk_params():
+    out = []
+    for start in range(START, START + COUNT, CHUNK):
+        stop = min(start + CHUNK, START + COUNT)
+        long_only = start >= DEFAULT
+        marks = [pytest.mark.slow] if start >= QUICK else []
+        out.append(pytest.param(start, stop, marks=marks,
+                                id=f"{'long-' if long_only else ''}seeds-{start}-{stop - 1}"))
+    return out
+
+
+@pytest.mark.parametrize(("start", "stop"), chunk_params())
+def test_generated_programs_agree_on_every_path(start, stop):
+    seeds = range(start, stop)
+    reports, stats = fuzz.run_chunk(seeds)
+    assert not reports, (f"{len(reports)} of {len(seeds)} programs failed:\n\n"
+                         + "\n\n".join(reports))
+    assert stats["programs"] == len(seeds)
+
+
+# ------------------------------------------------------------- the generator itself
+
+# Shapes the fuzzer must keep producing, with how many of the default seeds must show
+# each: the loops' corners, and the shapes of bugs found before (regressions below and
+# in test_regressions_loops.py).
+REQUIRED = {
+    "scan": 1000, "iterate": 600, "depth2": 500, "depth3": 120,
+    "scan_in_scan": 200, "scan_in_iterate": 100, "iterate_in_scan": 150,
+    "iterate_in_iterate": 80,
+    "scan_reverse": 400, "scan_length": 300, "scan_n0": 100, "scan_n1": 300,
+    "xs_reversed": 300, "xs_strided": 300, "xs_tuple": 200,
+    "ys_carry": 500, "ys_const_float": 250, "ys_const_array": 250, "ys_none": 200,
+    "ys_tuple": 200, "ys_unused": 200,
+    "iterate_count": 300, "iterate_mono": 150, "iterate_jump": 150, "iterate_raise": 30,
+    "iterate_may_zero": 250, "until_mixed": 150,
+    "int_counter": 300, "int_counter_warm": 40, "int_where": 80, "int_cast": 80,
+    "int_mix": 80, "where_weak": 120, "carry_cast_back": 300, "f32_read_in_f64_step": 400,
+    # regressions: a nested scan with constant ys; an inner loop's init captured from
+    # outside; an iterate that may take zero steps inside a scan; float64 ys from a
+    # float32 capture over reversed xs; an iterate in a scan step reading float32
+    "nested_scan_const_ys": 80, "nested_captured_init": 150, "iterate_zero_in_scan": 60,
+    "rev_f64_ys_f32_capture": 150, "ys_f64_from_f32": 15, "iterate_in_scan_reads_f32": 80,
+}
+
+
+def test_generator_makes_every_shape():
+    counts = Counter()
+    for seed in range(DEFAULT):
+        counts.update(fuzz.generate(seed).features)
+    short = {k: (counts[k], n) for k, n in REQUIRED.items() if counts[k] < n}
+    assert not short, f"features generated fewer times than required (got, want): {short}"
+
+
+def test_a_program_is_its_seed():
+    for seed in (0, 1, 17, 1234):
+        a, b = fuzz.generate(seed), fuzz.generate(seed)
+        assert a.source == b.source and a.ref_source == b.ref_source
+        assert [x.tobytes() for x in a.inputs(0)] == [x.tobytes() for x in b.inputs(0)]
+    assert fuzz.generate(1).source != fuzz.generate(2).source
+
+
+def test_every_check_runs_on_hundreds_of_programs():
+    counts = Counter()
+    for seed in range(DEFAULT):
+        for mode in fuzz.modes_for(seed):
+            name, _, paths = mode.partition(":")
+            if not paths:
+                counts[name] += 1
+            for p in paths.split("+") if paths else ():
+                counts[f"{name}:{p}"] += 1
+    assert counts["value:native"] == counts["value:jit"] == DEFAULT
+    for name in ("grad", "jvp", "vmap"):
+        for p in ("native", "jit"):
+            assert counts[f"{name}:{p}"] >= 300, counts
+    assert counts["fd"] >= 300, counts
+
+
+def test_the_reference_agrees_with_numpy_loops():
+    """The reference's scan and iterate mean what docs/loops.md says."""
+    import numpy as np
+
+    R = fuzz.RefRune
+    c, ys = R.scan(lambda c, r: (c * r, c), np.float64(1.0), np.array([1.0, 2.0, 3.0]),
+                   reverse=True)
+    assert c == 6.0 and ys.tolist() == [6.0, 3.0, 1.0]
+    c, ys = R.scan(lambda c, _: (c + 1, 7.0), np.int64(0), length=0)
+    assert c == 0 and ys.shape == (0,) and ys.dtype == np.float64
+    assert R.iterate(lambda z: z + 1, np.int64(0), until=lambda z: z >= 3, max_steps=3) == 3
+    with pytest.raises(fuzz.rune.IterateError):
+        R.iterate(lambda z: z + 1, np.int64(0), until=lambda z: z >= 4, max_steps=3)
+    with pytest.raises(TypeError):  # a carry must keep its dtype, as in rune_jit
+        R.scan(lambda c, _: (c.astype(np.float64), None), np.float32(1.0), length=1)
+
+
+def test_a_crash_in_a_chunk_names_its_seed(monkeypatch):
+    """The fork isolation reports a child that dies by a signal as that seed's failure,
+    and the seeds after it still run."""
+    import faulthandler
+    import signal
+
+    calls = []
+    real = fuzz.check_seed
+
+    def check(seed, stats=None, modes=None):
+        calls.append(seed)
+        if seed == 11:
+            faulthandler.disable()  # a real crash prints its stack; this one need not
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return [] if seed != 12 else ["made up"]
+
+    monkeypatch.setattr(fuzz, "check_seed", check)
+    monkeypatch.setattr(fuzz, "report", lambda seed, fails: f"seed {seed}: {fails}")
+    reports, stats = fuzz.run_chunk([10, 11, 12, 13])
+    assert stats["programs"] == 4
+    assert any("seed 11" in r and "SIGSEGV" in r for r in reports), reports
+    assert any("seed 12" in r and "made up" in r for r in reports), reports
+    assert len(reports) == 2
+    assert fuzz.check_seed is check and real is not check

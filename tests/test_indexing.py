@@ -1,0 +1,399 @@
+"""Gather, scatter, sort and prefix operations (issue 13): NumPy's advanced indexing,
+JAX's `.at[]` updates, sorting and searching, order statistics, prefix operations and
+segment reductions, eager and jitted, under transformations and inside loops."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rune_jit as rune
+import rune_jit.numpy as rnp
+from rune_jit import config
+
+PATHS = ["interpret", "eager", "jit"]
+X = np.arange(60.0).reshape(3, 4, 5) / 7.0
+
+
+def on(path, f, monkeypatch):
+    if path == "interpret":
+        monkeypatch.setattr(config, "backend", "interpret")
+    return rune.jit(f) if path == "jit" else f
+
+
+# ------------------------------------------------------------- generated index expressions
+
+
+@st.composite
+def keys(draw, shape=X.shape):
+    """A NumPy key for an array of `shape`: ints, slices, None, Ellipsis, integer index
+    arrays (broadcasting) and boolean masks, mixed."""
+    entries, axis = [], 0
+    n_arrays_shape = draw(st.sampled_from([(), (2,), (3, 1), (1, 2)]))
+    used_ellipsis = False
+    while axis < len(shape):
+        n = shape[axis]
+        kind = draw(st.sampled_from(["int", "slice", "array", "array", "none", "mask",
+                                     "ellipsis", "stop"]))
+        if kind == "stop" and entries:
+            break
+        if kind == "int":
+            entries.append(draw(st.integers(-n, n - 1)))
+        elif kind == "slice":
+            a, b = draw(st.integers(-n, n)), draw(st.integers(-n, n))
+            entries.append(slice(a, b, draw(st.sampled_from([1, 2, -1, -2, None]))))
+        elif kind == "array":
+            entries.append(np.asarray(draw(st.lists(st.integers(-n, n - 1), min_size=int(
+                np.prod(n_arrays_shape)), max_size=int(np.prod(n_arrays_shape))))).reshape(
+                n_arrays_shape))
+        elif kind == "mask":
+            entries.append(np.asarray(draw(st.lists(st.booleans(), min_size=n, max_size=n))))
+        elif kind == "none":
+            entries.append(None)
+            continue
+        elif kind == "ellipsis" and not used_ellipsis:
+            used_ellipsis = True
+            entries.append(Ellipsis)
+            axis = len(shape) - draw(st.integers(0, len(shape) - axis))
+            continue
+        else:
+            continue
+        axis += 1
+    return tuple(entries)
+
+
+def _numpy_or_error(f):
+    try:
+        return "ok", f()
+    except (IndexError, ValueError) as err:
+        return type(err), err
+
+
+INDEXING = settings(max_examples=120, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@INDEXING
+@given(key=keys())
+def test_generated_keys_read_as_numpy_reads_them(key):
+    kind, want = _numpy_or_error(lambda: X[key])
+    if kind != "ok":
+        with pytest.raises(kind):
+            rune.jit(lambda v: v[key])(X)
+        return
+    got = rune.jit(lambda v: v[key])(X)
+    assert got.shape == want.shape, key
+    np.testing.assert_array_equal(got, want, err_msg=str(key))
+
+
+@INDEXING
+@given(key=keys(), op=st.sampled_from(["set", "add", "multiply", "min", "max"]))
+def test_generated_updates_write_as_numpy_writes(key, op):
+    kind, view = _numpy_or_error(lambda: X[key])
+    if kind != "ok":
+        return
+    values = np.linspace(-1.0, 2.0, view.size).reshape(view.shape) if view.size else view
+    want = X.copy()
+    if op == "set":
+        want[key] = values  # NumPy's assignment: the last of repeated positions wins
+    else:
+        ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+        ufunc[op].at(want, key, values)
+    got = rune.jit(lambda v, u: getattr(v.at[key], op)(u))(X, values)
+    np.testing.assert_array_equal(got, want, err_msg=f"{op} at {key}")
+    eager = getattr(rnp.at(X)[key], op)(values)
+    np.testing.assert_array_equal(eager, want)
+
+
+# ------------------------------------------------------------- every path, transformations
+
+CASES = {
+    "gather_rows": (lambda x, i: x[i], lambda x, i: x[i]),
+    "gather_columns": (lambda x, i: x[:, i], lambda x, i: x[:, i]),
+    "gather_pairs": (lambda x, i: x[i, i[::-1]], lambda x, i: x[i, i[::-1]]),
+    "take_axis": (lambda x, i: rnp.take(x, i, axis=1), lambda x, i: np.take(x, i, axis=1)),
+    "take_along": (lambda x, i: rnp.take_along_axis(x, rnp.argsort(x, axis=1), axis=1),
+                   lambda x, i: np.take_along_axis(x, np.argsort(x, axis=1), axis=1)),
+    "scatter_add": (lambda x, i: rnp.at(x)[i].add(x[i] * 2.0), None),
+    "sort": (lambda x, i: rnp.sort(x, axis=0), lambda x, i: np.sort(x, axis=0)),
+    "quantile": (lambda x, i: rnp.quantile(x, 0.3, axis=1), lambda x, i: np.quantile(x, 0.3,
+                                                                                     axis=1)),
+    "cumsum": (lambda x, i: rnp.cumsum(x, axis=1), lambda x, i: np.cumsum(x, axis=1)),
+    "cumprod": (lambda x, i: rnp.cumprod(x, axis=0), lambda x, i: np.cumprod(x, axis=0)),
+    "cummax": (lambda x, i: np.maximum.accumulate(x, axis=1),
+               lambda x, i: np.maximum.accumulate(x, axis=1)),
+}
+M = np.array([[0.3, -1.2, 2.0, 0.7], [1.1, 0.4, -0.6, 1.9], [-0.2, 0.8, 1.3, -1.7]])
+IDX = np.array([2, 0, 2])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("path", PATHS)
+def test_values_on_every_path(name, path, monkeypatch):
+    f, ref = CASES[name]
+    got = on(path, f, monkeypatch)(M, IDX)
+    if ref is not None:
+        np.testing.assert_allclose(got, ref(M, IDX), rtol=1e-14)
+    else:
+        want = M.copy()
+        np.add.at(want, IDX, M[IDX] * 2.0)
+        np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_derivatives_agree_with_finite_differences(name):
+    f = CASES[name][0]
+    rune.check_grads(lambda x: f(x, IDX), M)
+    rune.check_grads(lambda x: rnp.sum(rnp.tanh(f(x, IDX))), M, modes=("rev",))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("path", ["eager", "jit"])
+def test_vmap_matches_a_loop_over_lanes(name, path, monkeypatch):
+    f = CASES[name][0]
+    xs = np.stack([M, M * -0.5, M + 1.0])
+    got = on(path, rune.vmap(lambda x: f(x, IDX)), monkeypatch)(xs)
+    np.testing.assert_allclose(got, np.stack([f(x, IDX) for x in xs]), rtol=1e-14)
+    gi = on(path, rune.vmap(f, in_axes=(None, 0)), monkeypatch)(M, np.stack([IDX, IDX[::-1]]))
+    np.testing.assert_allclose(gi, np.stack([f(M, IDX), f(M, IDX[::-1])]), rtol=1e-14)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_index_in_a_loop_carry(path, monkeypatch):
+    """Gauss-Seidel-like sweep: x.at[i].set(...) with i the carry, and a constant table
+    read at a traced index inside a scan step (an HMM step)."""
+    table = np.log(np.array([[0.7, 0.3], [0.2, 0.8], [0.5, 0.5]]))
+
+    def sweep(x):
+        def step(c, _):
+            i, v = c
+            v = v.at[i].set(0.5 * (v[(i + 1) % 4] + v[(i + 3) % 4]))
+            return ((i + 1) % 4, v), None
+        return rune.scan(step, (np.int64(0), x), length=9)[0][1]
+
+    def hmm(obs):
+        def step(alpha, o):
+            emit = rnp.take(table, o, axis=1)  # log B[:, o]
+            return alpha * 0.5 + emit, None
+        return rune.scan(step, np.zeros(3), obs)[0]
+
+    x = np.array([1.0, 4.0, -2.0, 0.5])
+    want = x.copy()
+    i = 0
+    for _ in range(9):
+        want[i] = 0.5 * (want[(i + 1) % 4] + want[(i + 3) % 4])
+        i = (i + 1) % 4
+    np.testing.assert_allclose(on(path, sweep, monkeypatch)(x), want)
+    rune.check_grads(sweep, x)
+    obs = np.array([0, 1, 1, 0])
+    a = np.zeros(3)
+    for o in obs:
+        a = a * 0.5 + table[:, o]
+    np.testing.assert_allclose(on(path, hmm, monkeypatch)(obs), a)
+
+
+def test_the_gradient_of_a_gather_is_a_scatter_add_not_a_one_hot():
+    region = rune.make_ir(rune.grad(lambda x, i: rnp.sum(x[i] ** 2)))(np.ones(1000),
+                                                                     np.arange(10) * 7)
+    names = [e.prim.name for e in region.eqns]
+    assert "gather" in names and "scatter" in names
+    assert all(v.type.size <= 1000 for e in region.eqns for v in e.outputs)  # nothing n*m
+
+
+def test_set_with_repeated_indices_takes_the_last_and_its_gradient():
+    x, i, u = np.zeros(3), np.array([1, 1, 2]), np.array([5.0, 6.0, 7.0])
+    np.testing.assert_array_equal(rune.jit(lambda x, u: x.at[i].set(u))(x, u), [0, 6, 7])
+    g = rune.grad(lambda u: rnp.sum(rnp.at(x)[i].set(u) * np.array([1.0, 2.0, 3.0])))(u)
+    np.testing.assert_array_equal(g, [0.0, 2.0, 3.0])  # the overwritten update reaches nothing
+
+
+def test_min_max_updates_split_ties_like_max():
+    g = rune.grad(lambda u: rnp.sum(rnp.at(np.array([1.0, 0.0]))[np.array([0, 0])].max(u)))(
+        np.array([1.0, 0.5]))
+    np.testing.assert_allclose(g, [0.5, 0.0])  # x[0] and u[0] tie at the maximum
+
+
+# ------------------------------------------------------------- sorting and searching
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_sort_is_stable_nans_last_and_descending(path, monkeypatch):
+    x = np.array([3.0, np.nan, 1.0, 3.0, -0.0, 0.0, np.nan, 2.0])
+    s = on(path, lambda v: (rnp.sort(v), rnp.argsort(v), rnp.sort(v, descending=True),
+                            rnp.argsort(v, descending=True)), monkeypatch)(x)
+    np.testing.assert_array_equal(s[0], np.sort(x))
+    np.testing.assert_array_equal(s[1], np.argsort(x, kind="stable"))
+    np.testing.assert_array_equal(s[2], np.concatenate([[np.nan, np.nan], np.sort(x)[:6][::-1]]))
+    assert s[3].tolist() == [1, 6, 0, 3, 7, 2, 4, 5]  # ties (3, 3; -0.0, 0.0) in order
+    ints = np.array([[5, -3, 5, 0], [2, 2, -7, 9]], np.int32)
+    np.testing.assert_array_equal(on(path, lambda v: rnp.argsort(v, axis=1), monkeypatch)(
+        ints), np.argsort(ints, axis=1, kind="stable"))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("path", PATHS)
+def test_searchsorted(side, path, monkeypatch):
+    a = np.array([0.0, 1.0, 1.0, 2.5, 7.0])
+    v = np.array([[-1.0, 1.0], [1.5, 7.0], [8.0, 2.5]])
+    got = on(path, lambda a, v: rnp.searchsorted(a, v, side), monkeypatch)(a, v)
+    np.testing.assert_array_equal(got, np.searchsorted(a, v, side))
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_quantile_methods_and_nan_forms(method):
+    x = np.array([[4.0, 1.0, 3.0, 2.0, 8.0], [0.5, np.nan, 2.0, 1.0, 3.0]])
+    q = np.array([0.0, 0.25, 0.5, 0.9, 1.0])
+    f = rune.jit(lambda v: rnp.quantile(v, q, axis=1, method=method))
+    np.testing.assert_allclose(f(x), np.quantile(x, q, axis=1, method=method))
+    g = rune.jit(lambda v: rnp.nanquantile(v, q, axis=1, method=method, keepdims=True))
+    np.testing.assert_allclose(g(x), np.nanquantile(x, q, axis=1, method=method, keepdims=True))
+    np.testing.assert_allclose(rune.jit(rnp.median)(x[0]), np.median(x[0]))
+    np.testing.assert_allclose(rune.jit(lambda v: rnp.percentile(v, 40.0))(x[0]),
+                               np.percentile(x[0], 40.0))
+
+
+def test_unique_nonzero_and_bincount_with_static_sizes():
+    x = np.array([3, 1, 3, 0, 1, 7])
+    np.testing.assert_array_equal(rune.jit(lambda v: rnp.unique(v, size=6, fill_value=-1))(x),
+                                  [0, 1, 3, 7, -1, -1])
+    np.testing.assert_array_equal(rnp.unique(x), np.unique(x))  # outside a trace: NumPy's
+    nz = rune.jit(lambda v: rnp.nonzero(v > 1, size=4))(x)
+    np.testing.assert_array_equal(nz[0], [0, 2, 5, 0])
+    m = np.array([[0, 2], [3, 0]])
+    np.testing.assert_array_equal(rune.jit(lambda v: rnp.nonzero(v, size=2))(m),
+                                  np.nonzero(m))
+    np.testing.assert_array_equal(rune.jit(lambda v: rnp.flatnonzero(v, size=3))(m), [1, 2, 0])
+    w = np.linspace(0.0, 1.0, 6)
+    np.testing.assert_allclose(rune.jit(lambda v, w: rnp.bincount(v, w, length=8))(x, w),
+                               np.bincount(x, w, minlength=8))
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_segment_reductions(op):
+    data = np.array([[1.0, -2.0], [3.0, 0.5], [-1.0, 4.0], [2.0, 2.0]])
+    ids = np.array([2, 0, 2, 5])  # 5 is out of range: dropped
+    f = getattr(rune.ops, f"segment_{op}")
+    got = rune.jit(lambda d, i: f(d, i, 4))(data, ids)
+    ident = {"sum": 0.0, "max": -np.inf, "min": np.inf}[op]
+    want = np.full((4, 2), ident)
+    for d, i in zip(data, ids):
+        if i < 4:
+            want[i] = {"sum": np.add, "max": np.maximum, "min": np.minimum}[op](want[i], d)
+    np.testing.assert_array_equal(got, want)
+    if op == "sum":
+        rune.check_grads(lambda d: f(d, ids, 4), data)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_prefix_operations(path, monkeypatch):
+    x = np.array([[1.0, 0.0, -2.0, 3.0], [0.5, 2.0, 0.0, 1.5]])
+    fs = {
+        "cumulative_sum": (lambda v: rnp.cumulative_sum(v, axis=1, include_initial=True),
+                           lambda v: np.cumulative_sum(v, axis=1, include_initial=True)),
+        "cumulative_prod": (lambda v: rnp.cumulative_prod(v, axis=0),
+                            lambda v: np.cumulative_prod(v, axis=0)),
+        "cumsum_flat": (rnp.cumsum, np.cumsum),
+        "minimum.accumulate": (lambda v: np.minimum.accumulate(v, axis=1),
+                               lambda v: np.minimum.accumulate(v, axis=1)),
+        "diff": (lambda v: rnp.diff(v, n=2, axis=1, prepend=0.0),
+                 lambda v: np.diff(v, n=2, axis=1, prepend=0.0)),
+        "int_cumsum": (lambda v: rnp.cumsum(v.astype(np.int32), axis=1),
+                       lambda v: np.cumsum(v.astype(np.int32), axis=1)),
+    }
+    for name, (f, ref) in fs.items():
+        got = on(path, f, monkeypatch)(x)
+        np.testing.assert_array_equal(got, ref(x), err_msg=name)
+        assert got.dtype == ref(x).dtype, name
+    rune.check_grads(lambda v: rnp.cumprod(v, axis=1), x)  # exact at the zeros
+
+
+# ------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("bad, error, message", [
+    (lambda x: x[np.array([0.5, 1.0])], IndexError, "must be of integer .* type, got float64"),
+    (lambda x: x[np.array([0, 1]), np.array([0, 1, 2])], IndexError,
+     r"shape mismatch: indexing arrays could not be broadcast together with shapes \(2,\) "
+     r"\(3,\)"),
+    (lambda x: x[x > 0], TypeError, r"rnp.where\(mask, x, fill\).*nonzero\(mask, size=n\)"),
+    (lambda x: x.at[np.array([0, 1])].set(np.ones(3)), ValueError,
+     r"values of shape \(3,\) do not broadcast to the indexed shape \(2, 4\)"),
+    (lambda x: rune.ops.segment_sum(x, np.array([0, 1, 0])), TypeError, "num_segments"),
+    (lambda x: rnp.unique(x), TypeError, "size="),
+    (lambda x: rnp.nonzero(x), TypeError, "size="),
+    (lambda x: rnp.bincount(np.array([0, 1])), TypeError, "length="),
+])
+def test_bad_indexing_is_named(bad, error, message):
+    with pytest.raises(error, match=message):
+        rune.jit(bad)(M)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_out_of_bounds_indices_raise_like_numpy(path, monkeypatch):
+    f = on(path, lambda x, i: x[i], monkeypatch)
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 3"):
+        f(M, np.array([0, 7]))
+    with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0 with size 3"):
+        f(M, np.array([-4]))
+    np.testing.assert_array_equal(f(M, np.array([-1, -3])), M[[-1, -3]])  # from the end
+    g = on(path, lambda x, i: rnp.take(x, i, axis=1, mode="clip"), monkeypatch)
+    np.testing.assert_array_equal(g(M, np.array([9, -9])), np.take(M, [9, -9], 1, mode="clip"))
+    h = on(path, lambda x, i: rnp.take(x, i, axis=1, mode="wrap"), monkeypatch)
+    np.testing.assert_array_equal(h(M, np.array([9, -9])), np.take(M, [9, -9], 1, mode="wrap"))
+    d = on(path, lambda x, i: rnp.at(x)[i].add(1.0, mode="drop"), monkeypatch)
+    np.testing.assert_array_equal(d(M, np.array([7, 1])), M + np.array([[0], [1], [0]]))
+    with pytest.raises(IndexError, match="out of bounds"):
+        on(path, lambda x, i: rnp.at(x)[i].add(1.0), monkeypatch)(M, np.array([7]))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_constant_table_read_at_a_traced_index(path, monkeypatch):
+    """log_B[:, o] of a constant table with o a scan row: through rnp.asarray, and a clear
+    error naming that spelling when the table is indexed as a NumPy array."""
+    log_b = np.log(np.array([[0.7, 0.3], [0.2, 0.8], [0.5, 0.5]]))
+
+    def hmm(obs):
+        return rune.scan(lambda a, o: (a * 0.5 + rnp.asarray(log_b)[:, o], None),
+                         np.zeros(3), obs)[0]
+
+    want = np.zeros(3)
+    for o in [1, 0, 1]:
+        want = want * 0.5 + log_b[:, o]
+    np.testing.assert_allclose(on(path, hmm, monkeypatch)(np.array([1, 0, 1])), want)
+    with pytest.raises(rune.ConcretizationError, match=r"rnp.asarray\(table\)\[i\]"):
+        rune.jit(lambda o: log_b[:, o])(np.int64(1))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_take_fills_with_fill_value(path, monkeypatch):
+    f = on(path, lambda x, i: rnp.take(x, i, mode="fill", fill_value=-1.0), monkeypatch)
+    np.testing.assert_array_equal(f(np.arange(5.0), np.array([0, 7, -1])), [0.0, -1.0, 4.0])
+    g = on(path, lambda x, i: rnp.at(x)[i].get(mode="fill"), monkeypatch)
+    np.testing.assert_array_equal(g(np.arange(5.0), np.array([9, 2])), [np.nan, 2.0])
+
+
+def test_reverse_mode_saves_a_gathers_operand_not_its_larger_result():
+    """A scan step reading x[cols] (nnz wide) keeps x (n wide) per step for the backward
+    loop and gathers again there: the tape is steps × n, not steps × nnz."""
+    cols = np.arange(40) % 8
+
+    def loop(w, x0):
+        return rnp.sum(rune.scan(lambda x, _: (rnp.tanh(rune.ops.segment_sum(
+            w * x[cols], cols[::-1], 8)), None), x0, length=5)[0])
+
+    region = rune.make_ir(rune.grad(loop))(np.linspace(0.1, 0.5, 40), np.ones(8))
+    tapes = [v.type.shape for e in region.eqns if e.prim.name == "scan" for v in e.outputs]
+    assert (5, 8) in tapes and (5, 40) not in tapes, tapes
+    rune.check_grads(loop, np.linspace(0.1, 0.5, 40), np.ones(8))
+
+
+@pytest.mark.parametrize("dtype, want", [(np.float32, np.nan), (np.int16, -32768),
+                                         (np.uint8, 255), (np.bool_, True)])
+def test_fill_mode_defaults_follow_jax(dtype, want):
+    x = np.zeros(3, dtype)
+    for f in (lambda x: rnp.take(x, np.array([1, 5]), mode="fill"),
+              lambda x: rnp.at(x)[np.array([1, 5])].get(mode="fill")):
+        for run in (f, rune.jit(f)):
+            got = run(x)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, np.array([0, want], dtype))
