@@ -13,7 +13,6 @@ import time
 import numpy as np
 
 import rune_jit as rune
-import rune_jit.numpy as rnp
 
 
 def escape(c_re, c_im):

@@ -7,10 +7,11 @@ dataclass instances, and classes given to `register`. Everything else is a leaf.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator
 
 
-class Node(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class Node:
     """How to take one kind of container apart and put it back together."""
 
     children: Callable[[Any], tuple[list, Any, list[str]]]  # -> children, aux, key strings

@@ -703,3 +703,18 @@ def test_loop_invariant_work_is_hoisted(monkeypatch):
     got = rune.jit(f)(xs)
     monkeypatch.setattr(config, "backend", "interpret")
     np.testing.assert_allclose(got, f(xs), rtol=1e-12)
+
+
+def test_a_call_with_a_large_arena_returns_it_to_the_system():
+    """A long gradient's tapes (here 300 MiB of scratch) are not kept after the call as
+    the thread's scratch: peak memory is what a long gradient costs, not kept memory."""
+    f = rune.jit(rune.grad(lambda x: rune.scan(lambda c, r: (rnp.sin(c) * r, None),
+                                               x[0], x)[0]))
+    x = np.full(10**7, 0.9)
+    g = f(x)
+    code = next(iter(f.cache.values())).executable.compiled
+    assert code.meta.scratch_bytes > runtime.KEEP_SCRATCH
+    assert not hasattr(code.local, "buf")
+    np.testing.assert_allclose(f(x[:5]), rune.grad(lambda x: rune.scan(
+        lambda c, r: (rnp.sin(c) * r, None), x[0], x)[0])(x[:5]))
+    assert g.shape == x.shape

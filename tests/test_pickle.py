@@ -59,3 +59,17 @@ def test_cloudpickle_carries_lambdas_and_closures():
     g = rune.grad(lambda x: rnp.sum(x ** 2) * scale)
     for fn, want in [(f, np.sum(np.sin(X)) * 3.0), (g, 6.0 * X)]:
         np.testing.assert_allclose(cloudpickle.loads(cloudpickle.dumps(fn))(X), want)
+
+
+def test_every_public_function_pickles_by_name():
+    import rune_jit.nn as nn
+    import rune_jit.numpy.linalg as la
+    import rune_jit.random as rr
+    import rune_jit.scipy.special as special
+
+    for module in (rnp, nn, la, rr, special):
+        for name in getattr(module, "__all__", dir(module)):
+            f = getattr(module, name, None)
+            if callable(f) and not isinstance(f, type) and not name.startswith("_") and \
+                    getattr(f, "__module__", "").startswith("rune_jit"):
+                assert pickle.loads(pickle.dumps(f)) is f, f"{module.__name__}.{name}"

@@ -147,13 +147,17 @@ def w9g(p):
     return lambda: np.array(jax.block_until_ready(f(p.mu, p.sigma)))
 
 
-def _linalg(A, b):
-    w, v = jnp.linalg.eigh(A)
-    return jnp.linalg.solve(A, b), jnp.linalg.cholesky(A), w, v * v
-
-
 def w10(p):
-    return _ready(jax.jit(_linalg), p.A, p.b)
+    # three jitted functions: the three in one jax.jit hang in JAX 0.10.2 on this machine
+    # (block_until_ready never returns; each alone takes a fraction of a second)
+    eigh, solve, chol = (jax.jit(f) for f in (jnp.linalg.eigh, jnp.linalg.solve,
+                                               jnp.linalg.cholesky))
+    A, b = jnp.asarray(p.A), jnp.asarray(p.b)
+
+    def run():
+        w, v = eigh(A)
+        return jax.block_until_ready((solve(A, b), chol(A), w, v * v))
+    return run
 
 
 def dispatch(p):

@@ -107,3 +107,15 @@ __all__ += [
 ]
 
 _install()
+
+
+def _named_here() -> None:
+    """Functions made by a factory (`tanh` from `_unary_float`) are found by pickle, and
+    named in reprs, as rune_jit.numpy.NAME: where users reach them."""
+    for name in __all__:
+        f = globals().get(name)
+        if callable(f) and "<locals>" in getattr(f, "__qualname__", ""):
+            f.__qualname__, f.__module__ = name, __name__
+
+
+_named_here()

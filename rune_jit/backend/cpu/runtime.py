@@ -108,6 +108,9 @@ def _argument(lw: Lowerer, t: Type, ptr: ir.Value):
     return Scalar(t, lw.scalar(arr)) if t.shape == () else arr
 
 
+KEEP_SCRATCH = 64 << 20  # bytes of scratch memory a thread keeps between calls
+
+
 class Compiled:
     """Native code for one program; call it with arrays, get arrays back."""
 
@@ -134,13 +137,18 @@ class Compiled:
         process's Python functions)."""
         return callback.SYMBOL.encode() not in self.obj
 
-    def scratch(self) -> int:
-        """The address of this thread's scratch memory, 64-byte aligned."""
+    def scratch(self) -> tuple[int, Any]:
+        """(the address of scratch memory for a call, 64-byte aligned; what holds it):
+        this thread's, kept between calls, or for an arena over KEEP_SCRATCH bytes (a long
+        gradient's tapes) one of the call's own, returned to the system when it ends."""
+        if self.meta.scratch_bytes > KEEP_SCRATCH:
+            buf = np.empty(self.meta.scratch_bytes + 64, np.uint8)
+            return -(-buf.ctypes.data // 64) * 64, buf
         addr = getattr(self.local, "addr", None)
         if addr is None:
             self.local.buf = np.empty(self.meta.scratch_bytes + 64, np.uint8)
             addr = self.local.addr = -(-self.local.buf.ctypes.data // 64) * 64
-        return addr
+        return addr, self.local.buf
 
     def run(self, values: Sequence[Any]) -> list[np.ndarray]:
         return self.run_exact([as_input(x, t) for x, t in zip(values, self.meta.in_types)])
@@ -148,7 +156,7 @@ class Compiled:
     def run_exact(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Call with arrays known to be contiguous and of the expected dtypes."""
         outs = [new() for new in self.allocators]
-        scratch = self.scratch() if self.meta.scratch_bytes else None
+        scratch, _held = self.scratch() if self.meta.scratch_bytes else (None, None)
         status = self.cfunc(*map(id, arrays), *map(id, outs), scratch)
         if status:
             raise failure(status, self.meta.sites)
