@@ -111,11 +111,17 @@ _install()
 
 def _named_here() -> None:
     """Functions made by a factory (`tanh` from `_unary_float`) are found by pickle, and
-    named in reprs, as rune_jit.numpy.NAME: where users reach them."""
+    named in reprs, by the name and the module that define them (whose globals their
+    annotations are read in, as by the API reference)."""
+    import sys
+
+    ours = [m for n, m in sys.modules.items() if n.startswith(__name__ + ".")]
     for name in __all__:
         f = globals().get(name)
         if callable(f) and "<locals>" in getattr(f, "__qualname__", ""):
-            f.__qualname__, f.__module__ = name, __name__
+            f.__qualname__ = name
+            home = next((m for m in ours if getattr(m, name, None) is f), None)
+            f.__module__ = home.__name__ if home is not None else __name__
 
 
 _named_here()
