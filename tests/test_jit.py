@@ -587,13 +587,18 @@ def test_native_entry_keeps_reference_counts():
     f = rune.jit(lambda x: x * 2)
     x = np.ones(5)
     f(x)
-    before = sys.getrefcount(x), sys.getrefcount(np.dtype(np.float64))
-    outs = [f(x) for _ in range(1000)]
+    gc.collect()
+    gc.disable()  # a collection in between would free other arrays, and their dtype counts
+    try:
+        before = sys.getrefcount(x), sys.getrefcount(np.dtype(np.float64))
+        outs = [f(x) for _ in range(1000)]
+        after = sys.getrefcount(x), sys.getrefcount(np.dtype(np.float64))
+    finally:
+        gc.enable()
     # each result holds its dtype; an immortal one (NumPy's builtin dtypes on Python 3.13)
     # keeps its count
     held = 1000 if before[1] < 1 << 30 else 0
-    assert (sys.getrefcount(x), sys.getrefcount(np.dtype(np.float64))) == (
-        before[0], before[1] + held)
+    assert after == (before[0], before[1] + held)
     last = outs.pop()
     count = sys.getrefcount(last)  # outside the assert: pytest's rewriting holds references
     assert count == 2 and last.flags.writeable

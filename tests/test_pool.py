@@ -53,7 +53,7 @@ def test_faulting_in_keeps_what_is_written():
     block[::4096] = 7
     block[-1] = 9
     if pool._madvise is not None:  # Linux: 0, or -1 where the kernel predates the advice
-        assert pool._populate(raw, address, n) in (0, -1)
+        assert pool._populate(pool._madvise, raw, address, n) in (0, -1)
     assert (block[::4096] == 7).all() and block[-1] == 9 and block.ctypes.data == address
 
 

@@ -82,16 +82,18 @@ def _fresh(nbytes: int) -> tuple[np.ndarray, int]:
     address = -(-raw.ctypes.data // HUGE_PAGE) * HUGE_PAGE
     if _madvise is not None:  # not threading.Thread: its start waits for the thread
         try:
-            _thread.start_new_thread(_populate, (raw, address, nbytes))
+            _thread.start_new_thread(_populate, (_madvise, raw, address, nbytes))
         except RuntimeError:  # no thread to spare: the program faults the pages itself
             pass
     return raw, address
 
 
-def _populate(raw: np.ndarray, address: int, nbytes: int) -> int:
+def _populate(madvise: Callable, raw: np.ndarray, address: int, nbytes: int,
+              advice: int = MADV_POPULATE_WRITE) -> int:
     """Fault in the pages as writes would, keeping what is already written there; the
-    thread holds `raw`, so the memory stays mapped until it is done. -> madvise's 0 or -1."""
-    return _madvise(address, nbytes, MADV_POPULATE_WRITE)
+    thread holds `raw`, so the memory stays mapped until it is done, and reads no
+    module global (they are None as the interpreter exits). -> madvise's 0 or -1."""
+    return madvise(address, nbytes, advice)
 
 
 def _libc_madvise():
