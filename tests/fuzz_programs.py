@@ -98,6 +98,13 @@ class Scope:
         return out
 
 
+def spread_taint(scope: "Scope | None") -> None:
+    """Float32 arithmetic happens in `scope`: it and every scope around it hold some."""
+    while scope is not None:
+        scope.taint = True
+        scope = scope.parent
+
+
 def broadcast(*shapes) -> tuple | None:
     try:
         return tuple(np.broadcast_shapes(*shapes))
@@ -244,10 +251,7 @@ class Gen:
         if v.dtype == F32:
             self.any_f32 = True
         if v.taint:
-            s = scope
-            while s is not None:
-                s.taint = True
-                s = s.parent
+            spread_taint(scope)
 
     # ------------------------------------------------------------ programs
 
@@ -595,10 +599,7 @@ class Gen:
             expr = f"({expr}).astype({DT_SRC[c.dtype]})"
             self.features.add("carry_cast_back")
         if u.taint or c.dtype == F32 or u.dtype == F32:  # float32 math inlined above
-            s = scope
-            while s is not None:
-                s.taint = True
-                s = s.parent
+            spread_taint(scope)
         self.emit(scope, f"{name} = {expr}")
         return name
 
@@ -953,10 +954,7 @@ class Gen:
                 if np.result_type(c.dtype, u.dtype) != c.dtype:
                     expr = f"({expr}).astype({DT_SRC[c.dtype]})"
                 if c.dtype == F32 or u.taint or u.dtype == F32:
-                    s = inner
-                    while s is not None:
-                        s.taint = True
-                        s = s.parent
+                    spread_taint(inner)
                 self.emit(inner, f"{name} = {expr}")
                 news.append(name)
             elif i == 0 and kind == "never_z":
@@ -966,10 +964,7 @@ class Gen:
                 if np.result_type(c.dtype, u.dtype) != c.dtype:
                     expr = f"({expr}).astype({DT_SRC[c.dtype]})"
                 if c.dtype == F32 or u.taint or u.dtype == F32:
-                    s = inner
-                    while s is not None:
-                        s.taint = True
-                        s = s.parent
+                    spread_taint(inner)
                 self.emit(inner, f"{name} = {expr}")
                 news.append(name)
             else:

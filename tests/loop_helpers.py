@@ -1,4 +1,5 @@
-"""What the loop tests share: queries on the IR, and plain Python reference loops.
+"""What the loop tests share: queries on the IR, plain Python reference loops, and the
+three paths a program runs on.
 
 The references run on NumPy alone, one step at a time, so that they are
 independent of rune_jit's tracing, transformations and interpreter.
@@ -10,8 +11,19 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from rune_jit import tree
+import rune_jit as rune
+from rune_jit import config, tree
 from rune_jit.ir import Eqn, Region
+
+# the NumPy interpreter, eager calls (loops compiled one by one), and jit
+PATHS = ["interpret", "eager", "jit"]
+
+
+def on(path: str, f: Callable, monkeypatch) -> Callable:
+    """`f` as `path` runs it."""
+    if path == "interpret":
+        monkeypatch.setattr(config, "backend", "interpret")
+    return rune.jit(f) if path == "jit" else f
 
 
 # ------------------------------------------------------------- the IR

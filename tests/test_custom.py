@@ -5,7 +5,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
+from loop_helpers import PATHS, on
 
 
 @rune.custom_jvp
@@ -40,13 +40,6 @@ def _clip_bwd(res, g):
 clip_gradient.defvjp(_clip_fwd, _clip_bwd)
 
 X = np.array([-3.0, 0.5, 40.0, 1000.0])
-PATHS = ["interpret", "eager", "jit"]
-
-
-def on(path, f, monkeypatch):
-    if path == "interpret":
-        monkeypatch.setattr(config, "backend", "interpret")
-    return rune.jit(f) if path == "jit" else f
 
 
 @pytest.mark.parametrize("path", PATHS)

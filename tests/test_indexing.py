@@ -9,16 +9,9 @@ from hypothesis import strategies as st
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
+from loop_helpers import PATHS, on
 
-PATHS = ["interpret", "eager", "jit"]
 X = np.arange(60.0).reshape(3, 4, 5) / 7.0
-
-
-def on(path, f, monkeypatch):
-    if path == "interpret":
-        monkeypatch.setattr(config, "backend", "interpret")
-    return rune.jit(f) if path == "jit" else f
 
 
 # ------------------------------------------------------------- generated index expressions

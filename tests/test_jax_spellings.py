@@ -7,16 +7,9 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
 from rune_jit import checkpoint_policies as cp
+from loop_helpers import PATHS, on
 
-PATHS = ["interpret", "eager", "jit"]
-
-
-def on(path, f, monkeypatch):
-    if path == "interpret":
-        monkeypatch.setattr(config, "backend", "interpret")
-    return rune.jit(f) if path == "jit" else f
 
 
 @pytest.mark.parametrize("path", PATHS)

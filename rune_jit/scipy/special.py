@@ -354,14 +354,22 @@ def _gammaln(x):
     return _where((refl & (rnp.rint(x) == x)) | rnp.isinf(x), np.inf, out)
 
 
-def _digamma(x):
+def _shifted(x, power: int):
+    """For digamma (power 1) and trigamma (2): (reflect: x < 0.5, big: y >= SHIFT for
+    y = x or 1 - x, z = y or y + SHIFT, the recurrence's sum of 1/(y + k)**power)."""
     refl = x < 0.5
     y = _where(refl, 1.0 - x, x)
     big = y >= SHIFT
     z = _where(big, y, y + SHIFT)
     acc = 0.0
     for k in range(SHIFT):
-        acc = acc + 1.0 / (_where(big, 1.0, y + k))
+        t = _where(big, 1.0, y + k)
+        acc = acc + 1.0 / (t if power == 1 else rnp.square(t))
+    return refl, big, z, acc
+
+
+def _digamma(x):
+    refl, big, z, acc = _shifted(x, 1)
     r = 1.0 / (z * z)
     series = r * _horner(r, [b / (2 * k) for k, b in enumerate(BERNOULLI, 1)])
     pos = rnp.log(z) - 0.5 / z - series - _where(big, 0.0, acc)
@@ -373,13 +381,7 @@ def _digamma(x):
 
 
 def _trigamma(x):
-    refl = x < 0.5
-    y = _where(refl, 1.0 - x, x)
-    big = y >= SHIFT
-    z = _where(big, y, y + SHIFT)
-    acc = 0.0
-    for k in range(SHIFT):
-        acc = acc + 1.0 / rnp.square(_where(big, 1.0, y + k))
+    refl, big, z, acc = _shifted(x, 2)
     r = 1.0 / (z * z)
     series = _horner(r, list(BERNOULLI)) / (z * z * z)
     pos = 1.0 / z + 0.5 * r + series + _where(big, 0.0, acc)
