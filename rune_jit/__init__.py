@@ -14,6 +14,7 @@ from .jit import jit
 from .ops.control import cond, stop_gradient
 from .ops.custom import custom_jvp, custom_vjp
 from .ops.iterate import iterate
+from .ops.pure_callback import pure_callback
 from .ops.remat import checkpoint, checkpoint_name, remat
 from .ops.root import root
 from .ops.scan import scan
@@ -25,7 +26,7 @@ __all__ = [
     "compile_log", "ConcretizationError", "cond", "custom_jvp", "custom_vjp", "debug",
     "disable_jit", "eval_shape", "fori_loop", "grad", "GradCheckError", "hessian", "iterate",
     "IterateError", "jacfwd", "jacrev", "jit", "jvp", "linear_transpose", "linearize",
-    "make_ir", "map", "nn", "numpy", "print_saved_residuals", "random", "remat", "root",
-    "saved_residuals", "scan", "scipy", "ShapeDtypeStruct", "stop_gradient", "switch", "tree",
-    "value_and_grad", "vjp", "vmap", "while_loop",
+    "make_ir", "map", "nn", "numpy", "print_saved_residuals", "pure_callback", "random",
+    "remat", "root", "saved_residuals", "scan", "scipy", "ShapeDtypeStruct", "stop_gradient",
+    "switch", "tree", "value_and_grad", "vjp", "vmap", "while_loop",
 ]

@@ -17,7 +17,8 @@ import numpy as np
 
 from . import tree
 from .ops.control import cond
-from .ops.iterate import UNBOUNDED, iterate
+from .ops.iterate import iterate
+from .ir import UNBOUNDED
 from .ops.scan import scan
 from .trace import Tracer, type_of_value
 from .tracebacks import api_boundary
@@ -61,10 +62,10 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *,
                max_steps: int | None = None) -> Any:
     """`while cond_fun(val): val = body_fun(val)`, as `lax.while_loop`. It is `iterate`
-    with the test negated: under `vmap` each lane stops on its own. With `max_steps`,
-    reverse mode differentiates it (the tape grows with the steps taken) and a loop
-    still running after `max_steps` steps raises IterateError; without, there is no
-    step limit, and reverse mode asks for `max_steps`.
+    with the test negated: under `vmap` each lane stops on its own. Unlike JAX's, reverse
+    mode differentiates it: the tape grows with the steps taken. With `max_steps`, a loop
+    still running after `max_steps` steps raises IterateError; without, there is no step
+    limit (docs/loop-spellings.md says where a tape of unknown length cannot go).
 
     >>> import rune_jit as rune
     >>> int(rune.while_loop(lambda n: n < 100, lambda n: n * 2, 1))

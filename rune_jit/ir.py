@@ -35,6 +35,14 @@ if TYPE_CHECKING:
     from .primitive import Primitive
 
 
+# The leading size of the tapes of a loop with no step limit (while_loop without
+# max_steps), printed "?": known once the loop ran. A value of such a type holds the rows
+# of the steps taken, and only loops read it, within their counts (ops/loops.py).
+UNBOUNDED = 2 ** 62
+UNSIZED = ("its leading size is the steps a while_loop without max_steps takes, known once "
+           "it ran: give while_loop max_steps=")
+
+
 @dataclass(frozen=True)
 class Type:
     dtype: np.dtype
@@ -52,8 +60,14 @@ class Type:
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 
+    @property
+    def unsized(self) -> bool:
+        """Whether values of this type are such tapes (see UNBOUNDED)."""
+        return any(d >= UNBOUNDED for d in self.shape)
+
     def __str__(self) -> str:
-        return f"{dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+        dims = ("?" if d >= UNBOUNDED else str(d) for d in self.shape)
+        return f"{dtype_name(self.dtype)}[{','.join(dims)}]"
 
     def with_shape(self, shape: Sequence[int]) -> "Type":
         return Type(self.dtype, tuple(shape))

@@ -35,6 +35,7 @@ TRAITS = {
     "elementwise": "computed element by element from operands of one shape (or scalars)",
     "costly": "worth computing outside a loop when it can be (scan fission)",
     "effect": "never removed as dead code (it may raise)",
+    "ordered": "seen in program order (it calls Python): no pass moves it across loop steps",
     "expands": "cheap to recompute, and its result may be larger than its first operand: "
                "reverse mode saves that operand instead (partial evaluation)",
 }

@@ -716,8 +716,18 @@ def _custom() -> list[Case]:
         ("debug_callback", "debug_callback",
          lambda x, y: (rune.debug.callback(lambda a, b: None, x, y), rnp.add(x, y))[1],
          lambda x, y: x + y, B[:3]),
+        ("pure_callback", "pure_callback", _host_add, lambda x, y: x + y, B[:3]),
+        ("pure_callback_broadcast_all", "pure_callback",
+         lambda x: rune.pure_callback(np.abs, x, x, vmap_method="broadcast_all"), np.abs, U),
     ]
     return [Case(*r) for r in rows]
+
+
+def _host_add(x, y):
+    """NumPy's add, called back once per lane under vmap."""
+    out = rune.ShapeDtypeStruct(np.broadcast_shapes(x.shape, y.shape),
+                                np.result_type(x.dtype, y.dtype))
+    return rune.pure_callback(np.add, out, x, y, vmap_method="sequential")
 
 
 def _remat(x, y):

@@ -14,6 +14,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit.backend import stats
+from loop_helpers import PATHS, on
 
 XS = np.array([1.0, 2.0, 3.0])
 
@@ -263,3 +264,18 @@ def test_lower_reports_what_a_program_costs_to_compile():
     cost = rune.jit(lambda x: rune.scan(lambda c, r: (c * r + 1.0, None), 0.0, x)[0]).lower(
         np.ones(5)).cost()
     assert cost["equations"] >= 3 and cost["llvm_instructions"] > cost["equations"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_print_of_a_row_stays_in_its_step_when_fission_maps_the_rows(path, monkeypatch, capsys):
+    """Regression: scan fission mapped the step's work on rows (a sin) over all rows before
+    the loop, and took a print of a row with it: every row printed before any carry."""
+    def step(c, x):
+        s = rnp.sin(x)
+        rune.debug.print("row {}", s)
+        rune.debug.print("carry {}", c)
+        return c + s, None
+
+    on(path, lambda xs: rune.scan(step, 0.0, xs)[0], monkeypatch)(np.array([1.0, 2.0]))
+    assert capsys.readouterr().out.split("\n")[:4] == [
+        f"row {np.sin(1.0)}", "carry 0.0", f"row {np.sin(2.0)}", f"carry {np.sin(1.0)}"]

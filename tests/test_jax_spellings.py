@@ -38,15 +38,61 @@ def test_while_loop_per_lane_and_reverse_mode_with_max_steps(path, monkeypatch):
     np.testing.assert_allclose(lanes, [16.0, 27.0, 11.0])
 
 
-def test_while_loop_without_max_steps_has_no_limit_and_reverse_mode_asks_for_one():
-    out = rune.jit(lambda x: rune.while_loop(lambda c: c[0] < 100_000, lambda c: (
-        c[0] + 1, c[1] + 1.0), (0, x)))(np.float64(0.0))
-    assert float(out[1]) == 100_000.0
-    with pytest.raises(TypeError, match="give while_loop max_steps="):
-        rune.grad(lambda a: rune.while_loop(lambda n: n < 10.0, lambda n: n * a, 1.0))(2.0)
+def _growth(max_steps):
+    """A loop of data-dependent length over a vector carry, and a loss of its result."""
+    def loss(x):
+        def body(c):
+            v, n = c
+            return v * 1.1 + 0.1 * rnp.sin(v), n + 1
+
+        v, _ = rune.while_loop(lambda c: rnp.sum(c[0]) < 50.0, body, (x, 0),
+                               max_steps=max_steps)
+        return rnp.sum(v * v)
+
+    return loss
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_while_loop_without_max_steps_is_reverse_differentiable(path, monkeypatch):
+    """No step limit: the tapes grow with the steps taken; the derivatives equal those of
+    the same loop with a limit, in every composition that keeps a tape whole per loop."""
+    free, bounded = _growth(None), _growth(500)
+    x, xs = np.array([0.7, 0.2]), np.array([[0.7, 0.2], [0.3, 0.1], [2.0, 9.0]])
+    for t, arg in [(rune.grad, x), (lambda f: rune.vmap(rune.grad(f)), xs),
+                   (lambda f: rune.grad(rune.grad(lambda a: f(a * x))), np.float64(1.0)),
+                   (lambda f: rune.jacfwd(rune.grad(f)), x)]:
+        want = rune.jit(t(bounded))(arg)
+        np.testing.assert_allclose(on(path, t(free), monkeypatch)(arg), want, rtol=1e-13)
+    rune.check_grads(free, x, modes=("rev",))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_while_loop_without_max_steps_keeps_a_long_tape(path, monkeypatch):
+    steps = 100_000 if path == "jit" else 3_000
+    f = on(path, rune.grad(lambda a: rune.while_loop(
+        lambda c: c[1] < steps, lambda c: (c[0] + a * a, c[1] + 1), (0.0, 0))[0]), monkeypatch)
+    assert float(f(np.float64(3.0))) == 6.0 * steps
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_while_loop_without_max_steps_says_where_a_tape_would_be_held_whole(path, monkeypatch):
+    def inner(c):
+        return rune.while_loop(lambda v: v < 10.0, lambda v: v * 1.5 + rnp.sin(v) * c, c)
+
+    def outer(c0):  # the scan would stack each step's tape: its length is not known
+        return rune.scan(lambda c, x: (c + inner(c * x), None), c0, np.array([1.0, 2.0]))[0]
+
+    with pytest.raises(NotImplementedError, match="give while_loop max_steps="):
+        on(path, rune.grad(outer), monkeypatch)(np.float64(0.5))
     t = rune.jvp(lambda a: rune.while_loop(lambda n: n < 10.0, lambda n: n * a, 1.0),
                  (np.float64(2.0),), (np.float64(1.0),))[1]
     assert float(t) == 32.0  # forward mode needs no tape
+
+
+def test_while_loop_without_max_steps_has_no_limit():
+    out = rune.jit(lambda x: rune.while_loop(lambda c: c[0] < 100_000, lambda c: (
+        c[0] + 1, c[1] + 1.0), (0, x)))(np.float64(0.0))
+    assert float(out[1]) == 100_000.0
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -15,14 +15,17 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..dtypes import check_supported
+from ..dtypes import check_supported, result_type
 from ..ops.shape import broadcast_in_dim, rev, slice_op
 from ..trace import Tracer
 from . import math as mt
-from ._core import accept, as_value, normalize_axes, normalize_axis, shape_of, to_dtype
+from . import reductions as r
+from . import ufuncs as uf
+from ._core import (accept, as_value, dtype_weak, normalize_axes, normalize_axis, shape_of,
+                    strong, to_dtype, weak)
 from .arrays import atleast_1d, atleast_2d, atleast_3d
 from .shapes import astype, broadcast_to, concatenate, moveaxis, ravel, reshape, transpose
-from .sorting import cumsum, searchsorted, take
+from .sorting import cumsum, median, searchsorted, take
 
 INDEX = np.dtype(np.int64)
 
@@ -371,71 +374,248 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
 
 
 # ------------------------------------------------------------- pad
+#
+# NumPy pads one axis after another, each seeing the axes before it already padded: the
+# corners of a 2-d array come from the padding of axis 0, and the statistics of "mean"
+# along axis 1 take in the rows that axis 0 added. rnp.pad does the same, and each mode
+# follows numpy/lib/_arraypad_impl.py step for step, so that the values, and where they
+# are rounded, are NumPy's.
 
-# the source position of each position of a padded axis, for each mode that reads the
-# array (n > 0): positions -before .. n + after - 1 of the axis, mapped into 0 .. n - 1
-PAD_SOURCES: dict[str, Callable[[np.ndarray, int], np.ndarray]] = {
-    "edge": lambda i, n: np.clip(i, 0, n - 1),
-    "wrap": lambda i, n: i % n,
-    "symmetric": lambda i, n: np.where(i % (2 * n) < n, i % (2 * n), 2 * n - 1 - i % (2 * n)),
-    "reflect": lambda i, n: (np.zeros_like(i) if n == 1 else np.where(
-        i % (2 * n - 2) < n, i % (2 * n - 2), 2 * n - 2 - i % (2 * n - 2))),
-}
+# modes that write values of their own, and so can extend an empty axis
+PAD_FILLS = ("constant", "empty")
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """NumPy's pad with modes "constant" (`constant_values=`, which may be traced),
-    "empty" (zeros here), "edge", "wrap", "reflect" and "symmetric" (reflect_type
-    "even"). Widths are static.
+    """NumPy's pad, with every mode NumPy names but a function: "constant"
+    (`constant_values=`), "empty" (zeros here), "edge", "wrap", "linear_ramp"
+    (`end_values=`), "maximum", "minimum", "mean", "median" (`stat_length=`), "reflect"
+    and "symmetric" (`reflect_type=` "even" or "odd"). Widths and stat lengths are
+    static; the array, constant_values and end_values may be traced.
 
     >>> print(rnp.pad(np.array([1, 2, 3]), (2, 1), mode="reflect"))
     [3 2 1 2 3 2]
+    >>> print(rnp.pad(np.array([1, 2, 6]), (3, 2), mode="linear_ramp", end_values=(7, 0)))
+    [7 5 3 1 2 6 3 0]
+    >>> print(rnp.pad(np.array([1, 2, 6]), 1, mode="mean", stat_length=2))
+    [2 1 2 6 4]
     """
     where = "rune_jit.numpy.pad"
     x = _arr(array, where)
-    nd = len(shape_of(x))
-    widths = np.broadcast_to(np.asarray(_static(pad_width, "pad_width", where)), (nd, 2))
+    shape = shape_of(x)
+    widths = np.asarray(_static(pad_width, "pad_width", where))
     if widths.dtype.kind not in "iu":
         raise TypeError(f"{where}: pad_width must be of integral type")
-    if np.any(widths < 0):
-        raise ValueError(f"{where}: index can't contain negative values")
-    allowed = {"constant": {"constant_values"}, "empty": set(),
-               **{k: {"reflect_type"} for k in ("reflect", "symmetric")}}
-    if mode not in allowed and mode not in PAD_SOURCES:
-        raise ValueError(f"{where}: mode {mode!r} is not supported (constant, empty, edge, "
-                         "wrap, reflect, symmetric)")
-    unknown = set(kwargs) - allowed.get(mode, set())
-    if unknown:
-        raise ValueError(f"{where}: unsupported keyword arguments for mode {mode!r}: "
-                         f"{sorted(unknown)}")
-    if kwargs.get("reflect_type", "even") != "even":
-        raise ValueError(f"{where}: only reflect_type='even' is supported")
-    for ax, (before, after) in enumerate(widths.tolist()):
-        if mode in ("constant", "empty"):
-            values = kwargs.get("constant_values", 0)
-            x = _pad_constant(x, ax, before, after, values, nd)
-            continue
-        n = shape_of(x)[ax]
-        if n == 0 and before + after:
-            raise ValueError(f"{where}: can't extend empty axis {ax} using modes other than "
-                             "'constant' or 'empty'")
-        if before or after:
-            idx = PAD_SOURCES[mode](np.arange(-before, n + after), n)
-            x = _take_static(x, idx, ax)
+    widths = _index_pairs(widths, len(shape), "pad_width", where)
+    keyword, rule = _pad_mode(mode, kwargs, where)
+    if 0 in shape and mode not in PAD_FILLS:
+        grown = [ax for ax, (n, w) in enumerate(zip(shape, widths)) if n == 0 and any(w)]
+        if grown:
+            raise ValueError(f"{where}: can't extend empty axis {grown[0]} using modes other "
+                             "than 'constant' or 'empty'")
+        keyword, rule = PAD_MODES["empty"]  # no values to read, none to write
+    default, prepare = PAD_KEYWORDS[keyword]
+    args = prepare(kwargs.get(keyword, default), len(shape), mode, where)
+    for ax, w in enumerate(widths):
+        if any(w):
+            x = rule(x, ax, w, args[ax])
     return x
 
 
-def _pad_constant(x: Any, ax: int, before: int, after: int, values: Any, nd: int) -> Any:
-    if not before and not after:
-        return x
-    pairs = broadcast_to(_arr(values, "rune_jit.numpy.pad"), (nd, 2))
+def _pad_mode(mode: Any, kwargs: dict, where: str) -> tuple[str | None, Callable]:
+    """The keyword and the rule of `mode`, once the keywords given are the mode's."""
+    if callable(mode):
+        raise TypeError(f"{where}: a function as mode is not supported: NumPy's calls it to "
+                        "write into slices of the array in place, and a traced array is "
+                        f"immutable; use one of the modes {', '.join(PAD_MODES)}")
+    if not isinstance(mode, str) or mode not in PAD_MODES:
+        raise ValueError(f"{where}: mode {mode!r} is not supported; the modes are "
+                         f"{', '.join(PAD_MODES)}")
+    keyword, rule = PAD_MODES[mode]
+    unknown = sorted(set(kwargs) - {keyword})
+    if unknown:
+        takes = f"only {keyword}=" if keyword else "none"
+        raise ValueError(f"{where}: unsupported keyword arguments for mode {mode!r}: "
+                         f"{unknown} (it takes {takes})")
+    return keyword, rule
+
+
+def _index_pairs(value: Any, nd: int, what: str, where: str) -> list:
+    """`value` (pad_width, stat_length) as nd (before, after) pairs of static ints,
+    rounded as NumPy's pad rounds them."""
+    v = np.round(np.asarray(_static(value, what, where))).astype(np.intp)
+    if np.any(v < 0):
+        raise ValueError(f"{where}: {what} can't contain negative values")
+    return [tuple(p) for p in np.broadcast_to(v, (nd, 2)).tolist()]
+
+
+def _stat_lengths(value: Any, nd: int, mode: str, where: str) -> list:
+    if value is None:
+        return [(None, None)] * nd
+    lengths = _index_pairs(value, nd, "stat_length", where)
+    if not PAD_STATS[mode][1] and any(0 in p for p in lengths):
+        raise ValueError(f"{where}: stat_length of 0 yields no value for padding with mode "
+                         f"{mode!r}")
+    return lengths
+
+
+def _value_pairs(values: Any, nd: int, mode: str, where: str) -> list:
+    """`values` (constant_values, end_values) as nd (before, after) pairs, read as NumPy's
+    pad reads them: one value or one pair gives NumPy scalars (strong in promotion), more
+    give Python scalars (weak), so that a float32 array ramps in float64 from one end
+    value and in float32 from end values per axis, as in NumPy."""
+    v = _arr(values, where)
+    shape = shape_of(v)
+    size = _math.prod(shape)
+    one = len(shape) < 3 and (size == 1 or (size == 2 and shape != (2, 1)))
+    rows = broadcast_to(reshape(v, (1, size)) if one else v, (nd, 2))
+
+    def read(e: Any) -> Any:
+        if isinstance(e, Tracer):
+            return strong(e) if one else weak(e)
+        return e if one else e.item()
+
+    return [(read(rows[ax, 0]), read(rows[ax, 1])) for ax in range(nd)]
+
+
+def _reflect_type(value: Any, nd: int, mode: str, where: str) -> list:
+    if value not in ("even", "odd"):
+        raise ValueError(f"{where}: reflect_type must be 'even' or 'odd', got {value!r}")
+    return [value == "odd"] * nd
+
+
+def _edges(x: Any, ax: int) -> tuple[Any, Any]:
+    n = shape_of(x)[ax]
+    return _slice_axis(x, ax, 0, 1), _slice_axis(x, ax, n - 1, n)
+
+
+def _pad_sides(x: Any, ax: int, widths: tuple[int, int], values: Sequence[Any]) -> Any:
+    """x between its two pad areas along ax, each filled with its value broadcast."""
     parts = []
-    for side, width in ((0, before), (1, after)):
+    for width, v in zip(widths, values):
         shape = list(shape_of(x))
         shape[ax] = width
-        v = to_dtype(pairs[ax, side], x.dtype)
         parts.append(broadcast_to(v, tuple(shape)))
     return concatenate([parts[0], x, parts[1]], ax)
+
+
+def _pad_constant(x: Any, ax: int, widths: tuple[int, int], values: tuple) -> Any:
+    return _pad_sides(x, ax, widths, [to_dtype(v, x.dtype) for v in values])
+
+
+def _pad_edge(x: Any, ax: int, widths: tuple[int, int], _: None) -> Any:
+    return _pad_sides(x, ax, widths, _edges(x, ax))
+
+
+def _pad_wrap(x: Any, ax: int, widths: tuple[int, int], _: None) -> Any:
+    n = shape_of(x)[ax]
+    return _take_static(x, np.arange(-widths[0], n + widths[1]) % n, ax)
+
+
+def _pad_ramp(x: Any, ax: int, widths: tuple[int, int], ends: tuple) -> Any:
+    left, right = (_ramp(end, edge, width, ax, x.dtype)
+                   for end, edge, width in zip(ends, _edges(x, ax), widths))
+    return concatenate([left, x, rev(right, (ax,))], ax)
+
+
+def _ramp(end: Any, edge: Any, width: int, ax: int, dtype: np.dtype) -> Any:
+    """NumPy's linspace(end, edge, width, endpoint=False, dtype=dtype, axis=ax) as pad
+    calls it, step for step: in the float dtype of end and edge, its product by the
+    step unless a step is 0 (then the position over width times the distance: NumPy's
+    case for subnormal steps, taken if any lane has one), floored for integers, cast."""
+    dt = result_type(dtype_weak(end), (dtype, False), (np.dtype(np.float64), True))
+    start = to_dtype(end, dt)
+    delta = mt.subtract(to_dtype(edge, dt), start)
+    shape = [1] * len(shape_of(edge))
+    shape[ax] = width
+    k = np.arange(width, dtype=dt).reshape(shape)
+    div = max(width, 1)  # width 0 has no positions, and so no division by 0
+    step = mt.divide(delta, div)
+    y = mt.where(r.any(mt.equal(step, 0)), mt.multiply(mt.divide(k, div), delta),
+                 mt.multiply(k, step))
+    y = mt.add(y, start)
+    return to_dtype(uf.floor(y) if dtype.kind in "iu" else y, dtype)
+
+
+def _pad_stat(stat: Callable) -> Callable:
+    """The rule of a statistic's mode: each side the statistic of the stat_length values
+    next to it (all of the axis if None), rounded half to even for an integer dtype."""
+    def rule(x: Any, ax: int, widths: tuple[int, int], lengths: tuple) -> Any:
+        n = shape_of(x)[ax]
+        kl, kr = (n if k is None else min(k, n) for k in lengths)
+        left = _stat_of(stat, _slice_axis(x, ax, 0, kl), ax, x.dtype)
+        right = left if kl == kr == n else _stat_of(stat, _slice_axis(x, ax, n - kr, n), ax,
+                                                     x.dtype)
+        return _pad_sides(x, ax, widths, (left, right))
+
+    return rule
+
+
+def _stat_of(stat: Callable, chunk: Any, ax: int, dtype: np.dtype) -> Any:
+    v = stat(chunk, axis=ax, keepdims=True)
+    return to_dtype(uf.round(v) if dtype.kind in "iu" else v, dtype)
+
+
+def _pad_reflect(include_edge: bool) -> Callable:
+    """The rule of "symmetric" (the edge is mirrored too) or "reflect" (it is the mirror):
+    NumPy's, a length-1 axis extended by its edge, and a wide pad area filled by
+    mirroring again what was mirrored (for "odd", about each new edge)."""
+    def rule(x: Any, ax: int, widths: tuple[int, int], odd: bool) -> Any:
+        n = shape_of(x)[ax]
+        if n == 1:
+            return _pad_edge(x, ax, widths, None)
+        before, after = widths
+        while before or after:
+            x, before, after = _mirror_once(x, ax, (before, after), n, odd, include_edge)
+        return x
+
+    return rule
+
+
+def _mirror_once(x: Any, ax: int, widths: tuple[int, int], n: int, odd: bool,
+                 include_edge: bool) -> tuple[Any, int, int]:
+    """One round of NumPy's _set_reflect_both: into each pad area, at most as many
+    mirrored values as the axis holds whole periods of the array (n, or n - 1 without
+    the edge). Returns x grown, and the widths left to pad."""
+    cur = shape_of(x)[ax]
+    skip = 0 if include_edge else 1
+    period = (cur - skip) // (n - skip) * (n - skip)
+    kl, kr = (min(period, w) for w in widths)
+    chunks = [rev(_slice_axis(x, ax, skip, skip + kl), (ax,)),
+              rev(_slice_axis(x, ax, cur - skip - kr, cur - skip), (ax,))]
+    if odd:  # 2 * edge - value, in NumPy's promotion, then back into the array's dtype
+        chunks = [to_dtype(mt.subtract(mt.multiply(2, e), c), x.dtype)
+                  for e, c in zip(_edges(x, ax), chunks)]
+    return concatenate([chunks[0], x, chunks[1]], ax), widths[0] - kl, widths[1] - kr
+
+
+# mode: (the statistic, whether an empty slice has one: NaN)
+PAD_STATS: dict[str, tuple[Callable, bool]] = {
+    "maximum": (r.max, False), "minimum": (r.min, False),
+    "mean": (r.mean, True), "median": (median, True),
+}
+
+# mode: (its keyword argument, how it pads axis ax: rule(x, ax, (before, after), arg)
+# with arg that axis's value of the keyword)
+PAD_MODES: dict[str, tuple[str | None, Callable]] = {
+    "constant": ("constant_values", _pad_constant),
+    "empty": (None, lambda x, ax, widths, _: _pad_constant(x, ax, widths, (0, 0))),
+    "edge": (None, _pad_edge),
+    "wrap": (None, _pad_wrap),
+    "linear_ramp": ("end_values", _pad_ramp),
+    **{name: ("stat_length", _pad_stat(stat)) for name, (stat, _) in PAD_STATS.items()},
+    "reflect": ("reflect_type", _pad_reflect(include_edge=False)),
+    "symmetric": ("reflect_type", _pad_reflect(include_edge=True)),
+}
+
+# keyword: (its default, its value as one argument per axis: prepare(value, nd, mode,
+# where))
+PAD_KEYWORDS: dict[str | None, tuple[Any, Callable]] = {
+    None: (None, lambda value, nd, mode, where: [None] * nd),  # the modes without one
+    "constant_values": (0, _value_pairs),
+    "end_values": (0, _value_pairs),
+    "stat_length": (None, _stat_lengths),
+    "reflect_type": ("even", _reflect_type),
+}
 
 
 # ------------------------------------------------------------- broadcasting

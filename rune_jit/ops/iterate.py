@@ -13,7 +13,8 @@ Closed form: operands (captures..., laned..., init...); regions `step`
 (captures..., laned..., carries...) -> (carries..., ys...) and `until` (same
 params) -> a bool scalar, both per lane (see ops/loops.py). Outputs: carries,
 the steps each lane took (int64[*lanes]), and one tape per y of capacity
-max_steps rows (row n holds step n's y; rows of steps not taken stay zero).
+max_steps rows (row n holds step n's y; rows of steps not taken stay zero). A loop
+with no step limit (max_steps = ir.UNBOUNDED) has tapes of the rows it took.
 The user's iterate has no ys; reverse mode saves its residuals there.
 
 Under vmap the loop gains a lane axis: each lane stops on its own test and a
@@ -43,9 +44,6 @@ from ..tracebacks import api_boundary
 
 iterate_p = Primitive("iterate", traits=frozenset({"effect"}))
 COUNT = np.dtype(np.int64)
-# max_steps of a loop with no step limit (while_loop without max_steps): its tapes could
-# not be sized, so reverse mode asks for a limit
-UNBOUNDED = 2 ** 62
 
 
 def _split(args: Sequence[Any], params: dict):
@@ -158,8 +156,7 @@ def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, sh
                   num_captures):
     caps, laned, carry = _split(args, dict(num_captures=num_captures, num_laned=num_laned))
     lanes = tuple(lanes)
-    tapes = [np.zeros((max_steps,) + lanes + t.shape, t.dtype)
-             for t in step.out_types[num_carry:]]
+    rows: list[list] = [[] for _ in step.out_types[num_carry:]]
     counts = np.zeros(lanes, COUNT)
     running = ~loops.all_lanes(until, caps, laned + carry, lanes)[0]
     n = 0
@@ -167,14 +164,18 @@ def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, sh
         out = loops.all_lanes(step, caps, laned + carry, lanes)
         carry = [np.asarray(loops.held(running, new, old))
                  for new, old in zip(out[:num_carry], carry)]
-        for tape, y in zip(tapes, out[num_carry:]):
-            tape[n] = y
+        for tape, y in zip(rows, out[num_carry:]):
+            tape.append(y)
         counts += running
         n += 1
         running = running & ~loops.all_lanes(until, caps, laned + carry, lanes)[0]
     if running.any():
         lane = user_lane(int(np.argmax(running.reshape(-1))), lanes, shown)
         raise IterateError(iterate_message(max_steps, lane))
+    tapes = [np.zeros((loops.rows_held(max_steps, n),) + lanes + t.shape, t.dtype)
+             for t in step.out_types[num_carry:]]
+    for tape, taken in zip(tapes, rows):
+        tape[:len(taken)] = np.reshape(taken, (len(taken),) + tape.shape[1:])
     return carry + [counts] + tapes
 
 
@@ -240,10 +241,6 @@ def _iterate_partial_eval(pe, unknowns, *args, **params):
     step, until, nc = params["step"], params["until"], params["num_carry"]
     caps, laned, init = _split(args, params)
     ucaps, ulaned, uinit = _split(unknowns, params)
-    if params["max_steps"] >= UNBOUNDED:
-        raise TypeError("while_loop: reverse-mode differentiation of a loop with no step "
-                        "limit needs one: give while_loop max_steps= (the tape of each step "
-                        "grows with the steps taken; the limit bounds it), or use iterate")
     split = loops.split_loop(step, nc, ucaps, ulaned, uinit, [])
     test = partial_eval_region(until, ucaps + ulaned + split.unk_carry)
     if any(test.out_unknowns) or test.num_res:

@@ -19,6 +19,10 @@ unknown one, and sorts the residuals between them (rule 3):
 - *intensive*: computed from captures and laned operands alone, it does not
   change across steps: it is computed once, before the loop (hoisted);
 - *extensive*: any other residual is saved once per step, stacked like ys.
+
+A loop with no step limit (`while_loop` without `max_steps`) has UNBOUNDED steps in
+its types; its tapes, and the ys of the counted scans that read them, hold only the
+rows of the steps taken (at least one), and every reader stays within the counts.
 """
 
 from __future__ import annotations
@@ -33,9 +37,15 @@ from .. import eager, tree
 from ..ad_util import Zero
 from .tangents import instantiate
 from ..interpret import eval_region
-from ..ir import Region, Type
+from ..ir import UNBOUNDED, Region, Type
 from ..passes.partial_eval import partial_eval_region
 from ..trace import type_of_value
+
+
+def rows_held(steps: int, taken: int) -> int:
+    """The rows a tape (or a counted scan's ys) of `steps` rows holds once `taken` steps
+    ran: all of them, unless the loop has no step limit."""
+    return steps if steps < UNBOUNDED else max(taken, 1)
 
 
 def fixpoint(init: Sequence[bool], step: Callable[[list[bool]], tuple[list[bool], Any]]

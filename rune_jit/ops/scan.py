@@ -25,7 +25,7 @@ from .. import python_loops, tree
 from ..ad_util import UndefinedPrimal, live, nonzero
 from .tangents import add_tangents, instantiate, zeros
 from ..interpret import eval_region
-from ..ir import Eqn, Region, Type
+from ..ir import UNBOUNDED, UNSIZED, Eqn, Region, Type
 from ..primitive import Primitive
 from ..trace import bind, trace_closed, trace_flat, type_of_value, using
 from . import loops
@@ -204,10 +204,13 @@ def _scan_shape(*types: Type, step, num_carry, num_laned, length, reverse, count
     if counts is not None and counts.dtype.kind != "i":
         raise TypeError(f"scan: counts must be integers, got {counts}")
     lead = (length,) + lanes
-    if any(x.shape[:len(lead)] != lead for x in xs):
+    if any(x.shape[:len(lead)] != lead and not _held_rows(x, length, lanes) for x in xs):
         raise ValueError(f"scan: xs must lead with {lead}")
     if any(t.shape[:len(lanes)] != lanes for t in laned + init):
         raise TypeError(f"scan: laned operands and carries must lead with the lanes {lanes}")
+    if any(t.unsized for t in step.out_types[num_carry:]):
+        raise NotImplementedError(f"scan: a step's y cannot be stacked: {UNSIZED} (a "
+                                  "reverse-mode residual of the loop inside the step)")
     per = [loops.per_lane(t, lanes) for t in laned + init]
     rows = [x.with_shape(x.shape[len(lead):]) for x in xs]
     if step.in_types != caps + per + rows:
@@ -217,13 +220,19 @@ def _scan_shape(*types: Type, step, num_carry, num_laned, length, reverse, count
     return init + [t.with_shape(lead + t.shape) for t in step.out_types[num_carry:]]
 
 
+def _held_rows(x: Type, length: int, lanes: tuple) -> bool:
+    """Whether `x` is a concrete tape of a loop with no step limit: the rows it holds."""
+    return length >= UNBOUNDED and x.ndim > len(lanes) and x.shape[1:len(lanes) + 1] == lanes
+
+
 def _scan_impl(*args, **params):
     lay = Layout(len(args), params)
     step, nc, length = params["step"], lay.num_carry, params["length"]
     caps, counts, laned, carry, xs = lay.operands(args)
     lanes = lanes_of(counts)
-    ys = [np.zeros((length,) + lanes + t.shape, t.dtype) for t in step.out_types[nc:]]
     trips = length if counts is None else min(length, int(counts.max(initial=0)))
+    ys = [np.zeros((loops.rows_held(length, trips),) + lanes + t.shape, t.dtype)
+          for t in step.out_types[nc:]]
     for t in (reversed(range(trips)) if params["reverse"] else range(trips)):
         outs = loops.all_lanes(step, caps, laned + carry + [x[t] for x in xs], lanes)
         if counts is not None:
@@ -292,8 +301,9 @@ def _counted_batch(size, lay: Layout, args, dims, params):
     moved, shared, new_laned = loops.add_lane_axis(size, caps, cdims, laned + init,
                                                    ldims + idims, lanes)
     n_moved = sum(moved)
+    # (a tape's own leading size: the rows it holds, if its loop has no step limit)
     xs = [moveaxis(x, 0, 1) if d is not None else broadcast_in_dim(
-        x, (params["length"], size) + type_of_value(x).shape[1:],
+        x, type_of_value(x).shape[:1] + (size,) + type_of_value(x).shape[1:],
         (0,) + tuple(range(2, 1 + type_of_value(x).ndim))) for x, d in zip(xs, xdims)]
 
     def step_fn(lan, carry, rows):

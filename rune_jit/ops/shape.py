@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ad_util import is_undefined
-from ..ir import Type
+from ..ir import UNSIZED, Type
 from ..primitive import NOT_LINEAR, Absent, Primitive
 from ..trace import bind1, producer, type_of_value
 from .jvp_rules import linear_jvp, zero_jvp
@@ -44,6 +44,9 @@ def _broadcast_shape(x: Type, *, shape, broadcast_dims) -> list[Type]:
 
 @broadcast_in_dim_p.def_rule("impl")
 def _broadcast_impl(x, *, shape, broadcast_dims):
+    if Type(x.dtype, tuple(shape)).unsized:  # as compiled code, which holds values whole
+        raise NotImplementedError(f"broadcast_in_dim: {Type(x.dtype, tuple(shape))} cannot "
+                                  f"be held whole: {UNSIZED}")
     dims = broadcast_dims
     expanded = [1] * len(shape)
     for i, d in enumerate(dims):

@@ -64,6 +64,11 @@ def _worth_it(step: Region, known: Region) -> bool:
             and not any(e.prim is remat_p for e in step.eqns))
 
 
+def _ordered(region: Region) -> bool:
+    return any("ordered" in e.prim.traits or any(map(_ordered, e.regions))
+               for e in region.eqns)
+
+
 def _split_scan(vals: list, params: dict) -> list:
     from ..ops.loops import merge, pick
     from ..ops.scan import Layout, scan_flat, scan_p
@@ -72,6 +77,8 @@ def _split_scan(vals: list, params: dict) -> list:
     caps, _, _, init, xs = lay.operands(vals)
     step, nc, n = params["step"], lay.num_carry, params["length"]
     ny = len(step.outputs) - nc
+    if _ordered(step):  # a print in the step prints once per step, in order
+        return bind(scan_p, *vals, **params)
     # loop-invariant code motion: what the step computes from captures alone is computed
     # once, here, and the loop captures the results instead
     hoist = partial_eval_region(step, [False] * lay.num_captures + [True] * (nc + lay.num_xs), True,

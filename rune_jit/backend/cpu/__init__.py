@@ -8,7 +8,7 @@
     sort.py         sorts, with libc's qsort and a comparator of the module's
     linalg.py       dot_general's kernels, LU solve
     lapack.py       decompositions (cholesky, lu, eigh, qr, svd, triangular solves): LAPACK
-    callback.py     calls into Python (debug.print, debug.callback)
+    callback.py     calls into Python (debug.print, debug.callback, pure_callback)
     interrupt.py    Ctrl-C: loops poll a signal count; sigint.py: the handler counting them
     control.py      cond, and the bodies of remat, root, stop_gradient
     loops.py        scan and iterate; carries.py, lane_loops.py, lane_blocks.py: their parts
@@ -46,7 +46,7 @@ class CpuBackend:
 
     def run_loop(self, prim: Any, interpret: Callable, args: Sequence[Any],
                  params: dict) -> list:
-        return runtime.run_eqn(prim, args, params)
+        return runtime.run_eqn(prim, interpret, args, params)
 
     def load(self, record: dict, payload: bytes, constants: list
              ) -> runtime.Executable | None:

@@ -19,7 +19,7 @@ from . import lane_blocks
 from .arith import convert, maximum
 from .carries import Carries, Tapes, row, row_pointer, while_steps
 from .lower import Lowerer
-from .values import Array, Value
+from .values import Array, Value, row_bytes
 
 
 def per_lane(t: Type, lanes: tuple) -> Type:
@@ -90,13 +90,14 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     lanes = counts.type.shape
     nc = len(init)
     n_lanes = math.prod(lanes)
-    outs = [lw.out_buffer(i, t) for i, t in enumerate(out_types)]
-    for t, p in zip(out_types[nc:], outs[nc:]):  # ys rows past a lane's count are 0
-        lw.fn.memset0(p, t.nbytes)  # (these are tangents: read whole)
+    counts = lw.materialize(counts)
+    outs = [lw.out_buffer(i, t) for i, t in enumerate(out_types[:nc])]
+    ys = counted_ys(lw, counts, out_types[nc:], nc, length, n_lanes)
+    outs += [y.ptr for y in ys]
     per = [per_lane(t, lanes) for t in out_types[:nc]]
     x_rows = [per_lane(x.type.with_shape(x.type.shape[1:]), lanes) for x in xs]
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc:]]
-    counts, laned = lw.materialize(counts), [lw.materialize(v) for v in laned]
+    laned = [lw.materialize(v) for v in laned]
     init, xs = [lw.materialize(v) for v in init], [lw.materialize(x) for x in xs]
     width = lane_blocks.block_width([step], caps, laned + init + xs)
 
@@ -121,4 +122,29 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
         return carries.values(lw.fn.counted_loop(count, reverse, carries.start(start), body))
 
     by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane)
-    return [Array(t, p) for t, p in zip(out_types, outs)]
+    return [Array(t, p) for t, p in zip(out_types[:nc], outs)] + ys
+
+
+def counted_ys(lw: Lowerer, counts: Array, types: list[Type], first: int, length: int,
+               n_lanes: int) -> list[Array]:
+    """The ys of a counted scan (its outputs from `first` on), zero past each lane's count
+    (they are tangents: read whole). Those of a loop with no step limit hold the rows of
+    its longest lane."""
+    if not any(t.unsized for t in types):
+        ys = [Array(t, lw.out_buffer(first + i, t)) for i, t in enumerate(types)]
+        for y in ys:
+            lw.fn.memset0(y.ptr, y.type.nbytes)
+        return ys
+    tapes = Tapes(lw, types, length)
+    tapes.reserve(_longest(lw, counts, n_lanes))
+    for y in tapes.arrays():
+        lw.fn.memset0(y.ptr, lw.b.mul(y.rows, lw.i64(row_bytes(y.type))))
+    return tapes.arrays()
+
+
+def _longest(lw: Lowerer, counts: Array, n_lanes: int) -> ir.Value:
+    def body(lane, regs):
+        count = lw.load_at(counts.ptr, counts.type.dtype, lane)
+        return [maximum(lw.b, regs[0], convert(lw.b, count, np.dtype(np.int64)))]
+
+    return lw.fn.loop(lw.i64(0), lw.i64(n_lanes), 1, [lw.i64(0)], body)[0]

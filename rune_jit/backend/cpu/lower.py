@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ...ir import Eqn, Literal, Region, Type, Var
+from ...ir import UNSIZED, Eqn, Literal, Region, Type, Var
 from ...passes import note
 from ...source_info import where
 from ...primitive import Primitive
@@ -227,6 +227,8 @@ class Lowerer:
         return self.load(v, [self.i64(0)] * v.type.ndim)
 
     def buffer(self, t: Type) -> ir.Value:
+        if t.unsized:
+            raise NotImplementedError(f"rune_jit: {t} cannot be held whole here: {UNSIZED}")
         return self.fn.buffer(t.nbytes)
 
     def claim(self, i: int) -> ir.Value | None:

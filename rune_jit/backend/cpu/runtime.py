@@ -24,7 +24,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ... import compile_log, disk_cache, errors
-from ...ir import Region, Type, Var, digest
+from ...ir import UNSIZED, Region, Type, Var, digest
 from ...passes.constants import lift_constants
 from ..stats import counts as stats
 from ...forks import renew_in_child
@@ -209,6 +209,10 @@ _cache_lock = renew_in_child(sys.modules[__name__], "_cache_lock")
 
 def prepare(region: Region) -> Executable:
     """Native code for a closed region, compiled once per program in this process."""
+    for i, t in enumerate(region.out_types):
+        if t.unsized:
+            raise NotImplementedError(f"rune_jit: output {i} of the program, {t}, cannot be "
+                                      f"returned: {UNSIZED}")
     lifted, constants = lift_constants(region)
     program = digest(lifted)
     return Executable(compiled(disk_cache.key(program, llvm.fingerprint()), program, lifted),
@@ -294,11 +298,16 @@ def _compile(k: str, program: str, region: Region) -> Compiled:
     return code
 
 
-def run_eqn(prim, args: Sequence[Any], params: dict) -> list[np.ndarray]:
-    """One equation called outside jit (a loop at the prompt), as native code."""
+def run_eqn(prim, interpret: Callable, args: Sequence[Any], params: dict
+            ) -> list[np.ndarray]:
+    """One equation called outside jit (a loop at the prompt), as native code; in the
+    interpreter if its results are tapes sized by the steps taken (a program's outputs
+    are allocated before it runs)."""
     from ...trace import bind, trace_flat, type_of_value
 
     region = trace_flat(lambda *xs: bind(prim, *xs, **params), [type_of_value(a) for a in args])
+    if any(t.unsized for t in region.out_types):
+        return interpret(*args, **params)
     return prepare(region).run(args)
 def failure(status: int, sites: Sequence) -> Exception:
     """The error a failure status stands for, with a note naming the user's line."""
