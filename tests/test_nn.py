@@ -173,3 +173,42 @@ def test_inside_a_scan_step(backend):
     np.testing.assert_allclose(carry, c, rtol=1e-12)
     np.testing.assert_allclose(ys, want, rtol=1e-12)
     rune.check_grads(lambda w: run(w)[1].sum(), np.float64(0.7), modes=("fwd", "rev"))
+
+
+# what a fused primitive would keep: the reductions' values, one row (or one column) of
+# each, and no temporary of the input's size
+FUSED = [("softmax rows", lambda x: nn.softmax(x, axis=-1), lambda x: sc.softmax(x, axis=-1)),
+         ("softmax columns", lambda x: nn.softmax(x, axis=0), lambda x: sc.softmax(x, axis=0)),
+         ("logsumexp", lambda x: nn.logsumexp(x, axis=1), lambda x: sc.logsumexp(x, axis=1)),
+         ("norm", lambda x: rune.numpy.linalg.norm(x, axis=1),
+          lambda x: np.linalg.norm(x, axis=1)),
+         ("normalize", lambda x: x / rune.numpy.sum(x, axis=1, keepdims=True),
+          lambda x: x / np.sum(x, axis=1, keepdims=True))]
+
+
+@pytest.mark.parametrize("name,f,want", FUSED, ids=[n for n, *_ in FUSED])
+def test_compiles_as_a_fused_primitive_would(name, f, want):
+    x = np.random.default_rng(0).normal(size=(200, 60))
+    lowered = rune.jit(f).lower(x)
+    assert lowered.cost()["scratch_bytes"] <= 4 * 8 * 200  # a few rows, never x's size
+    np.testing.assert_allclose(rune.jit(f)(x), want(x), rtol=1e-13, atol=1e-15)
+
+
+def test_an_output_written_over_its_temporary_only_when_no_other_reader_sees_it():
+    """The output of e / sum(e) takes e's buffer; where e is also read at another index
+    (reversed), returned, or read after, it must keep its own, and the values are right."""
+    x = np.random.default_rng(1).normal(size=(30, 7))
+    e = np.exp(x)
+    cases = [(lambda v: (lambda e: e / rune.numpy.sum(e) + e[::-1])(rune.numpy.exp(v)),
+              e / e.sum() + e[::-1]),
+             (lambda v: (lambda e: (e / rune.numpy.sum(e), e))(rune.numpy.exp(v)),
+              (e / e.sum(), e)),
+             (lambda v: (lambda e: (e / rune.numpy.sum(e), e / rune.numpy.sum(e)))(
+                 rune.numpy.exp(v)), (e / e.sum(), e / e.sum())),
+             (lambda v: (lambda e: (lambda o: (o, o * 2.0))(e / rune.numpy.max(e)))(
+                 rune.numpy.exp(v)), (e / e.max(), 2 * e / e.max()))]
+    for f, want in cases:
+        got = rune.jit(f)(x)
+        for g, w in zip(got if isinstance(got, tuple) else [got],
+                        want if isinstance(want, tuple) else [want]):
+            np.testing.assert_allclose(g, w, rtol=1e-14)

@@ -480,16 +480,27 @@ def _erfinv_element(e, x):
     w = e.neg(e.log1p(e.mul(x, e.neg(x))))
     root = e.sqrt(w)
     ranges = GILES_64 if e.dtype(x) == np.float64 else GILES_32
-    out = None
-    for below, shift, use_root, coefs in reversed(ranges):  # the last range is the default
-        t = e.sub(root if use_root else w, e.const(x, shift))
-        p = e.const(x, coefs[0])
-        for c in coefs[1:]:  # c + p * t, fused as XLA's CPU code fuses it
-            p = e.fma(p, t, e.const(x, c))
-        out = p if out is None else e.select(e.lt(w, e.const(x, below)), p, out)
+    # One Horner's rule for every range: each lane selects its range's argument and
+    # coefficients, the shorter ranges' led by zeros (fma(0, t, c) is c exactly, so the
+    # bits are those of evaluating its own range alone) — a third of the multiply-adds
+    # of evaluating all three ranges and selecting among the results.
+    size = sorted(len(r[3]) for r in ranges)[-1]
+    t, coefs = None, []
+    for below, shift, use_root, cs in reversed(ranges):  # the last range is the default
+        here = e.sub(root if use_root else w, e.const(x, shift))
+        padded = [e.const(x, c) for c in (0.0,) * (size - len(cs)) + tuple(cs)]
+        if t is None:
+            t, coefs = here, padded
+            continue
+        inside = e.lt(w, e.const(x, below))
+        t = e.select(inside, here, t)
+        coefs = [e.select(inside, c, k) for c, k in zip(padded, coefs)]
+    p = coefs[0]
+    for c in coefs[1:]:  # c + p * t, fused as XLA's CPU code fuses it
+        p = e.fma(p, t, c)
     # erfinv(±1) = ±inf, where the polynomial is indeterminate
     y = e.select(e.eq(e.abs(x), e.const(x, 1.0)), e.mul(x, e.const(x, np.inf)),
-                 e.mul(out, x))
+                 e.mul(p, x))
     return e.convert(y, dtype=np.dtype(np.float16)) if half else y
 
 

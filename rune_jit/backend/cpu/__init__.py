@@ -80,18 +80,20 @@ class Lowered:
 
     def cost(self) -> dict:
         """What the program costs to compile: rune_jit equations, LLVM instructions
-        (before and after LLVM's optimization).
+        (before and after LLVM's optimization); and to run: the bytes of the temporaries a
+        call stores (`scratch_bytes`, not counting buffers of 64 bytes or less).
 
         >>> cost = rune.jit(lambda x: rnp.sin(x) * 2.0).lower(np.ones(3)).cost()
-        >>> cost["equations"], cost["llvm_instructions"] > 0
-        (2, True)
+        >>> cost["equations"], cost["llvm_instructions"] > 0, cost["scratch_bytes"]
+        (2, True, 0)
         """
         from ...ir import count_eqns
 
         optimized = llvm.optimize(self.built.llvm_ir)
         return {"equations": count_eqns(self.region),
                 "llvm_instructions": _instructions(llvm.llvm.parse_assembly(self.built.llvm_ir)),
-                "llvm_instructions_optimized": _instructions(optimized)}
+                "llvm_instructions_optimized": _instructions(optimized),
+                "scratch_bytes": self.built.arena_bytes}
 
     @property
     def asm(self) -> str:

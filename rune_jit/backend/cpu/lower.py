@@ -34,7 +34,7 @@ from ...ir import UNSIZED, Eqn, Literal, Region, Type, Var
 from ...passes import note
 from ...source_info import where
 from ...primitive import Primitive
-from . import arith, emit, interrupt
+from . import arith, emit, interrupt, reuse
 from .emit import I64, Fn, reg_type
 from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
 
@@ -320,6 +320,8 @@ class Lowerer:
         depth: dict[Var, int] = {}  # lazy values read through, from each lazy value
         enclosing = self.pending  # of the equation whose rule lowers this region
         clusters = elementwise_clusters(region, uses)
+        over = reuse.homes(region, dests, clusters) if dests else {}
+        home = {o: dests[o] for o in over.values()}
         for k, eqn in enumerate(region.eqns):
             members = clusters.get(k)
             if members == ():
@@ -335,9 +337,12 @@ class Lowerer:
             for i, (var, val) in enumerate(zip(eqn.outputs, outs)):
                 # stored once here rather than computed (or copied) again in every loop step
                 inside_loops = var in captured and isinstance(val, Lazy) and not val.cheap
-                if (inside_loops or (cost(val) > 0 and uses[var] > 1)
+                if var in home:  # made over the temporary it reads (reuse.py)
+                    val = self.materialize(val, home[var])
+                elif (inside_loops or (cost(val) > 0 and uses[var] > 1)
                         or (isinstance(val, Lazy) and below > FUSION_DEPTH)):
-                    val = self.materialize(val, self.claim(i))
+                    dest = self.claim(i)
+                    val = self.materialize(val, home[over[var]] if var in over else dest)
                 if isinstance(val, Lazy):
                     depth[var] = below
                 env[var] = self.settle(val)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...ops.reduce import REDUCTIONS, P, argmax_p, argmin_p
 from ...ops.sort import cumulative_p
-from . import arith as A
+from . import arith as A, reuse
 from .arith import convert
 from .lower import LOWERINGS, lowering
 from .values import Array, Scalar
@@ -104,6 +104,7 @@ def _lower_reduce(kind: str):
 
 
 LOWERINGS.update({P[name]: _lower_reduce(name) for name in REDUCTIONS})
+reuse.READ_AT_ONCE.update(P[name] for name in REDUCTIONS)
 
 
 def _lower_arg(larger: bool):

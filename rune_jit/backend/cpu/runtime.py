@@ -70,10 +70,11 @@ class Meta:
 
 @dataclass
 class Built:
-    """A program as LLVM IR, with its metadata."""
+    """A program as LLVM IR, with its metadata and the bytes of its temporaries."""
 
     llvm_ir: str
     meta: Meta
+    arena_bytes: int = 0
 
 
 def build(region: Region, symbol: str | None = None) -> Built:
@@ -100,7 +101,7 @@ def build(region: Region, symbol: str | None = None) -> Built:
         entry.add_entry(module, fn.func, f"{symbol}.entry", region.in_types, region.out_types)
     meta = Meta(symbol, region.in_types, region.out_types, sites.sites, fn.scratch_bytes,
                 has_entry)
-    return Built(str(module), meta)
+    return Built(str(module), meta, fn.arena_size)
 
 
 def _argument(lw: Lowerer, t: Type, ptr: ir.Value):

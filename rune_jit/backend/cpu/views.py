@@ -12,6 +12,7 @@ from ...ops.index import dynamic_slice_p, dynamic_update_slice_p
 from ...ops.shape import (broadcast_in_dim_p, concatenate_p, iota_p, pad_p, reshape_p, rev_p,
                           slice_p, transpose_p)
 from .arith import convert, maximum
+from . import reuse
 from .lower import LOWERINGS, lowering
 from .values import Array, Lazy, Scalar, cost
 
@@ -55,6 +56,7 @@ LOWERINGS[broadcast_in_dim_p] = _lower_view(_broadcast_remap)
 LOWERINGS[transpose_p] = _lower_view(_transpose_remap)
 LOWERINGS[rev_p] = _lower_view(_rev_remap)
 LOWERINGS[slice_p] = _lower_view(_slice_remap)
+reuse.SEE_THROUGH.update({broadcast_in_dim_p, reshape_p})
 
 
 @lowering(reshape_p)
