@@ -173,3 +173,30 @@ def test_multivariate_normal_logpdf_matches_scipy(backend):
                                st.multivariate_normal.pdf(x[0], mean, cov), rtol=1e-13)
     rune.check_grads(lambda m, c: rst.multivariate_normal.logpdf(x, m, c @ c.T), mean, a,
                      modes=("fwd", "rev"))
+
+
+DTYPE_NAMES = ["erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit",
+               "gammaln", "digamma", "entr"]
+DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+          np.float16, np.float32, np.float64]
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_result_dtypes_are_scipys_loop_search(name):
+    """Regression: int16 gave float32 (NumPy's rule for sin, not SciPy's loops: erf's
+    first loop is float64's), and float16 gave float64 for erfinv (its first is float32's)."""
+    for dt in DTYPES:
+        x = np.array([0.25, 0.5]).astype(dt) if np.dtype(dt).kind == "f" else np.array(
+            [1, 0]).astype(dt)
+        want = getattr(sc, name)(x).dtype
+        assert np.asarray(getattr(rs, name)(x)).dtype == want, dt
+        assert np.asarray(rune.jit(getattr(rs, name))(x)).dtype == want, dt
+    assert np.asarray(getattr(rs, name)(0.5)).dtype == getattr(sc, name)(0.5).dtype
+
+
+def test_two_operand_dtypes_are_scipys():
+    f32 = np.ones(2, np.float32)
+    for a, b in [(f32, 2.0), (f32, f32), (np.ones(2, np.int16), f32),
+                 (np.ones(2, np.float16), np.ones(2, np.float16)), (2, 3)]:
+        assert np.asarray(rs.xlogy(a, b)).dtype == sc.xlogy(a, b).dtype
+        assert np.asarray(rs.xlog1py(a, b)).dtype == sc.xlog1py(a, b).dtype

@@ -1,7 +1,8 @@
 """rune_jit.scipy.special: SciPy's special functions on traced and concrete arrays.
 
-Dtypes: float32 arguments give float32 results; every other argument (float64,
-float16, integers, bools) gives float64, as most of SciPy's loops do. float32 is
+Dtypes: as SciPy's loop search picks them. float32 arguments give float32 results, and
+so do float16, bools and integers of 16 bits or less for the functions whose first loop
+is float32's (erfinv, ndtri, entr); every other argument gives float64. float32 is
 computed in float64 and rounded once, so the float32 results are SciPy's to within
 half an ulp. The functions are compositions of primitives (erf, erfc, erfinv, log,
 ...), portable to any backend; gammaln and digamma carry their derivative as a rule
@@ -29,17 +30,20 @@ SQRT1_2_LO = float(Decimal(1) / Decimal(2).sqrt() - Decimal(SQRT1_2))  # 1/sqrt(
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-def _special(name: str, nargs: int = 1) -> Callable:
+def _special(name: str, nargs: int = 1, float32_first: bool = False) -> Callable:
     """A decorator: fn(*float64 operands, broadcast) as SciPy's `name`, its result in
-    float32 when the operands are float32, else float64."""
+    the dtype of SciPy's loop for them: float32's or float64's, whichever comes first
+    (float64's unless `float32_first`) of those the operands cast to safely, unless the
+    operands are of the other's dtype."""
     where = f"rune_jit.scipy.special.{name}"
+    loops = (F32, F64) if float32_first else (F64, F32)
 
     def deco(fn: Callable) -> Callable:
         def f(*xs: Any) -> Any:
             if len(xs) != nargs:
                 raise TypeError(f"{where} takes {nargs} argument(s), got {len(xs)}")
+            out = _loop_dtype([accept(x, where) for x in xs], loops)
             xs = float_operands(*xs, where=where)
-            out = F32 if dtype_weak(xs[0])[0] == F32 else F64
             ys = broadcast(*[to_dtype(x, F64) for x in xs], where=where)
             return to_dtype(fn(*ys), out)
 
@@ -47,6 +51,16 @@ def _special(name: str, nargs: int = 1) -> Callable:
         return f
 
     return deco
+
+
+def _loop_dtype(xs: list, loops: tuple) -> np.dtype:
+    """NumPy's loop search for SciPy's ufuncs: the loop of the operands' dtype if they all
+    have one, else the first loop every operand casts to safely. (A Python float counts
+    as a float64 here, not as a weak scalar: xlogy(float32 array, 2.0) is float64.)"""
+    strong = {d for d, _ in map(dtype_weak, xs)}
+    if len(strong) == 1 and next(iter(strong)) in loops:
+        return next(iter(strong))
+    return next((t for t in loops if all(np.can_cast(d, t, "safe") for d in strong)), F64)
 
 
 def _where(c, x, y):
@@ -76,7 +90,7 @@ def erfc(x):
     return ew.erfc(x)
 
 
-@_special("erfinv")
+@_special("erfinv", float32_first=True)
 def erfinv(y):
     """The inverse of erf: Giles' polynomials (as JAX's) in w = -log(1 - y²), with
     1 - y² computed as (1 - |y|)(1 + |y|) near ±1, where that is exact (JAX's squares y
@@ -149,7 +163,7 @@ def _log_ndtr_asymptotic(x, terms: int = 12):
     return -0.5 * x * x - rnp.log(-x) - LOG_SQRT_2PI + rnp.log(s)
 
 
-@_special("ndtri")
+@_special("ndtri", float32_first=True)
 def ndtri(p):
     """The inverse of ndtr (quantiles of the standard normal): Giles' erfinv polynomials
     in w = -log(4p(1-p)), computed from p (so accurate for tiny p), and Newton's method
@@ -456,7 +470,7 @@ def xlog1py(x, y):
     return _where(zero, 0.0, x * rnp.log1p(_where(zero, 0.0, y)))
 
 
-@_special("entr")
+@_special("entr", float32_first=True)
 def entr(x):
     """-x log x for x > 0, 0 at 0, -inf for x < 0 (NaN stays NaN).
 
