@@ -13,6 +13,10 @@ SPEED_TARGETS = [("W1", ("jax", "numba"), 4.0), ("W2", ("jax",), 4.0), ("W2", ("
                  ("W4", ("numba",), 5.0), ("W4s", ("jax",), 20.0), ("W5", ("jax",), 1.0),
                  ("W5", ("jax_unrolled",), 5.0), ("W6", ("jax",), 1.0), ("D", ("numba",), 1.0)]
 COMPILE_TARGET_WORKLOADS = ("W1", "W2", "W3", "W3g", "W4", "W4s", "W5")
+# issue 18: eager rnp calls at most 2x NumPy's time
+EAGER_NUMPY_TARGETS = [f"E{fn}{n}" for fn in ("add", "sin", "sum") for n in ("1", "1k")]
+# (eager row, its jitted row, factor, µs): the eager call within factor x the jitted + µs
+EAGER_JIT_TARGETS = [("Egrad", "Egrad-jit", 3.0, 10.0), ("Escan", "Escan-jit", 2.0, 10.0)]
 
 
 def seconds(s: float | None) -> str:
@@ -102,7 +106,27 @@ def targets(results: dict) -> list[dict]:
     if all(isinstance(b, int) and b for b in kept.values()):
         out.append(_target("W6r: rune_jit kept bytes with remat / without",
                            kept["W6r"] / kept["W6"], "≤", 1 / 3))
-    return out + _compile_targets(results)
+    return out + _eager_targets(results) + _compile_targets(results)
+
+
+def _eager_targets(results: dict) -> list[dict]:
+    """Issue 18's: eager calls near NumPy and near their jitted calls, jitted calls of
+    numbers, dicts and static values near the all-array dispatch of the same function."""
+    out = []
+    for name in EAGER_NUMPY_TARGETS:
+        rune, numpy = _median(results, name, "rune_jit"), _median(results, name, "numpy")
+        if rune and numpy:
+            out.append(_target(f"{name}: rune_jit time / NumPy's", rune / numpy, "≤", 2.0))
+    for eager, jitted, factor, us in EAGER_JIT_TARGETS:
+        e, j = _median(results, eager, "rune_jit"), _median(results, jitted, "rune_jit")
+        if e and j:
+            out.append(_target(f"{eager}: rune_jit time / ({factor:g} x {jitted}'s + {us:g} µs)",
+                               e / (factor * j + us * 1e-6), "≤", 1.0))
+    mixed, arrays = _median(results, "Dmix", "rune_jit"), _median(results, "Dmix-arrays",
+                                                                  "rune_jit")
+    if mixed and arrays:
+        out.append(_target("Dmix: rune_jit time / Dmix-arrays'", mixed / arrays, "≤", 3.0))
+    return out
 
 
 def _compile_targets(results: dict) -> list[dict]:

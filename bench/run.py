@@ -152,7 +152,8 @@ def main(argv: list[str]) -> int:
     for title, text in (("Steady and first-call times", report.main_table(results)),
                         ("Workloads", report.notes(results)),
                         ("First call (compile latency)", report.compile_table(results)),
-                        ("Issue 6 targets", report.targets_table(results["targets"]))):
+                        ("Targets (issues 6 and 18)",
+                         report.targets_table(results["targets"]))):
         print(f"\n{title}\n\n{text}")
     report.write_json(results, args.json)
     drawn = report.chart(results, args.png)

@@ -159,9 +159,62 @@ def w9g(p):
     return lambda: np.array(f(p.mu, p.sigma))
 
 
+# issue 18: calls outside jit, and jitted calls of numbers, dicts and static values
+
+
+def _eager(name):
+    """rnp.<name> called outside jit on the row's operands (two for add)."""
+    def make(p):
+        f = getattr(rnp, name)
+        args = (p.a, p.b) if name == "add" else (p.a,)
+        return lambda: f(*args)
+    return make
+
+
+def _loss(x):
+    return rnp.sum(rnp.sin(x) * x)
+
+
+def egrad(p):
+    return lambda: rune.grad(_loss)(p.a)  # a new grad(f) per call, as at a prompt
+
+
+def egrad_jit(p):
+    f = rune.jit(rune.grad(_loss))
+    return lambda: f(p.a)
+
+
+def escan(p):
+    return lambda: _scan1(p.xs)
+
+
+def escan_jit(p):
+    f = rune.jit(_scan1)
+    return lambda: f(p.xs)
+
+
+def _mixed(x, s, d, n):
+    return x * s + d["a"] - d["b"] * n
+
+
+def dmix(p):
+    f = rune.jit(_mixed, static_argnums=3)
+    return lambda: f(p.x, p.s, p.d, p.n)
+
+
+def dmix_arrays(p):
+    f = rune.jit(lambda x, s, a, b: _mixed(x, s, {"a": a, "b": b}, 3))
+    s, a, b = np.asarray(p.s), p.d["a"], p.d["b"]
+    return lambda: f(p.x, s, a, b)
+
+
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
          "W6": _w6(False), "W6r": _w6(True), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
-         "W10": w10, "W10b": w10, "D": dispatch}
+         "W10": w10, "W10b": w10, "D": dispatch,
+         **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
+            for label in ("1", "1k")},
+         "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,
+         "Dmix": dmix, "Dmix-arrays": dmix_arrays}
 
 
 def kept_bytes(name: str, p) -> int:

@@ -28,6 +28,8 @@ _HAND = "hand-written adjoint loop"
 _NO_REMAT = "no remat variant: its W6 row already keeps only c and W c + x per step"
 _W6_SIZES = {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256), "tiny": dict(t=20, h=16)}
 _NO_DISPATCH = "not a jit: a ctypes call measures ctypes, not a compiler's dispatch"
+_NOT_EAGER = "no eager array library of its own: outside a compiled function it is NumPy"
+_NO_AD = "no automatic differentiation: the NumPy row is the gradient by hand"
 _NO_VECTOR = "a Python loop of 1e6 two-element steps (seconds a call): nothing to vectorize"
 _W9_SIZES = {"full": dict(paths=10_000, steps=500), "quick": dict(paths=10_000, steps=50),
              "tiny": dict(paths=100, steps=10)}
@@ -106,6 +108,33 @@ WORKLOADS = [
     Workload("D", "D", "dispatch: jitted x + 1 on a one-element float64 array",
              ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_DISPATCH),
              {m: {} for m in MODES}),
+    # issue 18: eager calls (outside jit) near NumPy, and jitted calls of numbers, dicts
+    # and static values near the dispatch of arrays
+    *[Workload(f"E{fn}{label}", "E", f"eager rnp.{fn} on {n} float64 element{'s' * (n > 1)} "
+               f"(NumPy: np.{fn}, JAX: jnp.{fn})", ("rune_jit", "jax", "numpy"),
+               dict(c=_NOT_EAGER, numba=_NOT_EAGER), {m: dict(n=n) for m in MODES})
+      for fn in ("add", "sin", "sum") for n, label in ((1, "1"), (1000, "1k"))],
+    Workload("Egrad", "E", "eager rune.grad(f)(x), f(x) = sum(sin(x) * x), 16 elements: a new "
+             "grad(f) each call, as typed at a prompt (NumPy: the gradient by hand)",
+             ("rune_jit", "jax", "numpy"), dict(c=_NO_AD, numba=_NO_AD),
+             {m: dict(n=16) for m in MODES}),
+    Workload("Egrad-jit", "E", "Egrad jitted: rune.jit(rune.grad(f))(x)",
+             ("rune_jit", "jax", "numba", "numpy"), dict(c=_NO_DISPATCH),
+             {m: dict(n=16) for m in MODES}),
+    Workload("Escan", "E", "eager rune.scan of W1's step over 1000 rows (JAX: lax.scan "
+             "outside jit)", ("rune_jit", "jax", "numpy"), dict(c=_NOT_EAGER, numba=_NOT_EAGER),
+             {m: dict(n=1000) for m in MODES}),
+    Workload("Escan-jit", "E", "Escan jitted: W1 at 1000 rows",
+             ("rune_jit", "jax", "numba", "numpy"), dict(c=_NO_DISPATCH),
+             {m: dict(n=1000) for m in MODES}),
+    Workload("Dmix", "Dmix", "dispatch: jitted x * s + d['a'] - d['b'] * n, x a one-element "
+             "array, s a Python float, d a dict of two one-element arrays, n a static int "
+             "(Numba: d's arrays as two arguments)", ("rune_jit", "numba", "jax", "numpy"),
+             dict(c=_NO_DISPATCH), {m: {} for m in MODES}),
+    Workload("Dmix-arrays", "Dmix", "Dmix's function with every argument a contiguous "
+             "array (s 0-d, d's arrays two arguments, n fixed): its all-array dispatch",
+             ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_DISPATCH),
+             {m: {} for m in MODES}),
 ]
 BY_NAME = {w.name: w for w in WORKLOADS}
 MU, SIGMA, HORIZON = 0.05, 0.2, 1.0  # W9
@@ -162,6 +191,13 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         t, h = size["t"], size["h"]
         return SimpleNamespace(W=rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
                                xs=rng.normal(size=(t, h)), c0=np.zeros(h), **size)
+    if w.group == "E":  # W1's rows for the scans
+        return SimpleNamespace(a=rng.uniform(-3.0, 3.0, size["n"]),
+                               b=rng.uniform(-3.0, 3.0, size["n"]),
+                               xs=rng.uniform(-3.0, 3.0, size["n"]), **size)
+    if w.group == "Dmix":
+        return SimpleNamespace(x=np.array([1.5]), s=2.0, n=3,
+                               d={"a": np.array([0.5]), "b": np.array([0.25])})
     return SimpleNamespace(x=np.array([1.5]))
 
 

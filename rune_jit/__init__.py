@@ -11,6 +11,7 @@ from .check import check_grads
 from .control_flow import associative_scan, fori_loop, map, switch, while_loop
 from .errors import ConcretizationError, GradCheckError, IterateError
 from .jit import jit
+from . import eager_cache  # noqa: F401 (installs the eager caches: rune_jit/eager.py)
 from .ops.control import cond, stop_gradient
 from .ops.custom import custom_jvp, custom_vjp
 from .ops.iterate import iterate

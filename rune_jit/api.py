@@ -24,7 +24,7 @@ from .passes.transpose import transpose_region
 from .ops.shape import materialize
 from .passes.vmap import batch_eval
 from .arguments import (Transformed, as_argnums, check_leaf, flatten_args, leaf_type,
-                        transformation, wraps)
+                        transformation)
 from .numpy._core import as_value, collecting_weak_ints, is_python_scalar, weak_int_converted
 from .trace import current, trace_closed, type_of_value
 from .tracebacks import api_boundary
@@ -293,8 +293,6 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     (array(9.), array(6.))
     """
 
-    @wraps(f)
-    @api_boundary
     def vg(*args, **kwargs):
         nums = _argnums(argnums, len(args), "grad")
         diff = _diff_args(args, nums, "grad")
@@ -309,6 +307,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
         g = g[0] if isinstance(argnums, int) else g
         return ((out, result[2]), g) if has_aux else (out, g)
 
+    vg.argnums = argnums  # what an eager call traces (arguments.Transformed)
     return vg
 
 
@@ -319,14 +318,15 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     >>> rune.grad(lambda x: rnp.sum(x ** 3))(np.array([1.0, 2.0]))
     array([ 3., 12.])
     """
-    vg = value_and_grad(f, argnums, has_aux)
+    # value_and_grad's own function, not a transformed function: grad's is the one
+    # called by the user (and cached, eagerly), and making it is the cost of grad(f)
+    vg = value_and_grad.__wrapped__(f, argnums, has_aux)
 
-    @wraps(f)
-    @api_boundary
     def g(*args, **kwargs):
         (value, grads) = vg(*args, **kwargs)
         return (grads, value[1]) if has_aux else grads
 
+    g.argnums = argnums  # what an eager call traces (arguments.Transformed)
     return g
 
 
@@ -346,8 +346,6 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
     [0.0, 2.0, 4.0]
     """
 
-    @wraps(f)
-    @api_boundary
     def vf(*args):
         leaves, in_tree, paths = flatten_args(args, "args")
         prefix = tuple(in_axes) if isinstance(in_axes, list) else in_axes
@@ -491,8 +489,6 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
            [2., 1.]])
     """
 
-    @wraps(f)
-    @api_boundary
     def jf(*args):
         diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacfwd")
         n = sum(t.size for t in in_types)
@@ -505,6 +501,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         jac = _join_rows([(c, t.size) for c, t in zip(cols, o_types)], n)
         return _blocks(jac, o_types, o_tree, in_types, in_tree, argnums)
 
+    jf.argnums = argnums  # what an eager call traces (arguments.Transformed)
     return jf
 
 
@@ -517,8 +514,6 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
            [2., 1.]])
     """
 
-    @wraps(f)
-    @api_boundary
     def jr(*args):
         diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacrev")
         out, pullback = vjp(g, *diff)
@@ -532,6 +527,7 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         m = sum(t.size for t in o_types)
         return _blocks(vmap(pull)(np.eye(m)), o_types, o_tree, in_types, in_tree, argnums)
 
+    jr.argnums = argnums  # what an eager call traces (arguments.Transformed)
     return jr
 
 

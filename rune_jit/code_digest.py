@@ -36,6 +36,11 @@ TRUSTED = ("rune_jit", "numpy", "math", "builtins", "functools", "operator", "it
            "_operator", "_functools")
 # ...but whose functions give other results each call, or read state the digest cannot see
 IMPURE = ("numpy.random",)
+# ...and their functions that read or write files: a trace calling one depends on (or
+# changes) what no Python value holds
+IMPURE_FUNCTIONS = frozenset(("numpy", name) for name in (
+    "load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "save", "savetxt", "savez",
+    "savez_compressed"))
 # builtins through which code reads what its bytecode does not name (a global by a computed
 # name, a file): a function that calls one has no digest
 OPAQUE_BUILTINS = frozenset({"globals", "locals", "vars", "getattr", "eval", "exec", "open",
@@ -58,7 +63,7 @@ def digest(*values: Any) -> str | None:
     return d.hash.hexdigest()
 
 
-def _trusted(module: str | None) -> bool:
+def trusted(module: str | None) -> bool:
     return (module is not None and module.split(".")[0] in TRUSTED
             and not any(module == m or module.startswith(m + ".") for m in IMPURE))
 
@@ -111,20 +116,20 @@ class _Digest:
         if ours(f.__code__.co_filename):
             self.put("rune_jit function", f.__code__.co_qualname if hasattr(
                 f.__code__, "co_qualname") else f.__code__.co_name, f.__code__.co_firstlineno)
-        elif _trusted(f.__module__):
-            self.put("library function", f.__module__, f.__qualname__)
+        elif trusted(f.__module__):
+            self.put("library function", *pure(f.__module__, f.__qualname__))
         else:
             self.code(f.__code__)
             self.names(f)
         self.walk(f.__defaults__)
         self.keywords(f.__kwdefaults__)
         self.keywords(f.__dict__)  # attributes the code may read (f.scale, __wrapped__)
-        self.walk(tuple(_cell(c) for c in f.__closure__ or ()))
+        self.walk(tuple(cell_value(c) for c in f.__closure__ or ()))
 
     def names(self, f: types.FunctionType) -> None:
         """The globals f's code (or code nested in it) may read: attribute names that
         happen to be globals too are walked as well, which costs nothing but caution."""
-        names = _names(f.__code__)
+        names = code_names(f.__code__)
         for name in sorted(names):
             if name in f.__globals__:
                 self.put("global", name)
@@ -141,7 +146,7 @@ class _Digest:
         counts too); other values count whole."""
         if not isinstance(value, types.ModuleType):
             self.walk(value)
-        elif not _trusted(value.__name__) and value.__name__.split(".")[0] in TRUSTED:
+        elif not trusted(value.__name__) and value.__name__.split(".")[0] in TRUSTED:
             raise Uncacheable(value)  # numpy.random: its results change
         elif id(value) in self.seen:
             self.put("ref", self.seen[id(value)])
@@ -155,23 +160,16 @@ class _Digest:
                     self.put("attribute", name)
                     self.global_value(attributes[name], names)
                 elif "__getattr__" in attributes:  # computed attributes
-                    if not _trusted(value.__name__):
+                    if not trusted(value.__name__):
                         raise Uncacheable(value)  # unseen
-                    found = getattr(value, name, _Empty)  # numpy's: submodules, lazily
-                    if found is not _Empty:
+                    found = getattr(value, name, Empty)  # numpy's: submodules, lazily
+                    if found is not Empty:
                         self.put("attribute", name)
                         self.global_value(found, names)
 
     def named(self, obj) -> None:
         """A module, class or builtin function of trusted code: its name."""
-        module = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(
-            obj, "__module__", None)
-        if isinstance(obj, types.BuiltinFunctionType) and module is None:
-            owner = getattr(obj, "__self__", None)  # a module's builtin: math.sin
-            module = getattr(owner, "__name__", None)
-        if not _trusted(module):
-            raise Uncacheable(obj)
-        self.put(type(obj).__name__, module, getattr(obj, "__qualname__", obj.__name__))
+        self.put(type(obj).__name__, *named_origin(obj))
 
     def partial(self, p: functools.partial) -> None:
         self.put("partial")
@@ -180,22 +178,51 @@ class _Digest:
         self.keywords(p.keywords)
 
 
-def _cell(cell) -> Any:
+def named_origin(obj) -> tuple[str, str]:
+    """(module, qualified name) of a module, class or builtin function of trusted code;
+    Uncacheable for anything else's."""
+    module = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(
+        obj, "__module__", None)
+    if isinstance(obj, types.BuiltinFunctionType) and module is None:
+        owner = getattr(obj, "__self__", None)  # a module's builtin: math.sin
+        module = getattr(owner, "__name__", None)
+    if not trusted(module):
+        raise Uncacheable(obj)
+    return pure(module, getattr(obj, "__qualname__", obj.__name__))
+
+
+def pure(module: str, qualname: str) -> tuple[str, str]:
+    """(module, qualname) of a trusted function, Uncacheable if it reads or writes files."""
+    if (module, qualname) in IMPURE_FUNCTIONS:
+        raise Uncacheable(f"{module}.{qualname}")
+    return module, qualname
+
+
+def walker_for(obj: Any) -> Callable[["_Digest", Any], None] | None:
+    """How the digest walks `obj` by its class's rule, for a partial or an instance of a
+    registered class: `walk(digest, obj)`, which calls only the digest's `put`, `walk` and
+    `keywords` (so a guard can walk it too: rune_jit/guard.py); else None."""
+    if isinstance(obj, functools.partial):
+        return _Digest.partial
+    return next((w for cls, w in _KNOWN_CLASSES.items() if isinstance(obj, cls)), None)
+
+
+def cell_value(cell) -> Any:
     try:
         return cell.cell_contents
     except ValueError:  # not yet assigned
-        return _Empty
+        return Empty
 
 
-class _Empty:
+class Empty:
     pass
 
 
-def _names(co: types.CodeType) -> set[str]:
+def code_names(co: types.CodeType) -> set[str]:
     out = set(co.co_names)
     for c in co.co_consts:
         if isinstance(c, types.CodeType):
-            out |= _names(c)
+            out |= code_names(c)
     return out
 
 
@@ -215,7 +242,7 @@ def _instance(d: _Digest, obj) -> None:
     function), a primitive, a NumPy function or dtype; anything else has no digest."""
     from .primitive import Primitive
 
-    known = next((w for cls, w in _KNOWN_CLASSES.items() if isinstance(obj, cls)), None)
+    known = walker_for(obj)
     if known is not None:
         known(d, obj)
     elif isinstance(obj, Primitive):

@@ -17,16 +17,19 @@ import numpy as np
 from . import backend, code_digest, compile_log, config, python_loops, tree
 from . import saved_programs as saved
 from .api import trace_fn, with_args
-from .arguments import as_argnums, flatten_args, leaf_type, wraps
+from .arguments import as_argnums, as_value, flatten_args, leaf_type, quick_flatten, wraps
 from .forks import renew_in_child
 from .trace import Tracer
-from .tracebacks import api_boundary
+from .tracebacks import api_boundary, hidden
 
 
 class Program(NamedTuple):
     executable: backend.Executable
     out_tree: tree.TreeDef
     checks: Any = None  # api.WeakIntChecks: weak int arguments to check at every call
+    # a program interpreted for now (an eager call's first: eager_cache.py), and the
+    # region to compile when it is called again
+    pending: Any = None
 
 
 class Jitted:
@@ -36,8 +39,10 @@ class Jitted:
         self.static = tuple(static_argnums)
         self.static_names = frozenset(static_argnames)
         self.cache: dict[Any, Program] = {}
-        # calls whose arguments are contiguous, aligned arrays, by _signature alone
-        self.fast: dict[tuple, Program] = {}
+        # calls of plain values (arrays, numbers, NumPy scalars, tuples and dicts of them,
+        # plain static values), by `_quick_key`: the backend and how to run its program
+        # on the leaves
+        self.quick: dict[tuple, tuple[str, Callable[[list], Any]]] = {}
         renew_in_child(self, "lock")
         wraps(f)(self)
 
@@ -65,6 +70,13 @@ class Jitted:
 
     def _program(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
         program = self.cache.get(key)
+        if program is not None and program.pending is not None:  # its second call
+            with self.lock:  # (once, if two threads make it at once)
+                program = self.cache[key]
+                if program.pending is not None:
+                    with compile_log.call(f"jit({getattr(self, '__name__', '?')}) for "
+                                          f"{compile_log.signature(key)}, called again"):
+                        program = self.cache[key] = _compiled(program)
         if program is None:
             with self.lock:  # concurrent first calls compile once
                 program = self.cache.get(key)
@@ -108,22 +120,27 @@ class Jitted:
             return self.__qualname__
         return _rebuild, (self.f, self.static, tuple(sorted(self.static_names)))
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Replaced, per jitted function, by the native entry of its latest signature;
-        the entry comes back here for any other call."""
-        return self._general(*args, **kwargs)
+    def _general(self, *args: Any, **kwargs: Any) -> Any:
+        """A call (one the native entry does not take): on the quick path if it can be."""
+        quick = None
+        if not python_loops.active():
+            quick = self._quick_key(args, kwargs)
+            run = None if quick is None else self.quick_run(quick[0])
+            if run is not None:
+                try:
+                    return run(quick[1])
+                except Exception as err:  # an API boundary, as _slow's
+                    raise hidden(err)  # noqa: B904 (itself)
+        return self._slow(quick, args, kwargs)
+
+    # replaced, per jitted function, by the native entry of its latest signature; the
+    # entry comes back to _general for any other call
+    __call__ = _general
 
     @api_boundary
-    def _general(self, *args: Any, **kwargs: Any) -> Any:
+    def _slow(self, quick: tuple | None, args: tuple, kwargs: dict) -> Any:
         if python_loops.active():
             return self.f(*args, **kwargs)
-        if not kwargs and not self.static:  # the common case: arrays in, arrays out
-            try:
-                program = self.fast[_signature(args)]
-            except (AttributeError, KeyError):
-                pass
-            else:
-                return program.out_tree.fill(program.executable.run_exact(args))
         leaves, in_tree, dyn, key = self._split(args, kwargs)
         statics = key[2]
         if any(isinstance(x, Tracer) for x in leaves + tree.leaves(statics)):
@@ -131,18 +148,41 @@ class Jitted:
         program = self._program(args, leaves, in_tree, dyn, key)
         if program.checks is not None:  # only calls with Python ints get here
             program.checks.check(leaves)
-        if not kwargs and not self.static and _exact_arrays(args, leaves):
-            self.fast[_signature(args)] = program
-            self._install_entry(program)
-        outs = program.executable.run(leaves)
+        if program.pending is None:  # compiled: later calls may take a quicker way
+            if quick is not None:
+                self.quick[quick[0]] = (config.backend, _runner(program, leaves))
+            if not kwargs and not self.static and _exact_arrays(args, leaves):
+                self._install_entry(program)
+        # Python numbers as the arrays they are traced as (the interpreter takes no others)
+        outs = program.executable.run([as_value(x) for x in leaves])
         return tree.unflatten(program.out_tree, outs)
+
+    def quick_run(self, key: tuple) -> Callable[[list], Any] | None:
+        """How to run the program of the calls whose quick key is `key`, if there is one
+        (for the backend now chosen)."""
+        found = self.quick.get(key)
+        return found[1] if found is not None and found[0] == config.backend else None
+
+    def _quick_key(self, args: tuple, kwargs: dict) -> tuple[tuple, list] | None:
+        """(the key of this call on the quick path, its leaves): its plain arguments'
+        `quick_flatten` and its static values, if they are plain too; else None."""
+        if not self.static and not kwargs:
+            return quick_flatten(args)
+        n = len(args)
+        statics = tuple([args[i] for i in self.static if i < n])
+        dyn: Any = tuple([a for i, a in enumerate(args) if i not in self.static])
+        static_kw: tuple = ()
+        if kwargs:  # as _split divides them
+            static_kw = tuple(sorted([kv for kv in kwargs.items() if kv[0] in self.static_names]))
+            dyn = (dyn, {k: v for k, v in kwargs.items() if k not in self.static_names})
+        if not _plain(statics) or (static_kw and not _plain(static_kw)):
+            return None
+        flat = quick_flatten(dyn)
+        return None if flat is None else ((flat[0], statics, static_kw), flat[1])
 
     def _install_entry(self, program: Program) -> None:
         """Calls with this signature go straight to the backend's entry from now on."""
-        out = program.out_tree
-        flat = out.kind is None or (out.kind is tuple and all(c.kind is None
-                                                              for c in out.children))
-        entry = program.executable.entry(self._general) if flat else None
+        entry = program.executable.entry(self._general) if _flat(program.out_tree) else None
         if entry is not None:
             # a running entry (this call may come from its slow path) is safe to replace:
             # its caller holds it until it returns
@@ -177,11 +217,55 @@ def _static_both_ways(f: Callable, nums: tuple[int, ...], names: tuple[str, ...]
     return all_nums, all_names
 
 
-def _signature(args: tuple) -> tuple:
-    """What the fast path keys on. The type keeps a NumPy scalar (same dtype, shape and
-    strides as a 0-d array) from passing as an array; the alignment keeps out arrays
-    the compiled code must not read directly."""
-    return tuple([(type(a), a.dtype, a.shape, a.strides, a.flags.aligned) for a in args])
+_PLAIN = frozenset((int, float, bool, str, bytes, type(None)))
+
+
+def _plain(values: tuple) -> bool:
+    """Static values the quick path may key on: numbers, strings and tuples of them
+    (hashable, compared by value, never a traced value)."""
+    for v in values:
+        if type(v) is tuple:
+            if not _plain(v):
+                return False
+        elif type(v) not in _PLAIN:
+            return False
+    return True
+
+
+def _runner(program: Program, leaves: list) -> Callable[[list], Any]:
+    """How the quick path runs `program` on the leaves of a call like this one: scalars
+    made arrays of their leaves' dtypes, then the program's native entry if it has one
+    and its outputs are one array or a tuple of them, else the program itself."""
+    dtypes = [leaf_type(x)[0].dtype for x in leaves]
+    ex, out, checks = program.executable, program.out_tree, program.checks
+
+    def run(values: Sequence[Any]) -> Any:
+        return out.fill(ex.run(values))
+
+    entry = ex.entry(lambda *arrays: run(arrays)) if _flat(out) else None
+    call = entry if entry is not None else (lambda *arrays: run(arrays))
+
+    def quick(values: list) -> Any:
+        if checks is not None:
+            checks.check(values)
+        return call(*[x if type(x) is np.ndarray else np.asarray(x, d)
+                      for x, d in zip(values, dtypes)])
+
+    return quick
+
+
+def _flat(out: tree.TreeDef) -> bool:
+    """Outputs a native entry returns as they are: one array, or a tuple of arrays."""
+    return out.kind is None or (out.kind is tuple and all(c.kind is None for c in out.children))
+
+
+def _compiled(program: Program) -> Program:
+    """An interpreted program compiled (kept interpreted if the backend cannot)."""
+    try:
+        executable = backend.current().compile(program.pending)
+    except NotImplementedError:
+        return program._replace(pending=None)
+    return program._replace(executable=executable, pending=None)
 
 
 def _exact_arrays(args: tuple, leaves: list) -> bool:

@@ -22,7 +22,12 @@ from . import tree
 from .errors import IterateError, iterate_message
 from .trace import Tracer, current
 
-_state = threading.local()
+
+class _State(threading.local):
+    depth = 0  # open disable_jit blocks in this thread (a class default: read quickly)
+
+
+_state = _State()
 _FROM_ENV = os.environ.get("RUNE_JIT_DISABLE_JIT", "") not in ("", "0")
 # how many disable_jit blocks are open in all threads: native entries read it and take
 # the Python path (which asks `active()`) while any is
@@ -32,7 +37,7 @@ _lock = threading.Lock()
 
 def active() -> bool:
     """Whether jit is disabled in this thread."""
-    return getattr(_state, "depth", 0) > 0 or _FROM_ENV
+    return _state.depth > 0 or _FROM_ENV
 
 
 @contextlib.contextmanager
@@ -51,7 +56,7 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
     3.0
     """
     step = 1 if disable else 0
-    _state.depth = getattr(_state, "depth", 0) + step
+    _state.depth += step
     with _lock:
         DISABLED_ANYWHERE.value += step
     try:

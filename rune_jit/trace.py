@@ -21,21 +21,27 @@ from . import config, source_info
 from .ir import UNBOUNDED, Atom, Eqn, Literal, Region, Type, Var, map_regions, type_of, verify
 from .primitive import Primitive
 
-_state = threading.local()
+class _State(threading.local):
+    builder: "Builder | None" = None  # every thread starts outside any trace
+
+
+# this thread's builder: `current()`, or `state.builder` where a call costs too much
+# (rune_jit.numpy's fast path)
+state = _State()
 
 
 def current() -> "Builder | None":
-    return getattr(_state, "builder", None)
+    return state.builder
 
 
 @contextmanager
 def using(builder: "Builder | None") -> Iterator["Builder | None"]:
     saved = current()
-    _state.builder = builder
+    state.builder = builder
     try:
         yield builder
     finally:
-        _state.builder = saved
+        state.builder = saved
 
 
 class Tracer:

@@ -46,10 +46,16 @@ def api_boundary(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except Exception as err:
-            if not hiding():
-                raise
-            if NOTE not in getattr(err, "__notes__", ()):
-                add_note(err, NOTE)
-            raise err.with_traceback(user_frames(err.__traceback__))  # noqa: B904 (itself)
+            raise hidden(err)  # noqa: B904 (itself)
 
     return boundary  # type: ignore[return-value]
+
+
+def hidden(err: Exception) -> Exception:
+    """`err` to raise from an API boundary: with rune_jit's frames hidden, and a note
+    saying so (as it is, with RUNE_JIT_TRACEBACK=full)."""
+    if not hiding():
+        return err
+    if NOTE not in getattr(err, "__notes__", ()):
+        add_note(err, NOTE)
+    return err.with_traceback(user_frames(err.__traceback__))

@@ -27,6 +27,19 @@ def run_fresh(code: str, cache_dir, **env) -> str:
 
 # ------------------------------------------------------------- never stale
 
+# what both probe programs below try: each reads something that then changes
+SHARED_PROBES = """\
+        "globals()[name]": lambda x: x * globals()["G"],
+        "getattr with a computed name": lambda x: x * getattr(consts, NAME),
+        "a monkeypatched rnp.sin": lambda x: rnp.sin(x),
+        "a monkeypatched np.sin": lambda x: np.sin(x),
+        "an attribute set on rnp": lambda x: x * rnp.factor,
+        "a patched math constant": lambda x: x * math.pi,
+        "a patched builtin": lambda x: pow(x, 2.0),
+        "a file read at trace time": lambda x: x * float(open(DATA).read()),
+        "np.random at trace time": lambda x: x * np.random.rand(),
+"""
+
 PROBES = """
     import builtins, json, math, os, sys
     import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
@@ -47,15 +60,7 @@ PROBES = """
     probes = {
         "a function of an edited module": lambda x: scale(x),
         "a constant imported from an edited module": lambda x: x * K,
-        "globals()[name]": lambda x: x * globals()["G"],
-        "getattr with a computed name": lambda x: x * getattr(consts, NAME),
-        "a monkeypatched rnp.sin": lambda x: rnp.sin(x),
-        "a monkeypatched np.sin": lambda x: np.sin(x),
-        "an attribute set on rnp": lambda x: x * rnp.factor,
-        "a patched math constant": lambda x: x * math.pi,
-        "a patched builtin": lambda x: pow(x, 2.0),
-        "a file read at trace time": lambda x: x * float(open(DATA).read()),
-        "np.random at trace time": lambda x: x * np.random.rand(),
+        SHARED_PROBES
     }
     x = np.array([0.5, 1.5])
     out = {}
@@ -65,7 +70,7 @@ PROBES = """
             np.random.seed({"a": 0, "b": 1}[V])
         out[name] = [got.tolist(), np.asarray(f(x)).tolist()]
     print(json.dumps(out))
-"""
+""".replace("        SHARED_PROBES\n", SHARED_PROBES)
 
 
 def _write_library(lib, variant: str) -> None:
@@ -90,6 +95,60 @@ def test_no_probe_gives_an_old_result_in_the_next_process(tmp_path, saved):
     results = json.loads(run_fresh(PROBES, tmp_path / "cache", VARIANT="b", **env))
     stale = {name: r for name, r in results.items() if not np.allclose(*r)}
     assert not stale, f"stale results (jit, eager): {stale}"
+
+
+EAGER_PROBES = """
+    import builtins, json, math, os, sys, types
+    import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+    helpers, consts = types.ModuleType("helpers"), types.ModuleType("consts")
+    exec("def scale(x):\\n    return x * 2.0", vars(helpers))
+    consts.K, consts.K2 = 2.0, 3.0
+    G, NAME = 2.0, "K"
+    DATA = os.path.join(os.environ["LIB"], "data.txt")
+    open(DATA, "w").write("2.0")
+    rnp.factor = 1.0
+    probes = {
+        "a function of an edited module": lambda x: helpers.scale(x),
+        "a constant of an edited module": lambda x: x * consts.K,
+        SHARED_PROBES
+        "a captured array changed in place": lambda x: x * W[0],
+    }
+    W = np.array([2.0])
+    x = np.array([0.5, 1.5])
+
+    def results(seed):
+        out = {}
+        for name, f in probes.items():
+            got = []
+            for _ in range(3):  # interpreted, compiled, then native code
+                np.random.seed(seed)
+                got.append(rune.vmap(f)(x).tolist())
+            np.random.seed(seed)
+            out[name] = [got, np.asarray(f(x)).tolist()]
+        return out
+
+    before = results(0)
+    exec("def scale(x):\\n    return x * 7.0", vars(helpers))
+    consts.K, G, NAME, W[0] = 7.0, 5.0, "K2", -1.0
+    open(DATA, "w").write("7.0")
+    rnp.sin, np.sin, math.pi, rnp.factor = rnp.cos, np.cos, 3.0, 5.0
+    builtins.pow = lambda a, b: a * b
+    print(json.dumps([before, results(1)]))
+""".replace("        SHARED_PROBES\n", SHARED_PROBES)
+
+
+def test_no_probe_gives_an_old_result_to_an_eager_call(tmp_path):
+    """The probes above, for the eager caches, in one process: each probe is vmapped
+    three times (its program interpreted, compiled, then called natively), what it reads
+    changes, and the next three calls must give the new result (the guard sees the
+    change, or refuses the function and it is traced at every call)."""
+    before, after = json.loads(run_fresh(EAGER_PROBES, tmp_path / "cache", LIB=str(tmp_path)))
+    for results in (before, after):
+        stale = {name: r for name, (got, want) in results.items() for r in got
+                 if not np.allclose(r, want)}
+        assert not stale, f"stale eager results: {stale}"
+    unchanged = [name for name in before if np.allclose(before[name][1], after[name][1])]
+    assert not unchanged, f"probes whose change changed nothing: {unchanged}"
 
 
 def test_the_digest_refuses_what_it_cannot_see_through():

@@ -164,9 +164,52 @@ def dispatch(p):
     return _ready(jax.jit(lambda x: x + 1), p.x)
 
 
+def _eager(name):
+    """jnp.<name> called outside jit on device arrays (two for add)."""
+    def make(p):
+        f = getattr(jnp, name)
+        args = [jnp.asarray(a) for a in ((p.a, p.b) if name == "add" else (p.a,))]
+        return lambda: jax.block_until_ready(f(*args))
+    return make
+
+
+def _loss(x):
+    return jnp.sum(jnp.sin(x) * x)
+
+
+def egrad(p):
+    x = jnp.asarray(p.a)
+    return lambda: jax.block_until_ready(jax.grad(_loss)(x))  # eager: traced each call
+
+
+def escan(p):
+    xs = jnp.asarray(p.xs)
+    return lambda: jax.block_until_ready(_scan1(xs))
+
+
+def _mixed(x, s, d, n):
+    return x * s + d["a"] - d["b"] * n
+
+
+def dmix(p):
+    f = jax.jit(_mixed, static_argnums=3)
+    x, d = jnp.asarray(p.x), {k: jnp.asarray(v) for k, v in p.d.items()}
+    return lambda: jax.block_until_ready(f(x, p.s, d, p.n))
+
+
+def dmix_arrays(p):
+    f = jax.jit(lambda x, s, a, b: _mixed(x, s, {"a": a, "b": b}, 3))
+    return _ready(f, p.x, np.asarray(p.s), p.d["a"], p.d["b"])
+
+
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
          "W6": _w6(False), "W6r": _w6(True), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
-         "W10": w10, "W10b": w10, "D": dispatch}
+         "W10": w10, "W10b": w10, "D": dispatch,
+         **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
+            for label in ("1", "1k")},
+         "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_loss)), p.a),
+         "Escan": escan, "Escan-jit": lambda p: _ready(jax.jit(_scan1), p.xs),
+         "Dmix": dmix, "Dmix-arrays": dmix_arrays}
 UNROLLED = {"W5": w5_unrolled}
 
 

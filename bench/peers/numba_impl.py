@@ -139,6 +139,28 @@ def _add1(x):
     return x + 1
 
 
+def _loss_grad(x):  # Egrad-jit: the gradient of sum(sin(x) * x), by hand
+    return np.sin(x) + x * np.cos(x)
+
+
+def _mixed(x, s, a, b, n):  # Dmix: Numba takes no dict, so its two arrays come apart
+    return x * s + a - b * n
+
+
+def _mixed_arrays(x, s, a, b):
+    return x * s + a - b * 3
+
+
+def dmix(p):
+    f, a, b = numba.njit(_mixed), p.d["a"], p.d["b"]
+    return lambda: f(p.x, p.s, a, b, p.n)
+
+
+def dmix_arrays(p):
+    f, s, a, b = numba.njit(_mixed_arrays), np.asarray(p.s), p.d["a"], p.d["b"]
+    return lambda: f(p.x, s, a, b)
+
+
 def _paths(seed, paths, steps, mu, sigma, dt):
     np.random.seed(seed)
     x = np.ones(paths)
@@ -232,4 +254,5 @@ IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "W1": _make(_scan1, "xs"), "W2": _make(_scan1_adjoint, "xs"), "W3": w3, "W3g": w3g,
          "W4": _make(_newton, "a", "max_steps"), "W4s": _make(_newton, "a", "max_steps"),
          "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "W7": _make(_pendulum, "s0", "xs"),
-         "D": _make(_add1, "x")}
+         "D": _make(_add1, "x"), "Egrad-jit": _make(_loss_grad, "a"),
+         "Escan-jit": _make(_scan1, "xs"), "Dmix": dmix, "Dmix-arrays": dmix_arrays}

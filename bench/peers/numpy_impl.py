@@ -103,6 +103,23 @@ def dispatch(p):
     return lambda: p.x + 1
 
 
+def _eager(name):
+    """np.<name> on the row's operands (two for add)."""
+    def make(p):
+        f = getattr(np, name)
+        args = (p.a, p.b) if name == "add" else (p.a,)
+        return lambda: f(*args)
+    return make
+
+
+def _loss_grad(p):  # Egrad: the gradient of sum(sin(x) * x), by hand
+    return lambda: np.sin(p.a) + p.a * np.cos(p.a)
+
+
+def dmix(p):
+    return lambda: p.x * p.s + p.d["a"] - p.d["b"] * p.n
+
+
 def w8(p):
     def run():
         x = p.x0
@@ -140,4 +157,8 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
          "W8": w8,
          "W9": lambda p: _paths(p, False), "W9g": lambda p: _paths(p, True),
          "W10": lambda p: lambda: _linalg(p.A, p.b), "W10b": lambda p: lambda: _linalg(p.A, p.b),
-         "D": dispatch}
+         "D": dispatch,
+         **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
+            for label in ("1", "1k")},
+         "Egrad": _loss_grad, "Egrad-jit": _loss_grad, "Escan": w1, "Escan-jit": w1,
+         "Dmix": dmix, "Dmix-arrays": dmix}

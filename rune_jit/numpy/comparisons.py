@@ -124,7 +124,9 @@ def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
     return stack(nonzero(x, size=size, fill_value=fill_value), -1)
 
 
-_NOTHING = object()
+class _NOTHING:
+    """The default of where's x and y: not given (a class, which a code digest names,
+    where an `object()` would hide every function calling where from it)."""
 
 
 def where(condition: Any, x: Any = _NOTHING, y: Any = _NOTHING, /, *, size: int | None = None,

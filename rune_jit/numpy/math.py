@@ -10,6 +10,7 @@ import numpy as np
 from ..dtypes import int_bounds, result_type
 from ..ops import elementwise as ew
 from ..trace import Tracer
+from . import fast
 from ._core import (accept, broadcast, dtype_weak, float_operands,
                     is_python_scalar, promote, shape_of, to_dtype)
 
@@ -22,7 +23,7 @@ def _unary_float(name: str, op: Callable) -> Callable:
         return op(x)
 
     f.__name__ = name
-    return f
+    return fast.unary(f, op)
 
 
 def _binary(name: str, op: Callable, make_float: str | None = None,
@@ -42,7 +43,8 @@ def _binary(name: str, op: Callable, make_float: str | None = None,
         return op(*broadcast(*ops, where=where))
 
     f.__name__ = name
-    return f
+    return fast.binary(f, op, fast.accepted(op, floats_only=bool(make_float),
+                                            bools=not numeric))
 
 
 def _comparison(name: str, op: Callable, python_op: Callable) -> Callable:
@@ -56,7 +58,8 @@ def _comparison(name: str, op: Callable, python_op: Callable) -> Callable:
         return plain(a, b) if exact is None else exact
 
     f.__name__ = name
-    return f
+    # two arrays only: a Python int may lie outside the array's dtype (the general path)
+    return fast.binary(f, op, fast.accepted(op), scalars=False)
 
 
 def _compare_python_int(a, b, op, python_op, where):

@@ -11,6 +11,7 @@ import numpy as np
 from ..dtypes import check_supported
 from ..ops import reduce as red
 from ..ops.shape import reshape
+from . import fast
 from ._core import as_value, normalize_axes, normalize_axis, promote, shape_of, to_dtype
 from .math import _as_bool, divide
 
@@ -24,7 +25,8 @@ def _keep(y: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
     return reshape(y, tuple(1 if i in axes else n for i, n in enumerate(shape)))
 
 
-def _reduction(name: str, op: Callable, widen_ints: bool) -> Callable:
+def _reduction(name: str, op: Callable, widen_ints: bool, ufunc: np.ufunc) -> Callable:
+    """NumPy's `name`; `ufunc.reduce` is what the primitive `op` computes (its fast path)."""
     where = f"rune_jit.numpy.{name}"
 
     def f(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
@@ -40,14 +42,14 @@ def _reduction(name: str, op: Callable, widen_ints: bool) -> Callable:
         return _keep(op(a, axes), shape, axes, keepdims)
 
     f.__name__ = name
-    return f
+    return fast.reduction(f, ufunc)
 
 
-sum = _reduction("sum", red.reduce_sum, True)  # noqa: A001
-prod = _reduction("prod", red.reduce_prod, True)
+sum = _reduction("sum", red.reduce_sum, True, np.add)  # noqa: A001
+prod = _reduction("prod", red.reduce_prod, True, np.multiply)
 
 
-def _extremum(name: str, op: Callable) -> Callable:
+def _extremum(name: str, op: Callable, ufunc: np.ufunc) -> Callable:
     where = f"rune_jit.numpy.{name}"
 
     def f(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -61,11 +63,11 @@ def _extremum(name: str, op: Callable) -> Callable:
         return _keep(op(a, axes), shape, axes, keepdims)
 
     f.__name__ = name
-    return f
+    return fast.reduction(f, ufunc)
 
 
-max = _extremum("max", red.reduce_max)  # noqa: A001
-min = _extremum("min", red.reduce_min)  # noqa: A001
+max = _extremum("max", red.reduce_max, np.maximum)  # noqa: A001
+min = _extremum("min", red.reduce_min, np.minimum)  # noqa: A001
 amax, amin = max, min
 
 

@@ -187,11 +187,14 @@ _RADIANS = {F64: np.pi / 180.0, F32: np.float32(np.pi / 180.0)}
 
 
 def _scaling(name: str, table: dict) -> Callable:
+    factors = tuple(table.items())  # a tuple, which a code digest sees through (a dict not)
+
     def f(x: Any) -> Any:
         (x,) = float_operands(x, where=f"rune_jit.numpy.{name}")
         dtype = dtype_weak(x)[0]
         wide = to_dtype(x, F32) if dtype == F16 else x
-        out = ew.mul(wide, np.asarray(table[dtype_weak(wide)[0]], dtype_weak(wide)[0]))
+        factor = next(v for d, v in factors if d == dtype_weak(wide)[0])
+        out = ew.mul(wide, np.asarray(factor, dtype_weak(wide)[0]))
         return to_dtype(out, dtype) if dtype == F16 else out
 
     f.__name__ = name

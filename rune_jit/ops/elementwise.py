@@ -133,18 +133,30 @@ QUIET = ("div", "log", "log1p", "sqrt", "pow", "floor_divide", "remainder", "tan
          "exp", "expm1", "sinh", "cosh")
 
 
+# name -> (the NumPy computation of its impl, the operand kinds it accepts): what
+# rune_jit.numpy's concrete-array fast path calls (numpy/fast.py)
+NUMPY: dict[str, tuple[Callable, str]] = {}
+
+
+def _quiet(np_fn: Callable) -> Callable:
+    def f(*args):
+        with np.errstate(all="ignore"):
+            return np_fn(*args)
+
+    return f
+
+
 def _define(name: str, np_fn: Callable, kinds: str, out_bool: bool = False,
             n_pred: int = 0) -> Primitive:
     traits = {"elementwise", "costly"} if name in COSTLY else {"elementwise"}
     prim = Primitive(name, traits=frozenset(traits))
     prim.def_rule("shape", _shape_rule(name, kinds, out_bool, n_pred))
-    if name in QUIET:
-        def impl(*args, **params):
-            with np.errstate(all="ignore"):
-                return [np_fn(*args)]
-    else:
-        def impl(*args, **params):
-            return [np_fn(*args)]
+    compute = _quiet(np_fn) if name in QUIET else np_fn
+    NUMPY[name] = (compute, kinds)
+
+    def impl(*args, **params):
+        return [compute(*args)]
+
     prim.def_rule("impl", impl)
     prim.def_rule("batch", elementwise_batch(prim))
     prim.def_rule("transpose", NOT_LINEAR)
@@ -615,14 +627,6 @@ def fma(a: Any, b: Any, c: Any) -> Any:
 
 # ------------------------------------------------------------- rounding, inverse and base-2/10
 # functions, erfc, hypot, copysign, fmod (rune_jit.numpy's floor, arcsin, log2, ...)
-
-def _quiet(np_fn: Callable) -> Callable:
-    def f(*args):
-        with np.errstate(all="ignore"):
-            return np_fn(*args)
-
-    return f
-
 
 def _erfc_impl(x):
     """erfc with Python's math.erfc (NumPy has none), element by element."""

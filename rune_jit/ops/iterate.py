@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import python_loops, tree
+from .. import eager, python_loops, tree
 from ..ad_util import live, nonzero
 from .tangents import instantiate
 from ..errors import IterateError, iterate_message, user_lane
@@ -100,11 +100,14 @@ def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> An
     ...                    until=lambda x: abs(x * x - 2.0) < 1e-12, max_steps=50))
     1.414213562373095
     """
-    from ..arguments import as_value, flatten_args, leaf_type
-
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or (
             max_steps < 1):
         raise ValueError(f"iterate: max_steps must be a positive int, got {max_steps!r}")
+    out = eager.cached(step, (step, until, max_steps), (), (init,), lambda i: iterate(
+        step, i, until=until, max_steps=max_steps), "iterate", tiered=False)
+    if out is not eager.NOT_CACHED:
+        return out
+    from ..arguments import as_value, flatten_args, leaf_type
     leaves, init_tree, _ = flatten_args(init, "init")
     if python_loops.concrete(leaves):
         return python_loops.iterate(step, init, until, int(max_steps))

@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import eager, tree
 from ..ad_util import Zero
+from .elementwise import convert
 from .tangents import instantiate
 from ..interpret import eval_region
 from ..ir import UNBOUNDED, Region, Type
@@ -364,6 +365,7 @@ class UserCarry:
         probe(self.types, self.weak)
         out_tree, out_types = self.returns
         if promotable(self.types, self.weak, out_types):
-            self.values = [np.asarray(v, t.dtype) for v, t in zip(self.values, out_types)]
+            # a weak init is a number, or traced (a Python number passed to jit)
+            self.values = [convert(v, t.dtype) for v, t in zip(self.values, out_types)]
             self.types = out_types
         check_carry(self.who, self.tree, self.types, out_tree, out_types)

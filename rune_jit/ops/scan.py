@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import python_loops, tree
+from .. import eager, python_loops, tree
 from ..ad_util import UndefinedPrimal, live, nonzero
 from .tangents import add_tangents, instantiate, zeros
 from ..interpret import eval_region
@@ -135,10 +135,13 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     >>> float(total), prefixes.tolist()
     (24.0, [1.0, 2.0, 6.0, 24.0])
     """
-    from ..arguments import as_value, flatten_args, leaf_type
-
     if unroll is not None and not isinstance(unroll, (bool, int, np.integer)):
         raise TypeError(f"scan: unroll must be an int or a bool, got {unroll!r}")
+    out = eager.cached(f, (f, length, reverse, unroll), (), (init, xs), lambda i, x: scan(
+        f, i, x, length, reverse, unroll), "scan", tiered=False)
+    if out is not eager.NOT_CACHED:
+        return out
+    from ..arguments import as_value, flatten_args, leaf_type
     init_leaves, init_tree, _ = flatten_args(init, "init")
     xs_leaves, xs_tree, xs_paths = flatten_args(xs, "xs")
     n = _scan_length(xs_leaves, xs_paths, length)
