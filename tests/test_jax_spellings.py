@@ -56,11 +56,18 @@ def _growth(max_steps):
 def test_while_loop_without_max_steps_is_reverse_differentiable(path, monkeypatch):
     """No step limit: the tapes grow with the steps taken; the derivatives equal those of
     the same loop with a limit, in every composition that keeps a tape whole per loop."""
-    free, bounded = _growth(None), _growth(500)
     x, xs = np.array([0.7, 0.2]), np.array([[0.7, 0.2], [0.3, 0.1], [2.0, 9.0]])
-    for t, arg in [(rune.grad, x), (lambda f: rune.vmap(rune.grad(f)), xs),
-                   (lambda f: rune.grad(rune.grad(lambda a: f(a * x))), np.float64(1.0)),
-                   (lambda f: rune.jacfwd(rune.grad(f)), x)]:
+    _as_bounded(_growth, path, monkeypatch, x, [
+        (rune.grad, x), (lambda f: rune.vmap(rune.grad(f)), xs),
+        (lambda f: rune.grad(rune.grad(lambda a: f(a * x))), np.float64(1.0)),
+        (lambda f: rune.jacfwd(rune.grad(f)), x)])
+
+
+def _as_bounded(make, path, monkeypatch, x, cases):
+    """Each transformation of `make(None)` (no step limit) on `path` gives what the same
+    of `make(500)` gives jitted; check_grads holds at x."""
+    free, bounded = make(None), make(500)
+    for t, arg in cases:
         want = rune.jit(t(bounded))(arg)
         np.testing.assert_allclose(on(path, t(free), monkeypatch)(arg), want, rtol=1e-13)
     rune.check_grads(free, x, modes=("rev",))
@@ -74,16 +81,55 @@ def test_while_loop_without_max_steps_keeps_a_long_tape(path, monkeypatch):
     assert float(f(np.float64(3.0))) == 6.0 * steps
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_while_loop_without_max_steps_says_where_a_tape_would_be_held_whole(path, monkeypatch):
+def _nested(outer, max_steps):
+    """A loop of data-dependent length inside the step of an outer loop."""
     def inner(c):
-        return rune.while_loop(lambda v: v < 10.0, lambda v: v * 1.5 + rnp.sin(v) * c, c)
+        return rune.while_loop(lambda v: v < 10.0, lambda v: v * 1.5 + rnp.sin(v) * c, c,
+                               max_steps=max_steps)
 
-    def outer(c0):  # the scan would stack each step's tape: its length is not known
-        return rune.scan(lambda c, x: (c + inner(c * x), None), c0, np.array([1.0, 2.0]))[0]
+    def loss(c0):
+        c0 = rnp.sum(c0)
+        if outer == "scan":
+            return rune.scan(lambda c, x: (c + inner(c * x), None), c0, np.array([1.0, 2.0]))[0]
+        if outer == "remat scan":
+            return rune.scan(rune.remat(lambda c, x: (c + inner(c * x), None)), c0,
+                             np.array([1.0, 2.0]))[0]
+        if outer == "fori_loop":  # traced bounds: a while_loop of while_loops
+            return rune.fori_loop(0, rnp.int64(3), lambda i, c: c + inner(c * 0.2 + 0.1) * 0.01, c0)
+        return rune.iterate(lambda s: (s[0] + inner(s[0] * 0.3 + 0.1) * 0.01, s[1] + 1), (c0, 0),
+                            until=lambda s: s[1] >= 3, max_steps=10)[0]
 
-    with pytest.raises(NotImplementedError, match="give while_loop max_steps="):
-        on(path, rune.grad(outer), monkeypatch)(np.float64(0.5))
+    return loss
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("outer", ["scan", "remat scan", "fori_loop", "iterate"])
+def test_while_loop_without_max_steps_inside_a_loop_step_is_recomputed(outer, path, monkeypatch):
+    """Reverse mode runs the inner loop again in each backward step of the outer one
+    (its tape is never stacked); derivatives equal the bounded loop's, which stacks."""
+    x, xs = np.float64(0.5), np.array([0.3, 0.5, 0.7])
+    _as_bounded(lambda m: _nested(outer, m), path, monkeypatch, x, [
+        (rune.grad, x), (lambda f: rune.vmap(rune.grad(f)), xs),
+        (lambda f: rune.grad(rune.grad(f)), x)])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_while_loop_without_max_steps_under_jacrev_and_hessian(path, monkeypatch):
+    """The backward loops of jacrev (one per cotangent) share the forward loop's tape."""
+    def growth(max_steps):
+        def f(x):
+            return rune.while_loop(lambda c: rnp.sum(c) < 50.0,
+                                   lambda c: c * 1.1 + 0.1 * rnp.sin(c), x, max_steps=max_steps)
+        return f
+
+    def nested(max_steps):  # a vector result of a loop inside a scan step
+        return lambda v: v * _nested("scan", max_steps)(v)
+
+    x = np.array([0.7, 0.2])
+    for t, make in [(rune.jacrev, growth), (rune.jacrev, nested),
+                    (lambda f: rune.hessian(lambda a: rnp.sum(f(a) ** 2)), growth)]:
+        want = rune.jit(t(make(500)))(x)
+        np.testing.assert_allclose(on(path, t(make(None)), monkeypatch)(x), want, rtol=1e-13)
     t = rune.jvp(lambda a: rune.while_loop(lambda n: n < 10.0, lambda n: n * a, 1.0),
                  (np.float64(2.0),), (np.float64(1.0),))[1]
     assert float(t) == 32.0  # forward mode needs no tape

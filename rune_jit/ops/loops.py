@@ -232,7 +232,8 @@ def split_loop(step: Region, num_carry: int, unk_caps: list[bool], unk_laned: li
     consts = unk_caps + unk_laned
 
     def pe(unk_carry):
-        split = partial_eval_region(step, consts + unk_carry + unk_xs, unk_carry + [False] * ny)
+        split = partial_eval_region(step, consts + unk_carry + unk_xs, unk_carry + [False] * ny,
+                                     recompute_unsized=True)
         return split.out_unknowns[:num_carry], split
 
     unk_carry, split = fixpoint(unk_init, pe)

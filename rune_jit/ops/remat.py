@@ -230,7 +230,7 @@ def _remat_transpose(cts, *args, body, policy, num_captures):
     linear = [isinstance(a, UndefinedPrimal) for a in args]
     # the body may hold loops that compute values and tangents together: split it so the
     # values are recomputed forward and only the tangent part is transposed
-    split = partial_eval_region(body, linear, True)
+    split = partial_eval_region(body, linear, True, recompute_unsized=True)
     res = _bind(loops.pick(args, linear, False), split.known, policy)
     cts_in = iter(backward_pass(split.unknown, [False] * split.num_res + [True] * sum(linear),
                                 res, cts))

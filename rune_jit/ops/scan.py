@@ -270,30 +270,49 @@ def _scan_jvp(primals, tangents, **params):
 @scan_p.def_rule("batch")
 def _scan_batch(size, args, dims, **params):
     lay = Layout(len(args), params)
-    if lay.counted:
+    _, counts, _, _, xs = lay.operands(args)
+    _, kdim, _, _, xdims = lay.operands(dims)
+    # counts shared by the batch: each lane's steps take the batch, as a scan's do; but a
+    # counted scan batched per lane is laned anew (SIMD blocks), unless a shared tape
+    # of a loop with no step limit would have to be copied for every new lane
+    if lay.counted and (kdim is not None or not any(
+            d is None and type_of_value(x).unsized for x, d in zip(xs, xdims))):
         return _counted_batch(size, lay, args, dims, params)
+    return _batched_step(size, lay, args, dims, params)
+
+
+def _batched_step(size, lay: Layout, args, dims, params):
+    """The scan of the batched step: each operand's lanes (batch) go after the scan's own
+    lanes (a counted scan's), where the step sees them first."""
     from ..passes.vmap import batch_region
     step, nc = params["step"], lay.num_carry
-    caps, _, _, init, xs = lay.operands(args)
-    cdims, _, _, idims, xdims = lay.operands(dims)
+    caps, counts, laned, init, xs = lay.operands(args)
+    cdims, _, ldims, idims, xdims = lay.operands(dims)
+    k = len(lanes_of(counts))
     ny = len(step.outputs) - nc
-    xs = [moveaxis(x, 0, 1) if d is not None else x for x, d in zip(xs, xdims)]
+    laned = [moveaxis(v, 0, k) if d is not None else v for v, d in zip(laned, ldims)]
+    xs = [moveaxis(x, 0, 1 + k) if d is not None else x for x, d in zip(xs, xdims)]
     to_dim = lambda mask: [0 if m else None for m in mask]  # noqa: E731
 
     def probe(mask):
-        bstep, odims = batch_region(step, size, cdims + to_dim(mask) + xdims, mask + [False] * ny)
+        bstep, odims = batch_region(step, size, cdims + ldims + to_dim(mask) + xdims,
+                                    mask + [False] * ny)
         return [d is not None for d in odims[:nc]], (bstep, odims)
 
     batched, (bstep, odims) = loops.fixpoint([d is not None for d in idims], probe)
+    nl = len(laned)
 
     def step_fn(lan, carry, rows):
-        outs = eval_region(bstep, caps + carry + rows)
+        outs = eval_region(bstep, caps + lan + carry + rows)
         return outs[:nc], outs[nc:]
 
-    init = [materialize(c, d, size) if b else c for c, d, b in zip(init, idims, batched)]
-    outs = scan_flat(step_fn, init, xs, length=params["length"], reverse=params["reverse"])
-    ys = [moveaxis(y, 1, 0) if d is not None else y for y, d in zip(outs[nc:], odims[nc:])]
-    return outs[:nc] + ys, to_dim(batched) + [0 if d is not None else None for d in odims[nc:]]
+    init = [moveaxis(materialize(c, d, size), 0, k) if b else c
+            for c, d, b in zip(init, idims, batched)]
+    outs = scan_flat(step_fn, init, xs, length=params["length"], reverse=params["reverse"],
+                     counts=counts, laned=laned)
+    carry = [moveaxis(c, k, 0) if b else c for c, b in zip(outs[:nc], batched)]
+    ys = [moveaxis(y, 1 + k, 0) if d is not None else y for y, d in zip(outs[nc:], odims[nc:])]
+    return carry + ys, to_dim(batched) + [0 if d is not None else None for d in odims[nc:]]
 
 
 def _counted_batch(size, lay: Layout, args, dims, params):

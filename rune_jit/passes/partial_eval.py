@@ -33,8 +33,9 @@ class Split:
 class PartialEval:
     """The two builders of one split, and the residuals that pass between them."""
 
-    def __init__(self):
+    def __init__(self, recompute_unsized: bool = False):
         parent = current()
+        self.recompute_unsized = recompute_unsized
         self.known = Builder(parent)
         self.residuals: dict[Var, tuple[Tracer, Tracer]] = {}
         self.recomputed: dict[Var, Tracer] = {}  # known results the unknown side recomputes
@@ -45,8 +46,9 @@ class PartialEval:
             return self.recomputed[t.ir_var]
         eqn = self.known.producers.get(t.ir_var)
         if t.ir_var not in self.residuals and eqn is not None and self.recompute(eqn):
+            ins, params = eqn.closed
             with using(self.unknown):
-                outs = bind(eqn.prim, *[self.known_value(a) for a in eqn.inputs], **eqn.params)
+                outs = bind(eqn.prim, *[self.known_value(a) for a in ins], **params)
             self.recomputed.update(zip(eqn.outputs, outs))
             return self.recomputed[t.ir_var]
         if t.ir_var not in self.residuals:
@@ -57,7 +59,12 @@ class PartialEval:
         """Whether to recompute `eqn` on the unknown side rather than save its result: a
         gather of a smaller operand by indices that are inputs (in a loop, a capture or
         a row: saved anyway) saves the operand. In a loop step this is the difference
-        between a tape of x and one of x[cols], nnz wide."""
+        between a tape of x and one of x[cols], nnz wide. With `recompute_unsized`, a
+        value whose size is the steps an inner loop took (its tape) is recomputed from
+        that loop's inputs: the residuals of a loop step are stacked over its steps, and
+        those of a remat body leave it, where a tape of unknown length cannot go."""
+        if self.recompute_unsized and any(o.type.unsized for o in eqn.outputs):
+            return True
         if "expands" not in eqn.prim.traits:
             return False
         x, *rest = eqn.inputs
@@ -77,11 +84,12 @@ class PartialEval:
 
 def partial_eval_region(
     region: Region, unknowns: Sequence[bool], instantiate: bool | Sequence[bool] = False,
-    custom_rules: bool = True,
+    custom_rules: bool = True, recompute_unsized: bool = False,
 ) -> Split:
     """Split `region` (closed) by which inputs are unknown. Without `custom_rules`, an
-    equation with any unknown input is unknown as a whole."""
-    pe = PartialEval()
+    equation with any unknown input is unknown as a whole. `recompute_unsized`: see
+    PartialEval.recompute."""
+    pe = PartialEval(recompute_unsized)
     n_out = len(region.outputs)
     inst = [instantiate] * n_out if isinstance(instantiate, bool) else list(instantiate)
     k_params = [pe.known.new_param(p.type) for p, u in zip(region.params, unknowns) if not u]
