@@ -6,6 +6,8 @@ Each factory builds a NEW `rune.jit` object, so its first call traces and compil
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import rune_jit as rune
@@ -131,6 +133,22 @@ def w10(p):
     return lambda: f(p.A, p.b)
 
 
+def unrolled(p):
+    def f(x):
+        for i in range(p.steps):
+            x = rnp.sin(x) * 0.99 + 0.01 * i
+        return x
+
+    g = rune.jit(f)
+
+    def call():
+        with warnings.catch_warnings():  # the trace's warning that it unrolled a loop
+            warnings.simplefilter("ignore")
+            return g(p.x)
+
+    return call
+
+
 def dispatch(p):
     f = rune.jit(lambda x: x + 1)
     return lambda: f(p.x)
@@ -210,7 +228,7 @@ def dmix_arrays(p):
 
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
          "W6": _w6(False), "W6r": _w6(True), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
-         "W10": w10, "W10b": w10, "D": dispatch,
+         "W10": w10, "W10b": w10, "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,

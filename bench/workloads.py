@@ -28,6 +28,7 @@ _HAND = "hand-written adjoint loop"
 _NO_REMAT = "no remat variant: its W6 row already keeps only c and W c + x per step"
 _W6_SIZES = {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256), "tiny": dict(t=20, h=16)}
 _NO_DISPATCH = "not a jit: a ctypes call measures ctypes, not a compiler's dispatch"
+_LOOP_KEPT = "compiles a loop written in the source as a loop: nothing unrolled to compare"
 _NOT_EAGER = "no eager array library of its own: outside a compiled function it is NumPy"
 _NO_AD = "no automatic differentiation: the NumPy row is the gradient by hand"
 _NO_VECTOR = "a Python loop of 1e6 two-element steps (seconds a call): nothing to vectorize"
@@ -105,6 +106,10 @@ WORKLOADS = [
                "solve(A, b), cholesky(A), eigh(A) (w and the squares of v)",
                ("rune_jit", "jax", "numpy"), dict(c=_LAPACK, numba=_LAPACK), sizes)
       for name, nb, n, sizes in _W10],
+    Workload("U", "U", "a Python for loop of 1000 steps inside jit, x = sin(x) * 0.99 + "
+             "0.01 * i on 8 elements: the trace unrolls it (what its first call compiles)",
+             ("rune_jit", "jax", "numpy"), dict(c=_LOOP_KEPT, numba=_LOOP_KEPT),
+             {"full": dict(steps=1000), "quick": dict(steps=1000), "tiny": dict(steps=20)}),
     Workload("D", "D", "dispatch: jitted x + 1 on a one-element float64 array",
              ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_DISPATCH),
              {m: {} for m in MODES}),
@@ -195,6 +200,8 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         return SimpleNamespace(a=rng.uniform(-3.0, 3.0, size["n"]),
                                b=rng.uniform(-3.0, 3.0, size["n"]),
                                xs=rng.uniform(-3.0, 3.0, size["n"]), **size)
+    if w.group == "U":
+        return SimpleNamespace(x=np.linspace(0.0, 1.0, 8), **size)
     if w.group == "Dmix":
         return SimpleNamespace(x=np.array([1.5]), s=2.0, n=3,
                                d={"a": np.array([0.5]), "b": np.array([0.25])})

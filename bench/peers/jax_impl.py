@@ -160,6 +160,15 @@ def w10(p):
     return run
 
 
+def unrolled(p):
+    def f(x):
+        for i in range(p.steps):
+            x = jnp.sin(x) * 0.99 + 0.01 * i
+        return x
+
+    return _ready(jax.jit(f), p.x)
+
+
 def dispatch(p):
     return _ready(jax.jit(lambda x: x + 1), p.x)
 
@@ -204,7 +213,7 @@ def dmix_arrays(p):
 
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
          "W6": _w6(False), "W6r": _w6(True), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
-         "W10": w10, "W10b": w10, "D": dispatch,
+         "W10": w10, "W10b": w10, "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_loss)), p.a),

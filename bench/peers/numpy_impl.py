@@ -99,6 +99,15 @@ def w6(p):
     return run
 
 
+def unrolled(p):
+    def f(x):
+        for i in range(p.steps):
+            x = np.sin(x) * 0.99 + 0.01 * i
+        return x
+
+    return lambda: f(p.x)
+
+
 def dispatch(p):
     return lambda: p.x + 1
 
@@ -157,7 +166,7 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
          "W8": w8,
          "W9": lambda p: _paths(p, False), "W9g": lambda p: _paths(p, True),
          "W10": lambda p: lambda: _linalg(p.A, p.b), "W10b": lambda p: lambda: _linalg(p.A, p.b),
-         "D": dispatch,
+         "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
          "Egrad": _loss_grad, "Egrad-jit": _loss_grad, "Escan": w1, "Escan-jit": w1,

@@ -80,6 +80,7 @@ class Elements:
 
 
 SMALL_ELEMENTS = 8  # up to one vector of float64
+UNROLLED_OPERATIONS = 256  # at most this many operations are unrolled to store a value
 # A lazy value computes an element by calling the rules of the values it reads, in Python:
 # a chain of fused operations this long is stored, so that lowering a long chain never
 # runs out of Python stack (a loop that reads and writes memory once per this many
@@ -285,8 +286,11 @@ class Lowerer:
         elif isinstance(v, Scalar) and t.shape == ():
             self.store_at(dest, t.dtype, self.i64(0), v.v)
         else:
-            self.elements(t.shape, lambda idx: self.store_at(
-                dest, t.dtype, self.offset(t.shape, idx), self.load(v, idx)))
+            # a long chain over a few elements is a loop: unrolled, its code would be
+            # that many times longer, for LLVM's vectorizer to fold back together
+            small = SMALL_ELEMENTS if cost(v) * t.size <= UNROLLED_OPERATIONS else 0
+            self.fold(t.shape, [], lambda idx, _: self.store_at(
+                dest, t.dtype, self.offset(t.shape, idx), self.load(v, idx)) or [], small)
 
     def materialize(self, v: Value, dest: ir.Value | None = None) -> Array:
         """`v` in memory (a buffer of this call unless `dest` is given)."""
