@@ -135,6 +135,11 @@ class Fn:
                                                       "monotonic", 8, typ=I64)
         return self._signals
 
+    def inherit_signals(self, count: ir.Value) -> None:
+        """Take the SIGINT count at the start of the call from the function that runs
+        this one as a part of itself (outline.py)."""
+        self._signals = count
+
     def growable_slot(self) -> ir.Value:
         """A pointer slot (null at first) whose buffer is freed at exit."""
         slot = ir.IRBuilder(self.prologue).alloca(PTR)

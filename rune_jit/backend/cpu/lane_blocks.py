@@ -19,7 +19,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ...ir import Region
-from . import arith, emit, llvm
+from . import arith, emit, llvm, threads
 from .lower import Lowerer
 from .values import Array, Scalar, Value
 
@@ -65,21 +65,64 @@ def first_lane(vw: Lowerer, mask: ir.Value) -> ir.Value:
 
 
 def by_blocks(lw: Lowerer, shared: list, laned: list[Array], init: list[Array], outs: list,
-              n_lanes: int, width: int, run: Callable) -> None:
-    """Each full block of `width` lanes: `run(vw, first, consts, carries)` runs its loop
-    from its lanes of `laned` and `init` and returns its final carries, which go to its
-    lanes of the buffers `outs`."""
-    vw = lw.with_width(width)
+              n_lanes: int, width: int, run: Callable, extra: Sequence = (),
+              parallel: bool = False) -> None:
+    """Each full block of `width` lanes: `run(vw, first, consts, carries, extra)` runs its
+    loop from its lanes of `laned` and `init` and returns its final carries, which go to
+    its lanes of the buffers `outs`; `extra` are other values it reads. With `parallel`,
+    the blocks run on the pool's threads (threads.py), `run` in a function of their own:
+    what it reads of the caller's must come through `extra`."""
+    groups = [list(shared), list(laned), list(init), list(outs), list(extra)]
 
-    def block(j, _):
+    def block(blw: Lowerer, values: list, j: ir.Value) -> None:
+        shared_, laned_, init_, outs_, extra_ = _split(values, groups)
+        vw = blw.with_width(width)
         first = vw.b.mul(j, vw.i64(width))
-        consts = shared + [load_block(vw, v, first) for v in laned]
-        final = run(vw, first, consts, [load_block(vw, v, first).v for v in init])
-        for c, base, v in zip(final, outs, init):
+        consts = shared_ + [load_block(vw, v, first) for v in laned_]
+        final = run(vw, first, consts, [load_block(vw, v, first).v for v in init_], extra_)
+        for c, base, v in zip(final, outs_, init_):
             vw.store_at(base, v.type.dtype, first, c)
-        return []
 
-    lw.fn.loop(lw.i64(0), lw.i64(n_lanes // width), 1, [], block)
+    values = [v for g in groups for v in g]
+    if parallel:
+        threads.parallel_loop(lw, n_lanes // width, values, block)
+    else:
+        lw.fn.loop(lw.i64(0), lw.i64(n_lanes // width), 1, [],
+                   lambda j, _: block(lw, values, j) or [])
+
+
+def _split(values: list, groups: list[list]) -> list[list]:
+    out, k = [], 0
+    for g in groups:
+        out.append(values[k:k + len(g)])
+        k += len(g)
+    return out
+
+
+# Lanes times equations of the step (and test) below which a loop with lanes stays on the
+# calling thread: starting the pool's threads on a region costs some microseconds.
+PARALLEL_WORK = 1 << 15
+
+
+def in_parallel(regions: Sequence[Region], n_lanes: int, width: int | None) -> bool:
+    """Whether the blocks of a loop with lanes run on the pool's threads."""
+    if width is None or not threads.in_use() or n_lanes // width < 2:
+        return False
+    return n_lanes * sum(len(r.eqns) + 1 for r in regions) >= PARALLEL_WORK
+
+
+class Reserved:
+    """Tapes grown to their max_steps rows before a parallel region (threads must not
+    grow them under each other): reserving is free, the pointers are fixed."""
+
+    def __init__(self, pointers: list):
+        self._pointers = list(pointers)
+
+    def reserve(self, rows: ir.Value) -> None:
+        pass
+
+    def pointers(self) -> list:
+        return self._pointers
 
 
 def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step: Region,

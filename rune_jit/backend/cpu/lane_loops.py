@@ -22,6 +22,12 @@ from .lower import Lowerer
 from .values import Array, Value, row_bytes
 
 
+# Tapes of a vmapped iterate are grown to max_steps rows before its blocks run on several
+# threads, up to this many bytes (address space: rows no step reaches are never touched,
+# so never backed); a longer one runs its blocks on the calling thread, growing its tapes.
+RESERVED_TAPE_BYTES = 1 << 30
+
+
 def per_lane(t: Type, lanes: tuple) -> Type:
     return t.with_shape(t.shape[len(lanes):])
 
@@ -32,16 +38,19 @@ def lane_value(lw: Lowerer, x: Array, lanes: tuple, lane: ir.Value) -> Value:
 
 
 def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], outs: list,
-             lanes: tuple, width: int | None, in_block: Callable, in_lane: Callable) -> None:
+             lanes: tuple, width: int | None, in_block: Callable, in_lane: Callable,
+             extra: list, parallel: bool) -> None:
     """The frame of a loop with lanes: the full blocks of `width` lanes together in vector
-    registers (none if `width` is None), then the other lanes one at a time. Each block or
-    lane starts from its slices of `laned` and `init`; `in_block(vw, first, consts,
-    carries)` or `in_lane(lane, consts, carries)` runs its loop and returns its final
+    registers (none if `width` is None; on the pool's threads if `parallel`), then the
+    other lanes one at a time. Each block or lane starts from its slices of `laned` and
+    `init`; `in_block(vw, first, consts, carries, extra)` (`extra`: the other values the
+    blocks read) or `in_lane(lane, consts, carries)` runs its loop and returns its final
     carries, which go to its slices of the buffers `outs`."""
     n_lanes = math.prod(lanes)
     done = 0
     if width is not None:
-        lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block)
+        lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block, extra,
+                              parallel)
         done = n_lanes // width * width
 
     def one_lane(lane, _):
@@ -64,10 +73,15 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc + 1:]]
     laned, init = [lw.materialize(v) for v in laned], [lw.materialize(v) for v in init]
     width = lane_blocks.block_width([step, until], caps, laned + init)
+    parallel = (lane_blocks.in_parallel([step, until], n_lanes, width)
+                and max_steps * sum(map(row_bytes, tapes.types)) <= RESERVED_TAPE_BYTES)
+    if parallel and tapes.types:
+        tapes.reserve(lw.i64(max_steps))
 
-    def in_block(vw, first, consts, start):
-        return lane_blocks.iterate_block(vw, first, consts, start, step, until, tapes,
-                                         outs[nc], max_steps, n_lanes, site)
+    def in_block(vw, first, consts, start, extra):
+        steps_out, rows = extra[0], lane_blocks.Reserved(extra[1:]) if parallel else tapes
+        return lane_blocks.iterate_block(vw, first, consts, start, step, until, rows,
+                                         steps_out, max_steps, n_lanes, site)
 
     def in_lane(lane, consts, start):
         def record(n, ys):
@@ -81,7 +95,9 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
         lw.store_at(outs[nc], np.dtype(np.int64), lane, n)
         return final
 
-    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane)
+    extra = [outs[nc]] + (tapes.pointers() if parallel else [])
+    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane, extra,
+             parallel)
     return [Array(t, p) for t, p in zip(out_types, outs)] + tapes.arrays()
 
 
@@ -100,10 +116,12 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     laned = [lw.materialize(v) for v in laned]
     init, xs = [lw.materialize(v) for v in init], [lw.materialize(x) for x in xs]
     width = lane_blocks.block_width([step], caps, laned + init + xs)
+    parallel = lane_blocks.in_parallel([step], n_lanes, width)
 
-    def in_block(vw, first, consts, start):
-        return lane_blocks.counted_scan_block(vw, first, consts, start, step, counts, xs,
-                                              outs[nc:], length, reverse, n_lanes)
+    def in_block(vw, first, consts, start, extra):
+        counts_, xs_, ys_ = extra[0], extra[1:1 + len(xs)], extra[1 + len(xs):]
+        return lane_blocks.counted_scan_block(vw, first, consts, start, step, counts_, xs_,
+                                              ys_, length, reverse, n_lanes)
 
     def in_lane(lane, consts, start):
         carries = Carries(lw, per)
@@ -121,7 +139,8 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
 
         return carries.values(lw.fn.counted_loop(count, reverse, carries.start(start), body))
 
-    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane)
+    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane,
+             [counts] + xs + outs[nc:], parallel)
     return [Array(t, p) for t, p in zip(out_types[:nc], outs)] + ys
 
 

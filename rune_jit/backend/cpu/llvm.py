@@ -17,6 +17,7 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite.binding.newpassmanagers import NewPassManager
 
+from ... import config
 from ...forks import renew_in_child
 from . import elf_loader, openblas
 
@@ -58,9 +59,11 @@ def engine() -> llvm.LLJIT:
 @lru_cache(maxsize=None)
 def fingerprint() -> str:
     """What compiled code depends on besides the program: CPU, features, versions (the
-    Python version too: which C API functions a native entry calls depends on it)."""
+    Python version too: which C API functions a native entry calls depends on it), and
+    whether it may run on several threads (RUNE_JIT_NUM_THREADS=1 compiles serial code)."""
     return "|".join([llvm.get_host_cpu_name(), host_features(), llvmlite.__version__,
-                     ".".join(map(str, llvm.llvm_version_info)), sys.implementation.cache_tag])
+                     ".".join(map(str, llvm.llvm_version_info)), sys.implementation.cache_tag]
+                    + (["threads"] if config.num_threads > 1 else []))
 
 
 def vector_bits() -> int:
