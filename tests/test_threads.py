@@ -190,3 +190,29 @@ def test_one_thread_compiles_serial_code():
     """, RUNE_JIT_NUM_THREADS="1")
     assert out.stdout == "False\n", out.stderr[-2000:]
     assert "rune.parallel_for" in rune.jit(rune.vmap(newton)).lower(np.ones(8192)).llvm_ir
+
+
+MAPS = {
+    "odd 1-d length, math functions": (lambda x: rnp.sin(x) * 2.0 + rnp.exp(-x), (100_003,)),
+    "rows wider than a block": (lambda x: rnp.tanh(x) + rnp.sin(x.T).T, (37, 20_011)),
+    "narrow rows": (lambda x: rnp.sin(x) * x, (50_001, 3)),
+    "a broadcast": (lambda x: rnp.sin(x[:, :1] * np.arange(5.0)), (40_001, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(MAPS))
+def test_large_maps_run_on_the_pool_with_the_same_bits(name):
+    fn, shape = MAPS[name]
+    x = np.random.default_rng(0).normal(size=shape)
+    alone, shared, regions = one_and_all(rune.jit(fn), x)
+    assert regions == 1
+    assert_identical(alone, shared)
+    np.testing.assert_allclose(shared, fn(x), rtol=1e-12, atol=1e-15)
+
+
+def test_maps_inside_loops_and_small_maps_stay_on_the_calling_thread():
+    before = threads.regions()
+    rune.jit(lambda x: rnp.sin(x) + 1.0)(np.ones(1000))
+    rune.jit(lambda x: rune.scan(lambda c, _: (rnp.sin(c) + 1.0, None), x, length=3)[0])(
+        np.ones(100_000))
+    assert threads.regions() == before

@@ -65,38 +65,22 @@ def first_lane(vw: Lowerer, mask: ir.Value) -> ir.Value:
 
 
 def by_blocks(lw: Lowerer, shared: list, laned: list[Array], init: list[Array], outs: list,
-              n_lanes: int, width: int, run: Callable, extra: Sequence = (),
-              parallel: bool = False) -> None:
-    """Each full block of `width` lanes: `run(vw, first, consts, carries, extra)` runs its
-    loop from its lanes of `laned` and `init` and returns its final carries, which go to
-    its lanes of the buffers `outs`; `extra` are other values it reads. With `parallel`,
-    the blocks run on the pool's threads (threads.py), `run` in a function of their own:
-    what it reads of the caller's must come through `extra`."""
-    groups = [list(shared), list(laned), list(init), list(outs), list(extra)]
-
-    def block(blw: Lowerer, values: list, j: ir.Value) -> None:
-        shared_, laned_, init_, outs_, extra_ = _split(values, groups)
-        vw = blw.with_width(width)
+              n_lanes: int, width: int, run: Callable, parallel: bool = False) -> None:
+    """Each full block of `width` lanes: `run(vw, first, consts, carries)` runs its loop
+    from its lanes of `laned` and `init` and returns its final carries, which go to its
+    lanes of the buffers `outs`. With `parallel`, on the pool's threads (threads.py)."""
+    def block(j: ir.Value) -> None:
+        vw = lw.with_width(width)
         first = vw.b.mul(j, vw.i64(width))
-        consts = shared_ + [load_block(vw, v, first) for v in laned_]
-        final = run(vw, first, consts, [load_block(vw, v, first).v for v in init_], extra_)
-        for c, base, v in zip(final, outs_, init_):
+        consts = shared + [load_block(vw, v, first) for v in laned]
+        final = run(vw, first, consts, [load_block(vw, v, first).v for v in init])
+        for c, base, v in zip(final, outs, init):
             vw.store_at(base, v.type.dtype, first, c)
 
-    values = [v for g in groups for v in g]
     if parallel:
-        threads.parallel_loop(lw, n_lanes // width, values, block)
+        threads.parallel_loop(lw, n_lanes // width, block)
     else:
-        lw.fn.loop(lw.i64(0), lw.i64(n_lanes // width), 1, [],
-                   lambda j, _: block(lw, values, j) or [])
-
-
-def _split(values: list, groups: list[list]) -> list[list]:
-    out, k = [], 0
-    for g in groups:
-        out.append(values[k:k + len(g)])
-        k += len(g)
-    return out
+        lw.fn.loop(lw.i64(0), lw.i64(n_lanes // width), 1, [], lambda j, _: block(j) or [])
 
 
 # Lanes times equations of the step (and test) below which a loop with lanes stays on the

@@ -39,17 +39,17 @@ def lane_value(lw: Lowerer, x: Array, lanes: tuple, lane: ir.Value) -> Value:
 
 def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], outs: list,
              lanes: tuple, width: int | None, in_block: Callable, in_lane: Callable,
-             extra: list, parallel: bool) -> None:
+             parallel: bool) -> None:
     """The frame of a loop with lanes: the full blocks of `width` lanes together in vector
     registers (none if `width` is None; on the pool's threads if `parallel`), then the
     other lanes one at a time. Each block or lane starts from its slices of `laned` and
-    `init`; `in_block(vw, first, consts, carries, extra)` (`extra`: the other values the
-    blocks read) or `in_lane(lane, consts, carries)` runs its loop and returns its final
-    carries, which go to its slices of the buffers `outs`."""
+    `init`; `in_block(vw, first, consts, carries)` or `in_lane(lane, consts, carries)`
+    runs its loop and returns its final carries, which go to its slices of the buffers
+    `outs`."""
     n_lanes = math.prod(lanes)
     done = 0
     if width is not None:
-        lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block, extra,
+        lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block,
                               parallel)
         done = n_lanes // width * width
 
@@ -75,13 +75,14 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
     width = lane_blocks.block_width([step, until], caps, laned + init)
     parallel = (lane_blocks.in_parallel([step, until], n_lanes, width)
                 and max_steps * sum(map(row_bytes, tapes.types)) <= RESERVED_TAPE_BYTES)
-    if parallel and tapes.types:
+    rows = tapes
+    if parallel and tapes.types:  # grown now: blocks on several threads must not grow them
         tapes.reserve(lw.i64(max_steps))
+        rows = lane_blocks.Reserved(tapes.pointers())
 
-    def in_block(vw, first, consts, start, extra):
-        steps_out, rows = extra[0], lane_blocks.Reserved(extra[1:]) if parallel else tapes
+    def in_block(vw, first, consts, start):
         return lane_blocks.iterate_block(vw, first, consts, start, step, until, rows,
-                                         steps_out, max_steps, n_lanes, site)
+                                         outs[nc], max_steps, n_lanes, site)
 
     def in_lane(lane, consts, start):
         def record(n, ys):
@@ -95,9 +96,7 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
         lw.store_at(outs[nc], np.dtype(np.int64), lane, n)
         return final
 
-    extra = [outs[nc]] + (tapes.pointers() if parallel else [])
-    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane, extra,
-             parallel)
+    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane, parallel)
     return [Array(t, p) for t, p in zip(out_types, outs)] + tapes.arrays()
 
 
@@ -118,10 +117,9 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     width = lane_blocks.block_width([step], caps, laned + init + xs)
     parallel = lane_blocks.in_parallel([step], n_lanes, width)
 
-    def in_block(vw, first, consts, start, extra):
-        counts_, xs_, ys_ = extra[0], extra[1:1 + len(xs)], extra[1 + len(xs):]
-        return lane_blocks.counted_scan_block(vw, first, consts, start, step, counts_, xs_,
-                                              ys_, length, reverse, n_lanes)
+    def in_block(vw, first, consts, start):
+        return lane_blocks.counted_scan_block(vw, first, consts, start, step, counts, xs,
+                                              outs[nc:], length, reverse, n_lanes)
 
     def in_lane(lane, consts, start):
         carries = Carries(lw, per)
@@ -139,8 +137,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
 
         return carries.values(lw.fn.counted_loop(count, reverse, carries.start(start), body))
 
-    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane,
-             [counts] + xs + outs[nc:], parallel)
+    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane, parallel)
     return [Array(t, p) for t, p in zip(out_types[:nc], outs)] + ys
 
 

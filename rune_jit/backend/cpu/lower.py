@@ -40,6 +40,9 @@ from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
 
 LOWERINGS: dict[Primitive, Callable] = {}
 ELEMENTS: dict[Primitive, Callable] = {}
+# Other ways than one loop nest on this thread to store a lazy value outside loops, tried
+# in order: `store(lw, value, dest) -> whether it did` (parallel_maps.py: the pool's)
+STORES: list[Callable] = []
 
 
 def lowering(prim: Primitive, table: dict = LOWERINGS) -> Callable:
@@ -109,6 +112,7 @@ class Lowerer:
         # per output of the equation being lowered: the function's output buffer it is
         # (None if it is not one, or once claimed), so it is computed in place
         self.pending: list[ir.Value | None] = []
+        self.depth = 0  # regions being lowered: 1 in the program's, more in a loop's step
 
     @property
     def b(self) -> ir.IRBuilder:
@@ -284,7 +288,8 @@ class Lowerer:
                 self.fn.memcpy(dest, v.ptr, t.nbytes)
         elif isinstance(v, Scalar) and t.shape == ():
             self.store_at(dest, t.dtype, self.i64(0), v.v)
-        else:
+        elif not (isinstance(v, Lazy) and self.depth <= 1
+                  and any(store(self, v, dest) for store in STORES)):
             self.elements(t.shape, lambda idx: self.store_at(
                 dest, t.dtype, self.offset(t.shape, idx), self.load(v, idx)))
 
@@ -308,6 +313,14 @@ class Lowerer:
                      dests: dict[Var, ir.Value] | None = None) -> list[Value]:
         """Lower a closed region on lowered arguments; -> its outputs, lowered. `dests`
         offers buffers to write some outputs into (the function's own outputs)."""
+        self.depth += 1
+        try:
+            return self._lower_region(region, args, dests)
+        finally:
+            self.depth -= 1
+
+    def _lower_region(self, region: Region, args: Sequence[Value],
+                      dests: dict[Var, ir.Value] | None) -> list[Value]:
         env: dict[Var, Value] = dict(zip(region.params, args))
         uses = _uses(region)
         captured = {c for e in region.eqns for c in e.captures}

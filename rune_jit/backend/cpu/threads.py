@@ -12,6 +12,8 @@ in microseconds:
   (Ctrl-C reaches Python's thread; the blocks poll its count, interrupt.py);
 - every thread of a region, the caller included, takes the next block from one atomic
   counter until none is left: a slow block holds up one thread for one block only;
+  the caller then waits for the blocks still running, not for workers that have not
+  woken yet (on a busy host a worker may wake late: it then finds the region closed);
 - a block that fails records its status if it is the lowest failing block so far, and
   no thread starts a block past it: the region returns the status of the first failing
   block, which is the one a serial run returns (each block's lanes in order);
@@ -29,7 +31,7 @@ import hashlib
 import os
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator
 
 import llvmlite.ir as ir
 
@@ -37,12 +39,12 @@ from ... import config, disk_cache
 from . import llvm
 from .emit import I1, I32, I64, PTR, declare
 from .lower import Lowerer
-from .outline import Captured, outline
+from .outline import outline
 
 SYMBOL = "rune.parallel_for"
 # The pool's state: one int64 global each, besides its mutex and condition variables.
 FIELDS = ("wanted", "started", "limit", "busy", "generation", "born", "fn", "ctx",
-          "n_blocks", "next", "pending", "participants", "failed_block", "failed_status",
+          "n_blocks", "next", "open", "joined", "participants", "failed_block", "failed_status",
           "regions")
 EXPORTED = ("limit", "regions")  # read or written from Python
 SYNC_BYTES = 128  # per mutex or condition variable: glibc's are 40 and 48 bytes
@@ -54,15 +56,14 @@ def in_use() -> bool:
     return config.num_threads > 1
 
 
-def parallel_loop(lw: Lowerer, n_blocks: int, captured: Sequence[Captured],
-                  block: Callable[[Lowerer, list, ir.Value], None]) -> None:
-    """`block(inner, values, j)` for j in range(n_blocks), on the pool's threads: the
-    blocks become an outlined function (reading `captured` as `values`) that the pool
-    runs; the status of the first failing block is the program's."""
-    def body(inner: Lowerer, values: list, first: ir.Value, end: ir.Value) -> None:
-        inner.fn.loop(first, end, 1, [], lambda j, _: block(inner, values, j) or [])
+def parallel_loop(lw: Lowerer, n_blocks: int, block: Callable[[ir.Value], None]) -> None:
+    """`block(j)` for j in range(n_blocks), emitting through `lw`, on the pool's threads:
+    the blocks become an outlined function (outline.py) that the pool runs; the status
+    of the first failing block is the program's."""
+    def body(first: ir.Value, end: ir.Value) -> None:
+        lw.fn.loop(first, end, 1, [], lambda j, _: block(j) or [])
 
-    out = outline(lw, lw.fn.module.get_unique_name("rune.blocks"), captured, body)
+    out = outline(lw, lw.fn.module.get_unique_name("rune.blocks"), body)
     run = declare(lw.fn.module, SYMBOL, I64, [PTR, PTR, I64])
     status = lw.b.call(run, [out.function, out.ctx, lw.i64(n_blocks)])
     lw.fn.fail(lw.b.icmp_unsigned("!=", status, lw.i64(0)), status)
@@ -199,13 +200,17 @@ class _Builder:
                                                  b.load(seen, typ=I64)),
                   lambda: self.call(b, "wait", "work", "mutex"))
         b.store(self.get(b, "generation"), seen)
-        with b.if_then(b.icmp_signed("<", index, self.get(b, "participants"))):
+        joins = b.and_(b.icmp_signed("<", index, self.get(b, "participants")),
+                       b.icmp_unsigned("!=", self.get(b, "open"), ir.Constant(I64, 0)))
+        with b.if_then(joins):
+            self.put(b, "joined", b.add(self.get(b, "joined"), ir.Constant(I64, 1)),
+                     atomic=True)
             job = self._job(b)
             self.call(b, "unlock", "mutex")
             b.call(self.run_blocks, list(job))
             self.call(b, "lock", "mutex")
-            left = b.sub(self.get(b, "pending"), ir.Constant(I64, 1))
-            self.put(b, "pending", left, atomic=True)
+            left = b.sub(self.get(b, "joined"), ir.Constant(I64, 1))
+            self.put(b, "joined", left, atomic=True)
             with b.if_then(b.icmp_signed("==", left, ir.Constant(I64, 0))):
                 self.call(b, "signal", "done")
         b.branch(top)
@@ -281,9 +286,9 @@ class _Builder:
         b.position_at_end(shared)
         for name, value in (("fn", b.ptrtoint(body, I64)), ("ctx", b.ptrtoint(ctx, I64)),
                             ("n_blocks", n), ("next", zero), ("failed_block", n),
-                            ("failed_status", zero), ("participants", helpers)):
+                            ("failed_status", zero), ("participants", helpers),
+                            ("open", one)):
             self.put(b, name, value, atomic=name in ("next", "failed_block"))
-        self.put(b, "pending", helpers, atomic=True)
         self.put(b, "generation", b.add(self.get(b, "generation"), one))
         self.put(b, "regions", b.add(self.get(b, "regions"), one))
         self.call(b, "broadcast", "work")
@@ -296,8 +301,13 @@ class _Builder:
         b.ret(status)
 
     def _wait_for_workers(self, fn, b) -> None:
-        """Poll the workers still running a while (they end about when the caller does),
-        then sleep until the last signals; -> with the mutex held."""
+        """Close the region to workers not woken yet (on a busy host one may wake late:
+        the caller does not wait for it), poll those running blocks a while (they end
+        about when the caller does), then sleep until the last signals; -> with the
+        mutex held."""
+        self.call(b, "lock", "mutex")
+        self.put(b, "open", 0)
+        self.call(b, "unlock", "mutex")
         spins = _entry_alloca(fn, I64)
         b.store(ir.Constant(I64, SPINS), spins)
         pause = ir.Function(self.m, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse2.pause")
@@ -305,7 +315,7 @@ class _Builder:
         def spinning():
             left = b.load(spins, typ=I64)
             return b.and_(b.icmp_signed(">", left, ir.Constant(I64, 0)),
-                          b.icmp_signed(">", self.get(b, "pending", atomic=True),
+                          b.icmp_signed(">", self.get(b, "joined", atomic=True),
                                         ir.Constant(I64, 0)))
 
         def spin():
@@ -314,7 +324,7 @@ class _Builder:
 
         self.loop(fn, b, spinning, spin)
         self.call(b, "lock", "mutex")
-        self.loop(fn, b, lambda: b.icmp_signed(">", self.get(b, "pending", atomic=True),
+        self.loop(fn, b, lambda: b.icmp_signed(">", self.get(b, "joined", atomic=True),
                                                ir.Constant(I64, 0)),
                   lambda: self.call(b, "wait", "done", "mutex"))
 
