@@ -49,6 +49,7 @@ SMALL_BYTES = 64
 
 # A failed call returns kind | site << 8 | lane << 32 (see runtime.py for the errors).
 OK = 0
+NO_SITE = 0xFFFFFF  # a failure with no site of its own (no line to name)
 KINDS = {"iterate": 1, "memory": 2, "singular": 3, "negative_power": 4, "index": 5,
          "callback": 6, "interrupt": 7}
 
@@ -101,6 +102,9 @@ class Fn:
         self.arena_size = 0
         self.growable: list[ir.Value] = []  # slots of buffers that grow (realloc'd)
         self.interrupt_site: int | None = None  # the failure site of Ctrl-C, once polled
+        # allocate an arena too big for the stack itself (malloc), for want of a caller
+        # that passes scratch memory (an outlined part of a program, run by the pool)
+        self.own_arena = False
 
     # ------------------------------------------------------------- buffers
 
@@ -241,6 +245,20 @@ class Fn:
 
     # ------------------------------------------------------------- closing
 
+    def _malloc_arena(self, pro: ir.IRBuilder) -> None:
+        """The arena from malloc (kept in the last growable slot), or the "memory" status."""
+        arena = pro.call(declare(self.module, "malloc", PTR, [I64]),
+                         [ir.Constant(I64, self.arena_size + ALIGN)])
+        pro.store(arena, self.growable[-1])
+        aligned = pro.and_(pro.add(pro.ptrtoint(arena, I64), ir.Constant(I64, ALIGN - 1)),
+                           ir.Constant(I64, -ALIGN))
+        pro.store(pro.inttoptr(aligned, PTR), self._arena_slot)
+        none = self.func.append_basic_block("no.arena")
+        pro.cbranch(pro.icmp_unsigned("==", arena, ir.Constant(PTR, None)), none, self.entry)
+        b = ir.IRBuilder(none)
+        b.store(ir.Constant(I64, KINDS["memory"] | NO_SITE << 8), self.status)
+        b.branch(self.exit)
+
     @property
     def scratch_bytes(self) -> int:
         """Scratch memory the caller must pass (0: the arena fits on the stack)."""
@@ -250,7 +268,10 @@ class Fn:
         """Fill the prologue (arena) and exit (frees, return) once the body is done."""
         self.b.branch(self.exit)
         pro = ir.IRBuilder(self.prologue)
-        if hasattr(self, "_arena"):
+        heap = self.own_arena and hasattr(self, "_arena") and self.scratch_bytes
+        if heap:
+            self.growable.append(pro.alloca(PTR))  # freed at exit
+        elif hasattr(self, "_arena"):
             if self.scratch_bytes:
                 arena = self.scratch
             else:
@@ -260,7 +281,10 @@ class Fn:
         for slot in self.growable:
             pro.store(ir.Constant(PTR, None), slot)
         pro.store(ir.Constant(I64, OK), self.status)
-        pro.branch(self.entry)
+        if heap:
+            self._malloc_arena(pro)
+        else:
+            pro.branch(self.entry)
         self.at_entry.branch(self.start)
         ex = ir.IRBuilder(self.exit)
         free = declare(self.module, "free", ir.VoidType(), [PTR])

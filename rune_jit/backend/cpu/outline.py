@@ -8,8 +8,8 @@ as if it ran in the caller (lazy values included), and whatever it reads of the
 caller's (registers, buffer addresses: any SSA value of the caller) is then found in
 the new function's instructions, stored into a context by the caller, and loaded
 again at the new function's entry. A parallel region is such a function run on
-several threads (threads.py). The function's own buffers live on its stack (its
-arena must fit there, emit.STACK_LIMIT): each thread has its own.
+several threads (threads.py). The function's own buffers are its own (each thread's):
+on its stack, or from malloc if they are too big for it (emit.STACK_LIMIT).
 """
 
 from __future__ import annotations
@@ -35,13 +35,11 @@ def outline(lw: Lowerer, name: str, body: Callable[[ir.Value, ir.Value], None]) 
     outer = lw.fn
     inner = Fn(outer.module, name, [PTR, I64, I64])
     inner.func.linkage = "internal"
+    inner.own_arena = True  # no caller passes it scratch memory
     inner.inherit_signals(outer.signals_at_start())
     with _emitting_into(lw, inner):
         body(*inner.func.args[1:3])
     inner.finish()
-    if inner.scratch_bytes:
-        raise NotImplementedError(f"rune_jit: outlined code needs {inner.scratch_bytes} "
-                                  "bytes of scratch memory, more than its stack holds")
     return Outlined(inner.func, _capture(lw, inner))
 
 
