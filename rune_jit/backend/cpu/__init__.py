@@ -20,8 +20,9 @@
     llvm.py         one LLVM per process: target machine, optimization, linking
     elf_loader.py   object code into this process; entry.py: the native entry of calls
     pool.py         memory for large results
-    threads.py      the pool of native threads parallel regions run on; outline.py: code
-                    as a function of its own; parallel_maps.py: large maps in blocks
+    threads.py      the pool of native threads parallel regions run on (pool_code.py: its
+                    native code); outline.py: code as a function of its own;
+                    parallel_maps.py: large maps in blocks of rows on the pool
 """
 
 from __future__ import annotations
