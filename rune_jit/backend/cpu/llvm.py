@@ -88,12 +88,18 @@ def optimize(llvm_ir: str) -> llvm.ModuleRef:
     raise RuntimeError("rune_jit: LLVM's optimizer produced invalid code for this program")
 
 
-def _optimized(llvm_ir: str, slp: bool, loops: bool) -> llvm.ModuleRef:
-    tm = target_machine()
+def parsed(llvm_ir: str) -> llvm.ModuleRef:
+    """The module, verified, for this machine, not optimized (code that is not hot)."""
     mod = llvm.parse_assembly(llvm_ir)
     mod.triple = llvm.get_process_triple()
-    mod.data_layout = str(tm.target_data)
+    mod.data_layout = str(target_machine().target_data)
     mod.verify()
+    return mod
+
+
+def _optimized(llvm_ir: str, slp: bool, loops: bool) -> llvm.ModuleRef:
+    tm = target_machine()
+    mod = parsed(llvm_ir)
     pto = llvm.create_pipeline_tuning_options(speed_level=2)
     pto.loop_vectorization = loops
     pto.slp_vectorization = slp

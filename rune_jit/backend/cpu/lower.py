@@ -119,7 +119,9 @@ class Lowerer:
         return self.fn.b
 
     def with_width(self, width: int | None) -> "Lowerer":
-        return Lowerer(self.fn, self.errors, width)
+        lw = Lowerer(self.fn, self.errors, width)
+        lw.depth = self.depth
+        return lw
 
     # ------------------------------------------------------------- failures
 

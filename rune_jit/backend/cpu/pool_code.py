@@ -19,6 +19,7 @@ FIELDS = ("wanted", "started", "limit", "busy", "generation", "born", "fn", "ctx
           "failed_status", "regions")
 EXPORTED = ("limit", "regions")  # read or written from Python
 SYNC_BYTES = 128  # per mutex or condition variable: glibc's are 40 and 48 bytes
+SIGSET_BYTES = 128  # glibc's sigset_t
 SPINS = 4000  # the caller's polls of the workers still running before it sleeps
 
 
@@ -141,8 +142,10 @@ class _Builder:
         fn.linkage = "internal"
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         index = b.ptrtoint(fn.args[0], I64)
-        mask = b.alloca(ir.ArrayType(ir.IntType(8), 128))
-        b.store(ir.Constant(mask.allocated_type, bytearray(b"\xff" * 128)), mask)
+        mask = b.alloca(ir.ArrayType(ir.IntType(8), SIGSET_BYTES))
+        b.call(self.m.declare_intrinsic("llvm.memset", [PTR, I64]),
+               [mask, ir.Constant(ir.IntType(8), 0xFF), ir.Constant(I64, SIGSET_BYTES),
+                ir.Constant(I1, 0)])
         b.call(declare(self.m, "pthread_sigmask", I32, [I32, PTR, PTR]),
                [ir.Constant(I32, 0), mask, ir.Constant(PTR, None)])  # SIG_BLOCK: all
         seen = b.alloca(I64)

@@ -28,7 +28,6 @@ them again. `limit(n)` makes at most n threads take part (1: every region inline
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
 import sys
 from contextlib import contextmanager
@@ -38,11 +37,11 @@ import llvmlite.ir as ir
 
 from ... import config, disk_cache
 from ...forks import renew_in_child
-from . import llvm
+from . import llvm, pool_code
 from .emit import I64, PTR, declare
 from .lower import Lowerer
 from .outline import outline
-from .pool_code import EXPORTED, SYMBOL, module_ir
+from .pool_code import EXPORTED, SYMBOL
 
 
 
@@ -68,13 +67,13 @@ class _Pool:
     """The loaded pool: its code (kept mapped while the process lives) and its state."""
 
     def __init__(self):
-        llvm_ir = module_ir()
-        key = disk_cache.key(hashlib.sha256(llvm_ir.encode()).hexdigest(),
-                             llvm.fingerprint())
+        # not keyed by its IR (building it costs 20 ms): the key covers rune_jit's source
+        key = disk_cache.key("rune_jit thread pool", llvm.fingerprint())
         entry = disk_cache.load(key)
         obj = entry.payload if entry is not None else None
         if obj is None:
-            obj = llvm.emit_object(llvm.optimize(llvm_ir))
+            # not optimized: it waits, locks and counts; the blocks are the work
+            obj = llvm.emit_object(llvm.parsed(pool_code.module_ir()))
             disk_cache.store(key, {"pool": True}, obj)
         names = [SYMBOL, "rune.pool_reset"] + [f"rune.pool.{n}" for n in EXPORTED]
         self.image, (self.parallel_for, reset, *fields) = llvm.link(obj, names)
