@@ -197,6 +197,8 @@ MAPS = {
     "rows wider than a block": (lambda x: rnp.tanh(x) + rnp.sin(x.T).T, (37, 20_011)),
     "narrow rows": (lambda x: rnp.sin(x) * x, (50_001, 3)),
     "a broadcast": (lambda x: rnp.sin(x[:, :1] * np.arange(5.0)), (40_001, 2)),
+    "sums of rows": (lambda x: rnp.sum(rnp.sin(x), axis=-1), (50_001, 7)),
+    "maxima of long rows": (lambda x: rnp.max(x * 2.0, axis=1), (300, 2001)),
 }
 
 
@@ -213,6 +215,14 @@ def test_large_maps_run_on_the_pool_with_the_same_bits(name):
 def test_maps_inside_loops_and_small_maps_stay_on_the_calling_thread():
     before = threads.regions()
     rune.jit(lambda x: rnp.sin(x) + 1.0)(np.ones(1000))
+    rune.jit(lambda x: rnp.sum(rnp.sin(x)))(np.ones(300_000))  # one sum: one thread
     rune.jit(lambda x: rune.scan(lambda c, _: (rnp.sin(c) + 1.0, None), x, length=3)[0])(
         np.ones(100_000))
     assert threads.regions() == before
+
+
+def test_the_default_is_the_cpus_this_process_may_use(monkeypatch):
+    monkeypatch.delenv("RUNE_JIT_NUM_THREADS", raising=False)
+    assert config._num_threads() == len(os.sched_getaffinity(0))
+    with pytest.raises(ValueError, match="n >= 1"), threads.limit(0):
+        pass
