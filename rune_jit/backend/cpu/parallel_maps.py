@@ -7,9 +7,9 @@ threads take in turn. Each element is computed by the same code as on one thread
 and where the loop over rows may be the one LLVM vectorizes, a block starts at a
 multiple of BLOCK_ALIGN rows, so that the vector loop covers the same elements and its
 scalar remainder the same last ones (a math function's vector and scalar variants may
-round differently): the results
-are bit-identical to one thread's. Reductions to a scalar, and those of leading axes
-(whose output is the accumulator), stay on the calling thread.
+round differently): the results are bit-identical to one thread's. Reductions to a
+scalar, and those of leading axes (whose output is the accumulator), stay on the
+calling thread.
 """
 
 from __future__ import annotations
