@@ -105,6 +105,7 @@ class Fn:
         # allocate an arena too big for the stack itself (malloc), for want of a caller
         # that passes scratch memory (an outlined part of a program, run by the pool)
         self.own_arena = False
+        self.loops = 0  # loops whose body is being emitted (threads.may_start)
 
     # ------------------------------------------------------------- buffers
 
@@ -199,7 +200,11 @@ class Fn:
             p.add_incoming(v, pre)
         b.cbranch(test(list(phis)), inside, after)
         b.position_at_end(inside)
-        new = list(body(list(phis)))
+        self.loops += 1
+        try:
+            new = list(body(list(phis)))
+        finally:
+            self.loops -= 1
         latch = b.block
         for p, v in zip(phis, new):
             p.add_incoming(v, latch)

@@ -88,9 +88,10 @@ def by_blocks(lw: Lowerer, shared: list, laned: list[Array], init: list[Array], 
 PARALLEL_WORK = 1 << 15
 
 
-def in_parallel(regions: Sequence[Region], n_lanes: int, width: int | None) -> bool:
+def in_parallel(lw: Lowerer, regions: Sequence[Region], n_lanes: int, width: int | None
+                ) -> bool:
     """Whether the blocks of a loop with lanes run on the pool's threads."""
-    if width is None or not threads.in_use() or n_lanes // width < 2:
+    if width is None or not threads.may_start(lw) or n_lanes // width < 2:
         return False
     return n_lanes * sum(len(r.eqns) + 1 for r in regions) >= PARALLEL_WORK
 

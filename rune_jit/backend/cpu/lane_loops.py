@@ -73,7 +73,7 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc + 1:]]
     laned, init = [lw.materialize(v) for v in laned], [lw.materialize(v) for v in init]
     width = lane_blocks.block_width([step, until], caps, laned + init)
-    parallel = (lane_blocks.in_parallel([step, until], n_lanes, width)
+    parallel = (lane_blocks.in_parallel(lw, [step, until], n_lanes, width)
                 and max_steps * sum(map(row_bytes, tapes.types)) <= RESERVED_TAPE_BYTES)
     rows = tapes
     if parallel and tapes.types:  # grown now: blocks on several threads must not grow them
@@ -115,7 +115,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     laned = [lw.materialize(v) for v in laned]
     init, xs = [lw.materialize(v) for v in init], [lw.materialize(x) for x in xs]
     width = lane_blocks.block_width([step], caps, laned + init + xs)
-    parallel = lane_blocks.in_parallel([step], n_lanes, width)
+    parallel = lane_blocks.in_parallel(lw, [step], n_lanes, width)
 
     def in_block(vw, first, consts, start):
         return lane_blocks.counted_scan_block(vw, first, consts, start, step, counts, xs,

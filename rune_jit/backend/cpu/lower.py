@@ -40,8 +40,8 @@ from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
 
 LOWERINGS: dict[Primitive, Callable] = {}
 ELEMENTS: dict[Primitive, Callable] = {}
-# Other ways than one loop nest on this thread to store a lazy value outside loops, tried
-# in order: `store(lw, value, dest) -> whether it did` (parallel_maps.py: the pool's)
+# Other ways than one loop nest on this thread to store a lazy value, tried in order:
+# `store(lw, value, dest) -> whether it did` (parallel_maps.py: the pool's threads)
 STORES: list[Callable] = []
 
 
@@ -112,16 +112,13 @@ class Lowerer:
         # per output of the equation being lowered: the function's output buffer it is
         # (None if it is not one, or once claimed), so it is computed in place
         self.pending: list[ir.Value | None] = []
-        self.depth = 0  # regions being lowered: 1 in the program's, more in a loop's step
 
     @property
     def b(self) -> ir.IRBuilder:
         return self.fn.b
 
     def with_width(self, width: int | None) -> "Lowerer":
-        lw = Lowerer(self.fn, self.errors, width)
-        lw.depth = self.depth
-        return lw
+        return Lowerer(self.fn, self.errors, width)
 
     # ------------------------------------------------------------- failures
 
@@ -290,8 +287,7 @@ class Lowerer:
                 self.fn.memcpy(dest, v.ptr, t.nbytes)
         elif isinstance(v, Scalar) and t.shape == ():
             self.store_at(dest, t.dtype, self.i64(0), v.v)
-        elif not (isinstance(v, Lazy) and self.depth <= 1
-                  and any(store(self, v, dest) for store in STORES)):
+        elif not (isinstance(v, Lazy) and any(store(self, v, dest) for store in STORES)):
             self.elements(t.shape, lambda idx: self.store_at(
                 dest, t.dtype, self.offset(t.shape, idx), self.load(v, idx)))
 
@@ -315,14 +311,6 @@ class Lowerer:
                      dests: dict[Var, ir.Value] | None = None) -> list[Value]:
         """Lower a closed region on lowered arguments; -> its outputs, lowered. `dests`
         offers buffers to write some outputs into (the function's own outputs)."""
-        self.depth += 1
-        try:
-            return self._lower_region(region, args, dests)
-        finally:
-            self.depth -= 1
-
-    def _lower_region(self, region: Region, args: Sequence[Value],
-                      dests: dict[Var, ir.Value] | None) -> list[Value]:
         env: dict[Var, Value] = dict(zip(region.params, args))
         uses = _uses(region)
         captured = {c for e in region.eqns for c in e.captures}

@@ -48,7 +48,7 @@ def elements_in_parallel(lw: Lowerer, shape: tuple, work: int,
     operations in all; `loop_free`: whether an element's code may have no loop), in
     blocks of rows on the pool's threads, if it is worth it; -> whether it was (else
     nothing was emitted). Outside loops only."""
-    if not threads.in_use() or lw.depth > 1 or not shape or work < MAP_WORK:
+    if not threads.may_start(lw) or not shape or work < MAP_WORK:
         return False
     rows = _rows_per_block(shape, work, loop_free)
     n_blocks = -(-shape[0] // rows)

@@ -50,6 +50,13 @@ def in_use() -> bool:
     return config.num_threads > 1
 
 
+def may_start(lw: Lowerer) -> bool:
+    """Whether code `lw` emits now may be a parallel region: there are threads, and it is
+    not inside a loop (a region a step would pay the start of a region each step, and
+    inside a region's blocks it would run inline anyway)."""
+    return in_use() and lw.fn.loops == 0
+
+
 def parallel_loop(lw: Lowerer, n_blocks: int, block: Callable[[ir.Value], None]) -> None:
     """`block(j)` for j in range(n_blocks), emitting through `lw`, on the pool's threads:
     the blocks become an outlined function (outline.py) that the pool runs; the status
