@@ -78,6 +78,41 @@ def test_stragglers_and_the_gradient_keep_their_bits():
     np.testing.assert_allclose(shared, 0.5 / np.sqrt(a), rtol=1e-6)
 
 
+def vector_lane(a, max_steps=200):
+    """A lane whose state is a 2-vector: no lane blocks; its lanes run one at a time."""
+    def step(s):
+        return s * 0.5 + rnp.stack([a, a * s[0] * 0.1])
+    return rune.iterate(step, rnp.stack([a, -a]), max_steps=max_steps,
+                        until=lambda s: rnp.max(rnp.abs(step(s) - s)) < 1e-9 * (1 + a))
+
+
+def test_lanes_run_one_at_a_time_share_the_pool_too():
+    a = np.random.default_rng(0).uniform(0.1, 2.0, 5003)
+    alone, shared, regions = one_and_all(rune.jit(rune.vmap(vector_lane)), a)
+    assert regions == 1
+    assert_identical(alone, shared)
+    g = rune.jit(rune.grad(lambda a: rnp.sum(rune.vmap(vector_lane)(a))))
+    alone, shared, regions = one_and_all(g, a)
+    assert regions == 2
+    assert_identical(alone, shared)
+    a[[4000, 70]] = np.nan  # these never converge
+    with pytest.raises(rune.IterateError, match=r"in lane 70\n"):
+        rune.jit(rune.vmap(lambda a: vector_lane(a, max_steps=60)))(a)
+
+
+def test_lanes_that_call_python_stay_on_the_calling_thread(capsys):
+    def lane(a):
+        def step(s):
+            rune.debug.print("step {}", s[0] * 0.0)
+            return s * 0.5 + rnp.stack([a, a])
+        return rune.iterate(step, rnp.stack([a, a]), max_steps=1,
+                            until=lambda s: s[0] > 1e300)
+    before = threads.regions()
+    with pytest.raises(rune.IterateError, match=r"in lane 0\n"):
+        rune.jit(rune.vmap(lane))(np.ones(8192))
+    assert threads.regions() == before and capsys.readouterr().out == "step 0.0\n"
+
+
 def test_a_small_batch_stays_on_the_calling_thread():
     before = threads.regions()
     rune.jit(rune.vmap(newton))(lanes(256))

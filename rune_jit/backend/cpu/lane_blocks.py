@@ -19,6 +19,8 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ...ir import Region
+from ...ops.callback import debug_callback_p
+from ...ops.pure_callback import pure_callback_p
 from . import arith, emit, llvm, threads
 from .lower import Lowerer
 from .values import Array, Scalar, Value
@@ -86,14 +88,25 @@ def by_blocks(lw: Lowerer, shared: list, laned: list[Array], init: list[Array], 
 # Lanes times equations of the step (and test) below which a loop with lanes stays on the
 # calling thread: starting the pool's threads on a region costs some microseconds.
 PARALLEL_WORK = 1 << 15
+LANES_PER_TASK = 8  # lanes run one at a time (no lane blocks): a thread takes this many
+CALLBACKS = (debug_callback_p, pure_callback_p)  # Python's, in order, on the caller's thread
 
 
 def in_parallel(lw: Lowerer, regions: Sequence[Region], n_lanes: int, width: int | None
                 ) -> bool:
-    """Whether the blocks of a loop with lanes run on the pool's threads."""
-    if width is None or not threads.may_start(lw) or n_lanes // width < 2:
+    """Whether the lanes of a loop with lanes run on the pool's threads (its blocks of
+    `width` lanes, or groups of LANES_PER_TASK lanes run one at a time)."""
+    if not threads.may_start(lw) or n_lanes // (width or LANES_PER_TASK) < 2:
         return False
-    return n_lanes * sum(len(r.eqns) + 1 for r in regions) >= PARALLEL_WORK
+    return (n_lanes * sum(len(r.eqns) + 1 for r in regions) >= PARALLEL_WORK
+            and not any(e.prim in CALLBACKS for e in _equations(regions)))
+
+
+def _equations(regions: Sequence[Region]):
+    for r in regions:
+        for e in r.eqns:
+            yield e
+            yield from _equations(e.regions)
 
 
 class Reserved:

@@ -15,7 +15,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ...ir import Region, Type
-from . import lane_blocks
+from . import lane_blocks, threads
 from .arith import convert, maximum
 from .carries import Carries, Tapes, row, row_pointer, while_steps
 from .lower import Lowerer
@@ -41,8 +41,9 @@ def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], out
              lanes: tuple, width: int | None, in_block: Callable, in_lane: Callable,
              parallel: bool) -> None:
     """The frame of a loop with lanes: the full blocks of `width` lanes together in vector
-    registers (none if `width` is None; on the pool's threads if `parallel`), then the
-    other lanes one at a time. Each block or lane starts from its slices of `laned` and
+    registers (none if `width` is None), then the other lanes one at a time; on the
+    pool's threads if `parallel` (the blocks, else the lanes). Each block or lane starts
+    from its slices of `laned` and
     `init`; `in_block(vw, first, consts, carries)` or `in_lane(lane, consts, carries)`
     runs its loop and returns its final carries, which go to its slices of the buffers
     `outs`."""
@@ -60,7 +61,15 @@ def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], out
             lw.store(v, row_pointer(lw, base, per_lane(x.type, lanes), lane))
         return []
 
-    lw.fn.loop(lw.i64(done), lw.i64(n_lanes), 1, [], one_lane)
+    def some_lanes(j):  # the j-th group of lanes, of a parallel region
+        group = lw.i64(lane_blocks.LANES_PER_TASK)
+        end = maximum(lw.b, lw.b.mul(lw.b.add(j, lw.i64(1)), group), lw.i64(n_lanes), False)
+        lw.fn.loop(lw.b.mul(j, group), end, 1, [], one_lane)
+
+    if parallel and width is None:
+        threads.parallel_loop(lw, -(-n_lanes // lane_blocks.LANES_PER_TASK), some_lanes)
+    else:
+        lw.fn.loop(lw.i64(done), lw.i64(n_lanes), 1, [], one_lane)
 
 
 def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_types,
@@ -86,9 +95,9 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
 
     def in_lane(lane, consts, start):
         def record(n, ys):
-            tapes.reserve(lw.b.add(n, lw.i64(1)))
+            rows.reserve(lw.b.add(n, lw.i64(1)))
             at = lw.b.add(lw.b.mul(n, lw.i64(n_lanes)), lane)
-            for y, base, yt in zip(ys, tapes.pointers(), y_rows):
+            for y, base, yt in zip(ys, rows.pointers(), y_rows):
                 lw.store(y, row_pointer(lw, base, yt, at))
 
         final, n = while_steps(lw, consts, start, per, step, until, max_steps, site, lane,
