@@ -106,7 +106,8 @@ def targets(results: dict) -> list[dict]:
     if all(isinstance(b, int) and b for b in kept.values()):
         out.append(_target("W6r: rune_jit kept bytes with remat / without",
                            kept["W6r"] / kept["W6"], "≤", 1 / 3))
-    return out + _eager_targets(results) + _compile_targets(results)
+    return (out + _eager_targets(results) + _compile_targets(results)
+            + _thread_targets(results.get("threads")))
 
 
 def _eager_targets(results: dict) -> list[dict]:
@@ -127,6 +128,35 @@ def _eager_targets(results: dict) -> list[dict]:
     if mixed and arrays:
         out.append(_target("Dmix: rune_jit time / Dmix-arrays'", mixed / arrays, "≤", 3.0))
     return out
+
+
+THREAD_TARGET = ("W4", 1.8)  # issue 17: two threads at least 1.8 times one on an idle host
+
+
+def _thread_targets(threads: dict | None) -> list[dict]:
+    name, want = THREAD_TARGET
+    row = (threads or {}).get("rows", {}).get(name)
+    if row is None or threads["threads"] < 2:
+        return []
+    return [_target(f"{name}: rune_jit one-thread time / {threads['threads']} threads' "
+                    f"(load average {threads['load_average_before']:.2f})",
+                    row["ratio"], "≥", want)]
+
+
+def threads_table(threads: dict | None) -> str:
+    """One thread against all, per workload, with the NumPy control and the load."""
+    if not threads:
+        return "(not measured: --only without `threads`)"
+    lines = [f"{threads['threads']} threads (RUNE_JIT_NUM_THREADS or the CPUs this process "
+             f"may use: {threads['cpus']}); load average {threads['load_average_before']:.2f} "
+             f"before, {threads['load_average_after']:.2f} after", "",
+             "| workload | size | one thread | all threads | ratio | bit-identical |",
+             "|---|---|---|---|---|---|"]
+    for name, r in threads["rows"].items():
+        lines.append(f"| {name} | {r['size']} | {seconds(r['one_thread_s'])} | "
+                     f"{seconds(r['all_threads_s'])} | {r['ratio']:.3g} | "
+                     f"{'yes' if r['identical'] else 'NO'} |")
+    return "\n".join(lines)
 
 
 def _compile_targets(results: dict) -> list[dict]:

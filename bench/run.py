@@ -19,6 +19,7 @@ from importlib import metadata
 
 import harness
 import report
+import speedup
 import workloads as wl
 
 # mode -> (samples per peer, least seconds a sample lasts)
@@ -31,7 +32,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true", help="smaller sizes, under a minute")
     ap.add_argument("--tiny", action="store_true", help="toy sizes (overrides --quick): the "
                     "test suite's check that the harness works")
-    ap.add_argument("--only", help="comma-separated workloads or groups, e.g. W1,W4")
+    ap.add_argument("--only", help="comma-separated workloads or groups, e.g. W1,W4; "
+                    "`threads` selects the thread speedup rows")
     ap.add_argument("--json", help="where to write the results (default bench/results*.json)")
     ap.add_argument("--png", help="where to draw the chart (default bench/results*.png)")
     args = ap.parse_args(argv)
@@ -130,9 +132,17 @@ def _kept_bytes(w: wl.Workload, inp, modules: dict) -> dict:
     return kept
 
 
+def _selection(only: str | None) -> tuple[list[wl.Workload], bool]:
+    """The workloads `--only` names, and whether it names the thread speedup (none: all)."""
+    names = [s.strip() for s in (only or "").split(",") if s.strip()]
+    rest = [n for n in names if n != "threads"]
+    return (wl.select(",".join(rest)) if rest or not names else []), (
+        not names or "threads" in names)
+
+
 def main(argv: list[str]) -> int:
     args = parse(argv)
-    chosen = wl.select(args.only)
+    chosen, with_threads = _selection(args.only)
     modules = {p: harness.load(p) for p in wl.PEERS}
     results = {"meta": meta(args.mode, modules), "workloads": {}}
     present = [p for p, m in modules.items() if not isinstance(m, str)]
@@ -142,6 +152,9 @@ def main(argv: list[str]) -> int:
     for w in chosen:
         print(f"{w.name} ...", file=sys.stderr)
         results["workloads"][w.name] = run_workload(w, args.mode, modules, cold, warm)
+    if with_threads:
+        print("thread speedup ...", file=sys.stderr)
+        results["threads"] = speedup.speedups(args.mode, *TIMING[args.mode])
     results["targets"] = report.targets(results)
     m = results["meta"]
     m["load_average_at_end"] = os.getloadavg()[0]
@@ -152,7 +165,8 @@ def main(argv: list[str]) -> int:
     for title, text in (("Steady and first-call times", report.main_table(results)),
                         ("Workloads", report.notes(results)),
                         ("First call (compile latency)", report.compile_table(results)),
-                        ("Targets (issues 6 and 18)",
+                        ("Thread speedup", report.threads_table(results.get("threads"))),
+                        ("Targets (issues 6, 17 and 18)",
                          report.targets_table(results["targets"]))):
         print(f"\n{title}\n\n{text}")
     report.write_json(results, args.json)

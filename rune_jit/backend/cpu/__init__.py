@@ -20,6 +20,9 @@
     llvm.py         one LLVM per process: target machine, optimization, linking
     elf_loader.py   object code into this process; entry.py: the native entry of calls
     pool.py         memory for large results
+    threads.py      the pool of native threads parallel regions run on (pool_code.py: its
+                    native code); outline.py: code as a function of its own;
+                    parallel_maps.py: large maps in blocks of rows on the pool
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from . import (control, elementwise, gather, linalg, llvm, loops, reduce,  # noq
                runtime, sort, views)
 from . import callback  # noqa: F401  (calls into Python)
 from . import lapack  # noqa: F401  (decompositions: LAPACK calls)
+from . import parallel_maps  # noqa: F401  (large maps on the pool's threads)
 from .pipeline import STAGES, before_lowering
 
 

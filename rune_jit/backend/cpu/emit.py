@@ -49,6 +49,7 @@ SMALL_BYTES = 64
 
 # A failed call returns kind | site << 8 | lane << 32 (see runtime.py for the errors).
 OK = 0
+NO_SITE = 0xFFFFFF  # a failure with no site of its own (no line to name)
 KINDS = {"iterate": 1, "memory": 2, "singular": 3, "negative_power": 4, "index": 5,
          "callback": 6, "interrupt": 7}
 
@@ -101,6 +102,10 @@ class Fn:
         self.arena_size = 0
         self.growable: list[ir.Value] = []  # slots of buffers that grow (realloc'd)
         self.interrupt_site: int | None = None  # the failure site of Ctrl-C, once polled
+        # allocate an arena too big for the stack itself (malloc), for want of a caller
+        # that passes scratch memory (an outlined part of a program, run by the pool)
+        self.own_arena = False
+        self.loops = 0  # loops whose body is being emitted (threads.may_start)
 
     # ------------------------------------------------------------- buffers
 
@@ -134,6 +139,11 @@ class Fn:
             self._signals = self.at_entry.load_atomic(self.global_i64("rune.interrupts"),
                                                       "monotonic", 8, typ=I64)
         return self._signals
+
+    def inherit_signals(self, count: ir.Value) -> None:
+        """Take the SIGINT count at the start of the call from the function that runs
+        this one as a part of itself (outline.py)."""
+        self._signals = count
 
     def growable_slot(self) -> ir.Value:
         """A pointer slot (null at first) whose buffer is freed at exit."""
@@ -190,7 +200,11 @@ class Fn:
             p.add_incoming(v, pre)
         b.cbranch(test(list(phis)), inside, after)
         b.position_at_end(inside)
-        new = list(body(list(phis)))
+        self.loops += 1
+        try:
+            new = list(body(list(phis)))
+        finally:
+            self.loops -= 1
         latch = b.block
         for p, v in zip(phis, new):
             p.add_incoming(v, latch)
@@ -236,6 +250,20 @@ class Fn:
 
     # ------------------------------------------------------------- closing
 
+    def _malloc_arena(self, pro: ir.IRBuilder) -> None:
+        """The arena from malloc (kept in the last growable slot), or the "memory" status."""
+        arena = pro.call(declare(self.module, "malloc", PTR, [I64]),
+                         [ir.Constant(I64, self.arena_size + ALIGN)])
+        pro.store(arena, self.growable[-1])
+        aligned = pro.and_(pro.add(pro.ptrtoint(arena, I64), ir.Constant(I64, ALIGN - 1)),
+                           ir.Constant(I64, -ALIGN))
+        pro.store(pro.inttoptr(aligned, PTR), self._arena_slot)
+        none = self.func.append_basic_block("no.arena")
+        pro.cbranch(pro.icmp_unsigned("==", arena, ir.Constant(PTR, None)), none, self.entry)
+        b = ir.IRBuilder(none)
+        b.store(ir.Constant(I64, KINDS["memory"] | NO_SITE << 8), self.status)
+        b.branch(self.exit)
+
     @property
     def scratch_bytes(self) -> int:
         """Scratch memory the caller must pass (0: the arena fits on the stack)."""
@@ -245,7 +273,10 @@ class Fn:
         """Fill the prologue (arena) and exit (frees, return) once the body is done."""
         self.b.branch(self.exit)
         pro = ir.IRBuilder(self.prologue)
-        if hasattr(self, "_arena"):
+        heap = self.own_arena and hasattr(self, "_arena") and self.scratch_bytes
+        if heap:
+            self.growable.append(pro.alloca(PTR))  # freed at exit
+        elif hasattr(self, "_arena"):
             if self.scratch_bytes:
                 arena = self.scratch
             else:
@@ -255,7 +286,10 @@ class Fn:
         for slot in self.growable:
             pro.store(ir.Constant(PTR, None), slot)
         pro.store(ir.Constant(I64, OK), self.status)
-        pro.branch(self.entry)
+        if heap:
+            self._malloc_arena(pro)
+        else:
+            pro.branch(self.entry)
         self.at_entry.branch(self.start)
         ex = ir.IRBuilder(self.exit)
         free = declare(self.module, "free", ir.VoidType(), [PTR])

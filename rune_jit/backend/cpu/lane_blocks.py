@@ -19,7 +19,9 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ...ir import Region
-from . import arith, emit, llvm
+from ...ops.callback import debug_callback_p
+from ...ops.pure_callback import pure_callback_p
+from . import arith, emit, llvm, threads
 from .lower import Lowerer
 from .values import Array, Scalar, Value
 
@@ -65,21 +67,60 @@ def first_lane(vw: Lowerer, mask: ir.Value) -> ir.Value:
 
 
 def by_blocks(lw: Lowerer, shared: list, laned: list[Array], init: list[Array], outs: list,
-              n_lanes: int, width: int, run: Callable) -> None:
+              n_lanes: int, width: int, run: Callable, parallel: bool = False) -> None:
     """Each full block of `width` lanes: `run(vw, first, consts, carries)` runs its loop
     from its lanes of `laned` and `init` and returns its final carries, which go to its
-    lanes of the buffers `outs`."""
-    vw = lw.with_width(width)
-
-    def block(j, _):
+    lanes of the buffers `outs`. With `parallel`, on the pool's threads (threads.py)."""
+    def block(j: ir.Value) -> None:
+        vw = lw.with_width(width)
         first = vw.b.mul(j, vw.i64(width))
         consts = shared + [load_block(vw, v, first) for v in laned]
         final = run(vw, first, consts, [load_block(vw, v, first).v for v in init])
         for c, base, v in zip(final, outs, init):
             vw.store_at(base, v.type.dtype, first, c)
-        return []
 
-    lw.fn.loop(lw.i64(0), lw.i64(n_lanes // width), 1, [], block)
+    if parallel:
+        threads.parallel_loop(lw, n_lanes // width, block)
+    else:
+        lw.fn.loop(lw.i64(0), lw.i64(n_lanes // width), 1, [], lambda j, _: block(j) or [])
+
+
+# Lanes times equations of the step (and test) below which a loop with lanes stays on the
+# calling thread: starting the pool's threads on a region costs some microseconds.
+PARALLEL_WORK = 1 << 15
+LANES_PER_TASK = 8  # lanes run one at a time (no lane blocks): a thread takes this many
+CALLBACKS = (debug_callback_p, pure_callback_p)  # Python's, in order, on the caller's thread
+
+
+def in_parallel(lw: Lowerer, regions: Sequence[Region], n_lanes: int, width: int | None
+                ) -> bool:
+    """Whether the lanes of a loop with lanes run on the pool's threads (its blocks of
+    `width` lanes, or groups of LANES_PER_TASK lanes run one at a time)."""
+    if not threads.may_start(lw) or n_lanes // (width or LANES_PER_TASK) < 2:
+        return False
+    return (n_lanes * sum(len(r.eqns) + 1 for r in regions) >= PARALLEL_WORK
+            and not any(e.prim in CALLBACKS for e in _equations(regions)))
+
+
+def _equations(regions: Sequence[Region]):
+    for r in regions:
+        for e in r.eqns:
+            yield e
+            yield from _equations(e.regions)
+
+
+class Reserved:
+    """Tapes grown to their max_steps rows before a parallel region (threads must not
+    grow them under each other): reserving is free, the pointers are fixed."""
+
+    def __init__(self, pointers: list):
+        self._pointers = list(pointers)
+
+    def reserve(self, rows: ir.Value) -> None:
+        pass
+
+    def pointers(self) -> list:
+        return self._pointers
 
 
 def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step: Region,

@@ -15,11 +15,17 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ...ir import Region, Type
-from . import lane_blocks
+from . import lane_blocks, threads
 from .arith import convert, maximum
 from .carries import Carries, Tapes, row, row_pointer, while_steps
 from .lower import Lowerer
 from .values import Array, Value, row_bytes
+
+
+# Tapes of a vmapped iterate are grown to max_steps rows before its blocks run on several
+# threads, up to this many bytes (address space: rows no step reaches are never touched,
+# so never backed); a longer one runs its blocks on the calling thread, growing its tapes.
+RESERVED_TAPE_BYTES = 1 << 30
 
 
 def per_lane(t: Type, lanes: tuple) -> Type:
@@ -32,16 +38,20 @@ def lane_value(lw: Lowerer, x: Array, lanes: tuple, lane: ir.Value) -> Value:
 
 
 def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], outs: list,
-             lanes: tuple, width: int | None, in_block: Callable, in_lane: Callable) -> None:
+             lanes: tuple, width: int | None, in_block: Callable, in_lane: Callable,
+             parallel: bool) -> None:
     """The frame of a loop with lanes: the full blocks of `width` lanes together in vector
-    registers (none if `width` is None), then the other lanes one at a time. Each block or
-    lane starts from its slices of `laned` and `init`; `in_block(vw, first, consts,
-    carries)` or `in_lane(lane, consts, carries)` runs its loop and returns its final
-    carries, which go to its slices of the buffers `outs`."""
+    registers (none if `width` is None), then the other lanes one at a time; on the
+    pool's threads if `parallel` (the blocks, else the lanes). Each block or lane starts
+    from its slices of `laned` and
+    `init`; `in_block(vw, first, consts, carries)` or `in_lane(lane, consts, carries)`
+    runs its loop and returns its final carries, which go to its slices of the buffers
+    `outs`."""
     n_lanes = math.prod(lanes)
     done = 0
     if width is not None:
-        lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block)
+        lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block,
+                              parallel)
         done = n_lanes // width * width
 
     def one_lane(lane, _):
@@ -51,7 +61,15 @@ def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], out
             lw.store(v, row_pointer(lw, base, per_lane(x.type, lanes), lane))
         return []
 
-    lw.fn.loop(lw.i64(done), lw.i64(n_lanes), 1, [], one_lane)
+    def some_lanes(j):  # the j-th group of lanes, of a parallel region
+        group = lw.i64(lane_blocks.LANES_PER_TASK)
+        end = maximum(lw.b, lw.b.mul(lw.b.add(j, lw.i64(1)), group), lw.i64(n_lanes), False)
+        lw.fn.loop(lw.b.mul(j, group), end, 1, [], one_lane)
+
+    if parallel and width is None:
+        threads.parallel_loop(lw, -(-n_lanes // lane_blocks.LANES_PER_TASK), some_lanes)
+    else:
+        lw.fn.loop(lw.i64(done), lw.i64(n_lanes), 1, [], one_lane)
 
 
 def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_types,
@@ -64,16 +82,22 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc + 1:]]
     laned, init = [lw.materialize(v) for v in laned], [lw.materialize(v) for v in init]
     width = lane_blocks.block_width([step, until], caps, laned + init)
+    parallel = (lane_blocks.in_parallel(lw, [step, until], n_lanes, width)
+                and max_steps * sum(map(row_bytes, tapes.types)) <= RESERVED_TAPE_BYTES)
+    rows = tapes
+    if parallel and tapes.types:  # grown now: blocks on several threads must not grow them
+        tapes.reserve(lw.i64(max_steps))
+        rows = lane_blocks.Reserved(tapes.pointers())
 
     def in_block(vw, first, consts, start):
-        return lane_blocks.iterate_block(vw, first, consts, start, step, until, tapes,
+        return lane_blocks.iterate_block(vw, first, consts, start, step, until, rows,
                                          outs[nc], max_steps, n_lanes, site)
 
     def in_lane(lane, consts, start):
         def record(n, ys):
-            tapes.reserve(lw.b.add(n, lw.i64(1)))
+            rows.reserve(lw.b.add(n, lw.i64(1)))
             at = lw.b.add(lw.b.mul(n, lw.i64(n_lanes)), lane)
-            for y, base, yt in zip(ys, tapes.pointers(), y_rows):
+            for y, base, yt in zip(ys, rows.pointers(), y_rows):
                 lw.store(y, row_pointer(lw, base, yt, at))
 
         final, n = while_steps(lw, consts, start, per, step, until, max_steps, site, lane,
@@ -81,7 +105,7 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
         lw.store_at(outs[nc], np.dtype(np.int64), lane, n)
         return final
 
-    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane)
+    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane, parallel)
     return [Array(t, p) for t, p in zip(out_types, outs)] + tapes.arrays()
 
 
@@ -100,6 +124,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     laned = [lw.materialize(v) for v in laned]
     init, xs = [lw.materialize(v) for v in init], [lw.materialize(x) for x in xs]
     width = lane_blocks.block_width([step], caps, laned + init + xs)
+    parallel = lane_blocks.in_parallel(lw, [step], n_lanes, width)
 
     def in_block(vw, first, consts, start):
         return lane_blocks.counted_scan_block(vw, first, consts, start, step, counts, xs,
@@ -121,7 +146,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
 
         return carries.values(lw.fn.counted_loop(count, reverse, carries.start(start), body))
 
-    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane)
+    by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane, parallel)
     return [Array(t, p) for t, p in zip(out_types[:nc], outs)] + ys
 
 

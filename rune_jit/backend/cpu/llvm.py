@@ -17,6 +17,7 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite.binding.newpassmanagers import NewPassManager
 
+from ... import config
 from ...forks import renew_in_child
 from . import elf_loader, openblas
 
@@ -58,9 +59,11 @@ def engine() -> llvm.LLJIT:
 @lru_cache(maxsize=None)
 def fingerprint() -> str:
     """What compiled code depends on besides the program: CPU, features, versions (the
-    Python version too: which C API functions a native entry calls depends on it)."""
+    Python version too: which C API functions a native entry calls depends on it), and
+    whether it may run on several threads (RUNE_JIT_NUM_THREADS=1 compiles serial code)."""
     return "|".join([llvm.get_host_cpu_name(), host_features(), llvmlite.__version__,
-                     ".".join(map(str, llvm.llvm_version_info)), sys.implementation.cache_tag])
+                     ".".join(map(str, llvm.llvm_version_info)), sys.implementation.cache_tag]
+                    + (["threads"] if config.num_threads > 1 else []))
 
 
 def vector_bits() -> int:
@@ -85,12 +88,18 @@ def optimize(llvm_ir: str) -> llvm.ModuleRef:
     raise RuntimeError("rune_jit: LLVM's optimizer produced invalid code for this program")
 
 
-def _optimized(llvm_ir: str, slp: bool, loops: bool) -> llvm.ModuleRef:
-    tm = target_machine()
+def parsed(llvm_ir: str) -> llvm.ModuleRef:
+    """The module, verified, for this machine, not optimized (code that is not hot)."""
     mod = llvm.parse_assembly(llvm_ir)
     mod.triple = llvm.get_process_triple()
-    mod.data_layout = str(tm.target_data)
+    mod.data_layout = str(target_machine().target_data)
     mod.verify()
+    return mod
+
+
+def _optimized(llvm_ir: str, slp: bool, loops: bool) -> llvm.ModuleRef:
+    tm = target_machine()
+    mod = parsed(llvm_ir)
     pto = llvm.create_pipeline_tuning_options(speed_level=2)
     pto.loop_vectorization = loops
     pto.slp_vectorization = slp

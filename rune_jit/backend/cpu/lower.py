@@ -40,6 +40,9 @@ from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
 
 LOWERINGS: dict[Primitive, Callable] = {}
 ELEMENTS: dict[Primitive, Callable] = {}
+# Other ways than one loop nest on this thread to store a lazy value, tried in order:
+# `store(lw, value, dest) -> whether it did` (parallel_maps.py: the pool's threads)
+STORES: list[Callable] = []
 
 
 def lowering(prim: Primitive, table: dict = LOWERINGS) -> Callable:
@@ -285,7 +288,7 @@ class Lowerer:
                 self.fn.memcpy(dest, v.ptr, t.nbytes)
         elif isinstance(v, Scalar) and t.shape == ():
             self.store_at(dest, t.dtype, self.i64(0), v.v)
-        else:
+        elif not (isinstance(v, Lazy) and any(store(self, v, dest) for store in STORES)):
             # a long chain over a few elements is a loop: unrolled, its code would be
             # that many times longer, for LLVM's vectorizer to fold back together
             small = SMALL_ELEMENTS if cost(v) * t.size <= UNROLLED_OPERATIONS else 0

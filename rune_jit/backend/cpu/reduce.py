@@ -9,14 +9,17 @@ float32 sums accumulate in float64, so a float32 sum is accurate.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...ops.reduce import REDUCTIONS, P, argmax_p, argmin_p
 from ...ops.sort import cumulative_p
 from . import arith as A, reuse
 from .arith import convert
-from .lower import LOWERINGS, lowering
-from .values import Array, Scalar
+from .lower import LOWERINGS, SMALL_ELEMENTS, lowering
+from .parallel_maps import elements_in_parallel
+from .values import Array, Scalar, cost
 
 
 def _combine(kind: str):
@@ -76,8 +79,12 @@ def _lower_reduce(kind: str):
             if not kept:
                 return [Scalar(out, reduce_at([]))]
             ptr = lw.out_buffer(0, out)
-            lw.loop_nest(out.shape, lambda k: lw.store_at(ptr, out.dtype, lw.offset(out.shape, k),
-                                                          reduce_at(k)))
+
+            def one(k):
+                lw.store_at(ptr, out.dtype, lw.offset(out.shape, k), reduce_at(k))
+            unrolled = math.prod(red_shape) <= SMALL_ELEMENTS  # by fold: no loop
+            if not elements_in_parallel(lw, out.shape, xt.size * (cost(x) + 1), one, unrolled):
+                lw.loop_nest(out.shape, one)
             return [Array(out, ptr)]
         acc_type = out.with_dtype(acc_t)
         acc_ptr = lw.out_buffer(0, out) if acc_t == out.dtype else lw.buffer(acc_type)

@@ -28,7 +28,7 @@ from ...ir import UNSIZED, Region, Type, Var, digest
 from ...passes.constants import lift_constants
 from ..stats import counts as stats
 from ...forks import renew_in_child
-from . import callback, emit, entry, interrupt, llvm, mathlib, sigint
+from . import callback, emit, entry, interrupt, llvm, mathlib, sigint, threads
 from .pool import POOL
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
@@ -123,7 +123,8 @@ class Compiled:
         # the image (or tracker) keeps the code mapped as long as this object lives
         with compile_log.stage("load"):
             self.image, addresses = llvm.link(obj, symbols, {
-                **entry.imports(), **callback.imports(), **interrupt.imports()})
+                **entry.imports(), **callback.imports(), **interrupt.imports(),
+                **(threads.imports() if threads.needed_by(obj) else {})})
         address, self.entry_address = addresses[0], (addresses[1:] or [None])[0]
         n = len(meta.in_types) + len(meta.out_types) + 1
         self.cfunc = _signature(n)(address)

@@ -1,0 +1,77 @@
+"""Large elementwise maps outside loops, stored on the pool's threads (threads.py).
+
+A lazy value that is stored (fused elementwise operations, broadcasts, gathers: one
+loop nest), or a reduction of the last axes (one accumulator per output element,
+reduce.py), is split into blocks of rows along its first axis, which the pool's
+threads take in turn. Each element is computed by the same code as on one thread,
+and where the loop over rows may be the one LLVM vectorizes, a block starts at a
+multiple of BLOCK_ALIGN rows, so that the vector loop covers the same elements and its
+scalar remainder the same last ones (a math function's vector and scalar variants may
+round differently): the results are bit-identical to one thread's. Reductions to a
+scalar, and those of leading axes (whose output is the accumulator), stay on the
+calling thread.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import llvmlite.ir as ir
+
+from . import threads
+from .lower import STORES, Lowerer
+from .values import Lazy
+
+BLOCK_WORK = 1 << 15  # operations a block (about): some microseconds of work
+BLOCK_ALIGN = 1024  # a multiple of every vector loop's elements a step (VF x interleave)
+# Elements times operations per element below which a map stays on the calling thread
+# (a region's start costs some microseconds: about 10^5 fused operations).
+MAP_WORK = 1 << 18
+
+
+def _rows_per_block(shape: tuple, work: int, loop_free: bool) -> int:
+    """Rows (indices of the first axis) a block: about BLOCK_WORK operations; a multiple
+    of BLOCK_ALIGN when a row's code may have no loop once LLVM unrolls short ones (its
+    elements are loop-free, and few), so that the loop over rows may be the one LLVM
+    vectorizes."""
+    rows = -(-BLOCK_WORK // max(1, work // shape[0]))
+    if loop_free and math.prod(shape[1:]) < BLOCK_ALIGN:
+        return -(-rows // BLOCK_ALIGN) * BLOCK_ALIGN
+    return rows
+
+
+def elements_in_parallel(lw: Lowerer, shape: tuple, work: int,
+                         body: Callable[[list[ir.Value]], None], loop_free: bool = True
+                         ) -> bool:
+    """body(idx) for every index of `shape` (each independent of the others, `work`
+    operations in all; `loop_free`: whether an element's code may have no loop), in
+    blocks of rows on the pool's threads, if it is worth it; -> whether it was (else
+    nothing was emitted). Outside loops only."""
+    if not threads.may_start(lw) or not shape or work < MAP_WORK:
+        return False
+    rows = _rows_per_block(shape, work, loop_free)
+    n_blocks = -(-shape[0] // rows)
+    if n_blocks < 2:
+        return False
+
+    def block(j: ir.Value) -> None:
+        start = lw.b.mul(j, lw.i64(rows))
+        stop = lw.b.add(start, lw.i64(rows))
+        stop = lw.b.select(lw.b.icmp_signed("<", stop, lw.i64(shape[0])), stop,
+                           lw.i64(shape[0]))
+        lw.fn.loop(start, stop, 1, [], lambda r, _: lw.loop_nest(
+            shape[1:], lambda idx: body([r] + idx)) or [])
+
+    threads.parallel_loop(lw, n_blocks, block)
+    return True
+
+
+def _store_in_parallel(lw: Lowerer, v: Lazy, dest: ir.Value) -> bool:
+    t = v.type
+    return elements_in_parallel(
+        lw, t.shape, t.size * max(v.cost, 1),
+        lambda idx: lw.store_at(dest, t.dtype, lw.offset(t.shape, idx), lw.load(v, idx)))
+
+
+STORES.append(_store_in_parallel)
