@@ -123,9 +123,11 @@ def _sum_accumulators(vals: list, params: dict) -> list:
     step = params["step"]
     caps, _, _, init, xs = lay.operands(vals)
     nc, ny = lay.num_carry, len(step.outputs) - lay.num_carry
-    # a row is read whole from xs, not restacked
-    rows = dict(zip(step.params[lay.num_captures + nc:], xs))
-    found = _leaving(step, _accumulators(step, lay), rows, params["length"])
+    found = _accumulators(step, lay)
+    # a row (or a view of one) is read whole from xs, not restacked
+    rows = _row_views(step, dict(zip(step.params[lay.num_captures + nc:], xs)),
+                      [a for s in found.values() for a in s.stacked()], params["length"])
+    found = _leaving(step, found, rows, params["length"])
     if not found:
         return _split_scan(vals, params)
     keep = [i for i in range(nc) if i not in found]
@@ -168,6 +170,26 @@ def _accumulators(step: Region, lay) -> dict:
                 and uses[out] == 1):
             found[i] = Summand(g, made[g])
     return found
+
+
+def _row_views(step: Region, rows: dict, wanted: list, n: int) -> dict:
+    """`rows` (row params of `step` -> the stacked rows), with the values of `wanted`
+    that are views of rows (a reshape of a row) -> those views of the stacked rows."""
+    made = {v: e for e in step.eqns for v in e.outputs}
+    out = dict(rows)
+
+    def stacked(v):
+        e = made.get(v)
+        if v not in out and e is not None and "view" in e.prim.traits and stacked(e.inputs[0]):
+            with hiding_axis():  # its lanes are the loop's steps
+                (y,), (d,) = batch_eval(Region((e.inputs[0],), (e,), e.outputs), n,
+                                        [out[e.inputs[0]]], [0])
+            out[v] = materialize(y, d, n)
+        return v in out
+
+    for v in wanted:
+        stacked(v)
+    return out
 
 
 # Multiply-adds a step from which a product summed after the loop, as one matrix product,
