@@ -106,8 +106,8 @@ def targets(results: dict) -> list[dict]:
     if all(isinstance(b, int) and b for b in kept.values()):
         out.append(_target("W6r: rune_jit kept bytes with remat / without",
                            kept["W6r"] / kept["W6"], "≤", 1 / 3))
-    return (out + _eager_targets(results) + _compile_targets(results)
-            + _thread_targets(results.get("threads")))
+    return (out + _memory_target(results) + _eager_targets(results)
+            + _compile_targets(results) + _thread_targets(results.get("threads")))
 
 
 def _eager_targets(results: dict) -> list[dict]:
@@ -159,6 +159,17 @@ def threads_table(threads: dict | None) -> str:
     return "\n".join(lines)
 
 
+def _memory_target(results: dict) -> list[dict]:
+    """Issue 19: under remat, RM's gradient stores one carry a step (its tape), 1.1x at most."""
+    w = results["workloads"].get("RMr", {})
+    stored = w.get("stored_bytes", {}).get("rune_jit")
+    if not isinstance(stored, int):
+        return []
+    carry = 8 * w["size"]["h"]
+    return [_target(f"RMr: rune_jit bytes a call stores a step / one carry ({carry} B)",
+                    stored / w["size"]["t"] / carry, "≤", 1.1)]
+
+
 def _compile_targets(results: dict) -> list[dict]:
     out = []
     for name in COMPILE_TARGET_WORKLOADS:
@@ -185,11 +196,19 @@ def notes(results: dict) -> str:
     lines = []
     for name, w in results["workloads"].items():
         extra = [w["note"]] if w["note"] else []
-        kept = ", ".join(f"{p} {b / 2**20:.3g} MiB" if isinstance(b, int) else f"{p} {b}"
-                         for p, b in w.get("kept_bytes", {}).items())
-        extra += [f"kept for the backward pass: {kept}"] if kept else []
+        for key, what in (("kept_bytes", "kept for the backward pass"),
+                          ("stored_bytes", "stored by a call (scratch memory)")):
+            counted = ", ".join(_bytes(p, b, w["size"]) for p, b in w.get(key, {}).items())
+            extra += [f"{what}: {counted}"] if counted else []
         lines.append(f"- {name}: {w['title']} ({w['size']})" + "".join(f"; {e}" for e in extra))
     return "\n".join(lines)
+
+
+def _bytes(peer: str, counted: int | str, size: dict) -> str:
+    """`counted` bytes in MiB, and a step's share of them in a loop of size["t"] steps."""
+    if not isinstance(counted, int):
+        return f"{peer} {counted}"
+    return f"{peer} {counted / 2**20:.3g} MiB ({counted / size['t']:.4g} B a step)"
 
 
 def write_json(results: dict, path: str) -> None:

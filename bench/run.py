@@ -106,8 +106,9 @@ def run_workload(w: wl.Workload, mode: str, modules: dict, cold: dict, warm: dic
                     "first_call_warm_disk")
     out = {"title": w.title, "size": w.sizes[mode], "tolerance": wl.TOL,
            "note": wl.note(w, inp), "peers": records}
-    if w.group == "W6":
-        out["kept_bytes"] = _kept_bytes(w, inp, modules)
+    if w.group in ("W6", "RM"):
+        out["kept_bytes"] = _bytes("kept_bytes", w, inp, modules, ("rune_jit", "jax"))
+        out["stored_bytes"] = _bytes("stored_bytes", w, inp, modules, ("rune_jit",))
     report.add_ratios(out)
     return out
 
@@ -120,16 +121,17 @@ def _first_call(rec: dict, measured: dict, key: str) -> None:
         rec[f"{key}_error"] = measured.get("error", "not measured")
 
 
-def _kept_bytes(w: wl.Workload, inp, modules: dict) -> dict:
-    """Per peer: bytes kept for the backward pass, or the error that stopped counting."""
-    kept = {}
-    for peer in ("rune_jit", "jax"):
+def _bytes(measure: str, w: wl.Workload, inp, modules: dict, peers: tuple) -> dict:
+    """Per peer: the bytes `measure` counts (kept for the backward pass, stored by a
+    call), or the error that stopped counting."""
+    counted = {}
+    for peer in peers:
         if not isinstance(modules[peer], str):
             try:
-                kept[peer] = modules[peer].kept_bytes(w.name, inp)
+                counted[peer] = getattr(modules[peer], measure)(w.name, inp)
             except Exception as err:  # reported in the table, not fatal
-                kept[peer] = f"error: {harness.describe(err)}"
-    return kept
+                counted[peer] = f"error: {harness.describe(err)}"
+    return counted
 
 
 def _selection(only: str | None) -> tuple[list[wl.Workload], bool]:
@@ -166,7 +168,7 @@ def main(argv: list[str]) -> int:
                         ("Workloads", report.notes(results)),
                         ("First call (compile latency)", report.compile_table(results)),
                         ("Thread speedup", report.threads_table(results.get("threads"))),
-                        ("Targets (issues 6, 17 and 18)",
+                        ("Targets (issues 6, 17, 18 and 19)",
                          report.targets_table(results["targets"]))):
         print(f"\n{title}\n\n{text}")
     report.write_json(results, args.json)

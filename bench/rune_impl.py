@@ -16,6 +16,8 @@ import rune_jit.random as rr
 from rune_jit.api import linearized
 from rune_jit.ir import Var
 
+import workloads as wl
+
 
 def warm_up() -> None:
     """Pay the one-time costs of the process (LLVM initialization) outside any timing."""
@@ -49,6 +51,16 @@ def _deep(remat):
             return rnp.tanh(rnp.sin(W @ c + x))
         body = rune.remat(step) if remat else step
         return rnp.sum(rune.scan(lambda c, x: (body(c, x), None), c0, xs)[0])
+    return loss
+
+
+def _recurrence(remat, steps):
+    """RM: sum(final c) for c' = tanh(W c + b), `steps` steps with no xs."""
+    def loss(W, b, c0):
+        def step(c):
+            return rnp.tanh(W @ c + b)
+        body = rune.remat(step) if remat else step
+        return rnp.sum(rune.scan(lambda c, _: (body(c), None), c0, length=steps)[0])
     return loss
 
 
@@ -116,10 +128,16 @@ def w5(p):
     return lambda: f(p.a)
 
 
-def _w6(remat):
+def _loss(name: str, p):
+    """W6, W6r, RM, RMr: the function whose gradient is taken."""
+    return _recurrence(name == "RMr", p.t) if name in ("RM", "RMr") else _deep(name == "W6r")
+
+
+def _grad_of(name):
     def make(p):
-        f = rune.jit(rune.grad(_deep(remat)))
-        return lambda: f(p.W, p.xs, p.c0)
+        argnums, args = wl.gradient_args(name, p)
+        f = rune.jit(rune.grad(_loss(name, p), argnums=argnums))
+        return lambda: f(*args)
     return make
 
 
@@ -227,7 +245,8 @@ def dmix_arrays(p):
 
 
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
-         "W6": _w6(False), "W6r": _w6(True), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
+         "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
+         "RMr": _grad_of("RMr"), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
          "W10": w10, "W10b": w10, "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
@@ -239,10 +258,19 @@ def kept_bytes(name: str, p) -> int:
     """Bytes reverse mode passes from the forward to the backward program: the residuals
     of linearize's known region, not counting inputs passed through (the caller holds
     them anyway) nor constants."""
-    args = (p.W, p.xs, p.c0)
-    region = rune.make_ir(_deep(name == "W6r"))(*args)
+    _, args = wl.gradient_args(name, p)
+    region = rune.make_ir(_loss(name, p))(*args)
     lin = linearized(region, len(region.params) - len(args))
     residuals = lin.known.outputs[len(region.outputs):]
     inputs = set(lin.known.params)
     return sum(v.type.size * v.type.dtype.itemsize for v in residuals
                if isinstance(v, Var) and v not in inputs)
+
+
+def stored_bytes(name: str, p) -> int:
+    """Bytes a call of the compiled gradient stores: the tapes and whatever else its
+    passes stack (the backward loop's stacked operands of a product summed after it),
+    its scratch memory."""
+    argnums, args = wl.gradient_args(name, p)
+    f = rune.jit(rune.grad(_loss(name, p), argnums=argnums))
+    return f.lower(*args).cost()["scratch_bytes"]

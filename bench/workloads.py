@@ -47,6 +47,11 @@ _W10 = [("W10", "10^4", 8, {"full": dict(nb=10_000, n=8), "quick": dict(nb=2000,
                              "tiny": dict(nb=50, n=4)}),
         ("W10b", "100", 64, {"full": dict(nb=100, n=64), "quick": dict(nb=20, n=64),
                               "tiny": dict(nb=4, n=16)})]
+# RM: issue 19's reverse-mode memory program, a 16-float carry over 10^6 steps
+_RM_SIZES = {"full": dict(t=1_000_000, h=16), "quick": dict(t=100_000, h=16),
+             "tiny": dict(t=1000, h=4)}
+_NO_REMAT_RM = "no remat variant: its RM row already keeps only c per step"
+_NO_VECTOR_RM = "a Python loop of 1e6 steps of a 16-float state (seconds a call)"
 _W8_SIZES = {"full": dict(n=10_000, nnz=100_000, steps=1000),
              "quick": dict(n=10_000, nnz=100_000, steps=100),
              "tiny": dict(n=100, nnz=500, steps=10)}
@@ -84,6 +89,11 @@ WORKLOADS = [
     Workload("W6r", "W6", "W6 with rune.remat / jax.checkpoint on the step",
              ("rune_jit", "jax"), dict(c=_NO_REMAT, numba=_NO_REMAT, numpy=_NO_REMAT),
              _W6_SIZES),
+    Workload("RM", "RM", "reverse-mode memory: gradient w.r.t. (W, b) of sum(final c), "
+             "c' = tanh(W c + b), no xs (C, Numba: W3g's loops with no input)",
+             ("rune_jit", "c", "numba", "jax"), dict(numpy=_NO_VECTOR_RM), _RM_SIZES),
+    Workload("RMr", "RM", "RM with rune.remat / jax.checkpoint on the step", ("rune_jit", "jax"),
+             dict(c=_NO_REMAT_RM, numba=_NO_REMAT_RM, numpy=_NO_REMAT_RM), _RM_SIZES),
     Workload("W7", "W7", "small carry: driven damped pendulum, state [θ, ω] a 2-vector, "
              "explicit Euler, ys = θ",
              ("rune_jit", "c", "numba", "jax"), dict(numpy=_NO_VECTOR),
@@ -192,6 +202,11 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         b = rng.normal(size=(nb, n, n))
         return SimpleNamespace(A=b @ b.transpose(0, 2, 1) + n * np.eye(n),
                                b=rng.normal(size=(nb, n, 1)), **size)
+    if w.group == "RM":  # also given as W3g's inputs with no input rows (d = 0)
+        t, h = size["t"], size["h"]
+        return SimpleNamespace(W=rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
+                               b=rng.normal(0, 0.1, h), h0=np.zeros(h), U=np.zeros((h, 0)),
+                               xs=np.zeros((t, 0)), d=0, **size)
     if w.group == "W6":
         t, h = size["t"], size["h"]
         return SimpleNamespace(W=rng.normal(0, 0.5 / np.sqrt(h), (h, h)),
@@ -206,6 +221,27 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         return SimpleNamespace(x=np.array([1.5]), s=2.0, n=3,
                                d={"a": np.array([0.5]), "b": np.array([0.25])})
     return SimpleNamespace(x=np.array([1.5]))
+
+
+def gradient_args(name: str, p: SimpleNamespace) -> tuple:
+    """W6, W6r, RM, RMr, in every peer: (the arguments the gradient is taken by, as
+    `argnums`, and all the arguments)."""
+    if name in ("RM", "RMr"):
+        return (0, 1), (p.W, p.b, p.h0)
+    return 0, (p.W, p.xs, p.c0)
+
+
+def w3g_with_no_input(w3g):
+    """RM in a peer that has W3g: W3g's loops with no input rows (d = 0), so that
+    h' = tanh(W h + b); -> the gradients w.r.t. (W, b)."""
+    def make(p):
+        run = w3g(p)
+
+        def grads():
+            gW, _, gb = run()
+            return gW, gb
+        return grads
+    return make
 
 
 def newton_steps(a: np.ndarray, max_steps: int) -> np.ndarray:

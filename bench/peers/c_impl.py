@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+import workloads as wl
+
 CC = shutil.which("cc")
 if CC is None:
     raise ImportError("no C compiler: `cc` is not on PATH")
@@ -169,4 +171,5 @@ def w8g(p):
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7, "W8": w8, "W8g": w8g,
          "W4": lambda p: _lanes(_library().newton, p),
          "W4s": lambda p: _lanes(_library().newton, p),
-         "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6}
+         "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6,
+         "RM": wl.w3g_with_no_input(w3g)}

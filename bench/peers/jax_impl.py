@@ -11,6 +11,8 @@ import jax
 import numpy as np
 import jax.numpy as jnp
 
+import workloads as wl
+
 jax.config.update("jax_enable_x64", True)
 
 R = 0.999999
@@ -93,8 +95,25 @@ def _deep(checkpoint):
     return loss
 
 
-def _w6(checkpoint):
-    return lambda p: _ready(jax.jit(jax.grad(_deep(checkpoint))), p.W, p.xs, p.c0)
+def _recurrence(checkpoint, steps):
+    def loss(W, b, c0):
+        def step(c):
+            return jnp.tanh(W @ c + b)
+        body = jax.checkpoint(step) if checkpoint else step
+        return jnp.sum(jax.lax.scan(lambda c, _: (body(c), None), c0, length=steps)[0])
+    return loss
+
+
+def _loss(name: str, p):
+    """W6, W6r, RM, RMr: the function whose gradient is taken."""
+    return _recurrence(name == "RMr", p.t) if name in ("RM", "RMr") else _deep(name == "W6r")
+
+
+def _grad_of(name):
+    def make(p):
+        argnums, args = wl.gradient_args(name, p)
+        return _ready(jax.jit(jax.grad(_loss(name, p), argnums=argnums)), *args)
+    return make
 
 
 def _pendulum(s0, xs):
@@ -212,7 +231,8 @@ def dmix_arrays(p):
 
 
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
-         "W6": _w6(False), "W6r": _w6(True), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
+         "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
+         "RMr": _grad_of("RMr"), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
          "W10": w10, "W10b": w10, "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
@@ -224,7 +244,9 @@ UNROLLED = {"W5": w5_unrolled}
 
 def kept_bytes(name: str, p) -> int:
     """Bytes of the residuals jax.vjp's pullback holds, not counting the inputs."""
-    args = [jnp.asarray(a) for a in (p.W, p.xs, p.c0)]
-    _, pullback = jax.vjp(lambda W: _deep(name == "W6r")(W, *args[1:]), args[0])
+    argnums, args = wl.gradient_args(name, p)
+    k = len(argnums) if isinstance(argnums, tuple) else 1  # the leading arguments
+    args, loss = [jnp.asarray(a) for a in args], _loss(name, p)
+    _, pullback = jax.vjp(lambda *diff: loss(*diff, *args[k:]), *args[:k])
     return sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(pullback)
                if not any(leaf is a for a in args))

@@ -12,6 +12,8 @@ import math
 import numba
 import numpy as np
 
+import workloads as wl
+
 R = 0.999999
 DT, DAMPING = 0.01, 0.5  # W7
 
@@ -254,5 +256,6 @@ IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "W1": _make(_scan1, "xs"), "W2": _make(_scan1_adjoint, "xs"), "W3": w3, "W3g": w3g,
          "W4": _make(_newton, "a", "max_steps"), "W4s": _make(_newton, "a", "max_steps"),
          "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "W7": _make(_pendulum, "s0", "xs"),
-         "D": _make(_add1, "x"), "Egrad-jit": _make(_loss_grad, "a"),
-         "Escan-jit": _make(_scan1, "xs"), "Dmix": dmix, "Dmix-arrays": dmix_arrays}
+         "RM": wl.w3g_with_no_input(w3g), "D": _make(_add1, "x"),
+         "Egrad-jit": _make(_loss_grad, "a"), "Escan-jit": _make(_scan1, "xs"), "Dmix": dmix,
+         "Dmix-arrays": dmix_arrays}

@@ -231,7 +231,27 @@ def _remat_transpose(cts, *args, body, policy, num_captures):
     # the body may hold loops that compute values and tangents together: split it so the
     # values are recomputed forward and only the tangent part is transposed
     split = partial_eval_region(body, linear, True, recompute_unsized=True)
-    res = _bind(loops.pick(args, linear, False), split.known, policy)
+    res = _recomputed(split.known, loops.pick(args, linear, False), policy)
     cts_in = iter(backward_pass(split.unknown, [False] * split.num_res + [True] * sum(linear),
                                 res, cts))
     return [next(cts_in) if lin else None for lin in linear]
+
+
+def _recomputed(known: Region, args: list, policy: Policy) -> list:
+    """The outputs of `known` (closed) at `args`, recomputed by a remat equation, but for
+    those that are an argument or a view of one (a reshape): those are taken from the
+    argument, outside it, so later passes see them for what they are (scan fission reads
+    a view of a loop's row from the stacked rows, rather than stacking it again)."""
+    from ..passes.simplify import dce
+
+    arg_of = dict(zip(known.params, args))
+    made = {v: e for e in known.eqns for v in e.outputs}
+    outside = {o: arg_of[o] for o in known.outputs if o in arg_of}
+    for o in known.outputs:
+        e = made.get(o)
+        if e is not None and "view" in e.prim.traits and e.inputs[0] in arg_of:
+            outside[o] = bind1(e.prim, arg_of[e.inputs[0]], **e.params)
+    inside = tuple(o for o in known.outputs if o not in outside)
+    vals = iter(_bind(args, dce(Region(known.params, known.eqns, inside)), policy)
+                if inside else [])
+    return [outside[o] if o in outside else next(vals) for o in known.outputs]

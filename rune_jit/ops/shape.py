@@ -94,7 +94,7 @@ def full(shape: Sequence[int], value: Any) -> Any:
 
 # ------------------------------------------------------------- reshape
 
-reshape_p = Primitive("reshape")
+reshape_p = Primitive("reshape", traits=("view",))
 
 
 @reshape_p.def_rule("shape")

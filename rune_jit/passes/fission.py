@@ -9,13 +9,15 @@ results as rows. What the step computes from captures alone is computed once,
 before the loop. And a carry that only sums what each step adds to it (a
 gradient with respect to a weight, in reverse mode) becomes a sum after the
 loop: for a product, as one product over the stacked operands, so 2000 rank-1
-updates of a matrix become one matrix product. Results are the same values
+updates of a matrix become one matrix product, when that pays (`_leaves_loop`: the
+stacked operands cost memory a step, the carry once). Results are the same values
 summed in another order (and a transcendental may round differently
 vectorized: see docs/accuracy.md).
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import NamedTuple
 
@@ -111,23 +113,27 @@ def _split_scan(vals: list, params: dict) -> list:
 
 
 def _sum_accumulators(vals: list, params: dict) -> list:
-    """Carries updated as acc' = acc + g, read nowhere else, leave the loop: each step
-    returns g (or, when g is a product, its two operands) as ys, and after the loop
-    acc = init + the sum over steps (the product, contracting the step axis too)."""
+    """Carries updated as acc' = acc + g, read nowhere else, leave the loop where that
+    pays (`_leaving`): each step returns g (or, when g is a product, its two operands) as
+    ys, and after the loop acc = init + the sum over steps (the product, contracting the
+    step axis too)."""
     from ..ops.scan import Layout
 
     lay = Layout(len(vals), params)
     step = params["step"]
-    found = _accumulators(step, lay)
-    if not found:
-        return _split_scan(vals, params)
     caps, _, _, init, xs = lay.operands(vals)
     nc, ny = lay.num_carry, len(step.outputs) - lay.num_carry
+    found = _accumulators(step, lay)
+    # a row (or a view of one) is read whole from xs, not restacked
+    rows = _row_views(step, dict(zip(step.params[lay.num_captures + nc:], xs)),
+                      [a for s in found.values() for a in s.stacked()], params["length"])
+    found = _leaving(step, found, rows, params["length"])
+    if not found:
+        return _split_scan(vals, params)
     keep = [i for i in range(nc) if i not in found]
     extra = [found[i].stacked() for i in sorted(found)]  # what each sum is made of
-    # a row is read whole from xs, not restacked
-    rows = dict(zip(step.params[lay.num_captures + nc:], xs))
-    stacked_outs = [a for group in extra for a in group if a not in rows]
+    # (an operand two sums share is stacked once)
+    stacked_outs = list(dict.fromkeys(a for group in extra for a in group if a not in rows))
     outputs = [step.outputs[i] for i in keep] + list(step.outputs[nc:]) + stacked_outs
     carry_params = step.params[lay.num_captures:lay.num_captures + nc]
     params_ = (step.params[:lay.num_captures] + tuple(carry_params[i] for i in keep)
@@ -138,9 +144,9 @@ def _sum_accumulators(vals: list, params: dict) -> list:
     new = {**params, "step": body, "num_carry": len(keep)}
     outs = _split_scan(caps + [init[i] for i in keep] + xs, new)
     carries = dict(zip(keep, outs[:len(keep)]))
-    stacked = iter(outs[len(keep) + ny:])
+    stacked = {**rows, **dict(zip(stacked_outs, outs[len(keep) + ny:]))}
     for i in sorted(found):
-        group = [rows[a] if a in rows else next(stacked) for a in extra.pop(0)]
+        group = [stacked[a] for a in extra.pop(0)]
         carries[i] = _summed(init[i], found[i], group, params["reverse"])
     return [carries[i] for i in range(nc)] + outs[len(keep):len(keep) + ny]
 
@@ -161,12 +167,65 @@ def _accumulators(step: Region, lay) -> dict:
             continue
         g = add.inputs[1] if add.inputs[0] is acc else add.inputs[0]
         if (isinstance(g, Var) and g in made and g.type == acc.type and uses[g] == 1
-                and uses[out] == 1 and _stackable(g, made[g])):
+                and uses[out] == 1):
             found[i] = Summand(g, made[g])
     return found
 
 
-SMALL_SUMMAND = 4096  # a summand this small is stacked whole; a product, by its operands
+def _row_views(step: Region, rows: dict, wanted: list, n: int) -> dict:
+    """`rows` (row params of `step` -> the stacked rows), with the values of `wanted`
+    that are views of rows (a reshape of a row) -> those views of the stacked rows."""
+    made = {v: e for e in step.eqns for v in e.outputs}
+    out = dict(rows)
+
+    def stacked(v):
+        e = made.get(v)
+        if v not in out and e is not None and "view" in e.prim.traits and stacked(e.inputs[0]):
+            with hiding_axis():  # its lanes are the loop's steps
+                (y,), (d,) = batch_eval(Region((e.inputs[0],), (e,), e.outputs), n,
+                                        [out[e.inputs[0]]], [0])
+            out[v] = materialize(y, d, n)
+        return v in out
+
+    for v in wanted:
+        stacked(v)
+    return out
+
+
+# Multiply-adds a step from which a product summed after the loop, as one matrix product,
+# beats the steps' own small products into the carry (measured: docs/design.md)
+HOIST_FLOPS = 4096
+
+
+def _leaving(step: Region, found: dict, rows: dict, length: int) -> dict:
+    """The accumulators of `found` that leave the loop (`_leaves_loop`): an operand that
+    one of them stacks is stacked already for the others."""
+    from ..ops.loops import fixpoint, pick
+    from ..ops.remat import remat_p
+
+    recomputed = {v for e in step.eqns if e.prim is remat_p for v in e.outputs}
+    summands = [found[i] for i in sorted(found)]
+
+    def leave(mask):
+        free = set(rows).union(*(s.stacked() for s in pick(summands, mask)))
+        return [_leaves_loop(s, free, recomputed, length) for s in summands], None
+
+    mask, _ = fixpoint([False] * len(summands), leave)
+    return dict(zip(pick(sorted(found), mask), pick(summands, mask)))
+
+
+def _leaves_loop(summand: Summand, free: set, recomputed: set, length: int) -> bool:
+    """Whether to sum after the loop rather than in the carry: summed after, the values
+    the sum is made of are stacked, a step's worth each step (those `free` are stacked
+    already: rows); in the carry, it is one value. So it leaves when its stack is no
+    larger than the carry, or when it is a product large enough to run faster as one.
+    What the step recomputes (remat) is never stacked: not keeping it is what remat
+    asks for."""
+    new = [a for a in summand.stacked() if a not in free]
+    if any(a in recomputed for a in new):
+        return False
+    stack = length * sum(a.type.nbytes for a in new)
+    return stack <= summand.var.type.nbytes or summand.flops() >= HOIST_FLOPS
 
 
 class Summand(NamedTuple):
@@ -185,9 +244,13 @@ class Summand(NamedTuple):
         """The step values its sum is made of: a product's two operands, else itself."""
         return list(self.eqn.inputs) if self.is_product() else [self.var]
 
-
-def _stackable(g: Var, g_eqn: Eqn) -> bool:
-    return Summand(g, g_eqn).is_product() or g.type.size <= SMALL_SUMMAND
+    def flops(self) -> int:
+        """A product's multiply-adds a step; 0 for any other summand, whose sum after the
+        loop is no faster than in it."""
+        if not self.is_product():
+            return 0
+        lhs, (contract, _) = self.eqn.inputs[0].type, self.eqn.params["contract"]
+        return self.var.type.size * math.prod(lhs.shape[a] for a in contract)
 
 
 def _summed(init, summand: Summand, stacked: list, reverse: bool):
