@@ -207,16 +207,16 @@ def _eager(name):
     return make
 
 
-def _loss(x):
+def _sin_loss(x):  # Egrad's
     return rnp.sum(rnp.sin(x) * x)
 
 
 def egrad(p):
-    return lambda: rune.grad(_loss)(p.a)  # a new grad(f) per call, as at a prompt
+    return lambda: rune.grad(_sin_loss)(p.a)  # a new grad(f) per call, as at a prompt
 
 
 def egrad_jit(p):
-    f = rune.jit(rune.grad(_loss))
+    f = rune.jit(rune.grad(_sin_loss))
     return lambda: f(p.a)
 
 

@@ -225,6 +225,28 @@ def map_regions(params: dict[str, Any], f) -> dict[str, Any]:
     return {k: one(v) for k, v in params.items()}
 
 
+def renamed(region: Region) -> Region:
+    """A copy of `region` with new variables throughout, its nested regions' too: a
+    program may hold it beside the original and still assign each variable once."""
+    env: dict[Var, Var] = {}
+
+    def new(v: Var) -> Var:
+        env[v] = Var(v.type)
+        return env[v]
+
+    def atom(a: Atom) -> Atom:
+        return env.get(a, a) if isinstance(a, Var) else a
+
+    def copy(r: Region) -> Region:
+        params = tuple(new(p) for p in r.params)
+        eqns = tuple(e.rebuilt(inputs=tuple(atom(a) for a in e.inputs),
+                               params=map_regions(e.params, copy),
+                               outputs=tuple(new(o) for o in e.outputs)) for e in r.eqns)
+        return Region(params, eqns, tuple(atom(o) for o in r.outputs))
+
+    return copy(region)
+
+
 # ---------------------------------------------------------------- printing
 
 

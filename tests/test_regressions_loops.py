@@ -291,3 +291,22 @@ def test_jvp_of_where_broadcasts_a_scalar_tangent():
           want=(np.full(2, -0.9), np.full(2, 3.0)))
     grads_agree(lambda s: rnp.sum(in_a_loop(s)), [np.float64(-0.3)], 0, 1e-10, 1e-5, 1e-6,
                 want=[np.array(6.0)])
+
+
+def unused_while_in_a_scan_step(s):
+    def step(c, _):
+        # its results are unused; a loop is still never dropped (it may raise)
+        rune.while_loop(lambda kz: kz[0] < 1, lambda kz: (kz[0] + 1, kz[1] * kz[1]),
+                        (np.int64(0), c))
+        return c, None
+    return rune.scan(step, s, length=1)[0]
+
+
+def test_grad_of_a_scan_holding_an_unused_while_loop_without_max_steps():
+    """Fuzz seeds 60, 221, 297, 322, 404 (and more past 200): reverse mode recomputes a
+    while_loop without max_steps in the scan step's backward pass, and bound the loop
+    again with its body region as it was: the gradient program held one region twice
+    (IRError: assigned twice, under RUNE_JIT_VERIFY as the suite runs). The recomputed
+    loop's regions are copies with variables of their own (ir.renamed)."""
+    agree(rune.grad(lambda s: rnp.sum(unused_while_in_a_scan_step(s))), np.array([0.98, 0.72]),
+          want=np.ones(2))

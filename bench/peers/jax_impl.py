@@ -201,13 +201,13 @@ def _eager(name):
     return make
 
 
-def _loss(x):
+def _sin_loss(x):  # Egrad's
     return jnp.sum(jnp.sin(x) * x)
 
 
 def egrad(p):
     x = jnp.asarray(p.a)
-    return lambda: jax.block_until_ready(jax.grad(_loss)(x))  # eager: traced each call
+    return lambda: jax.block_until_ready(jax.grad(_sin_loss)(x))  # eager: traced each call
 
 
 def escan(p):
@@ -236,7 +236,7 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
          "W10": w10, "W10b": w10, "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
-         "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_loss)), p.a),
+         "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_sin_loss)), p.a),
          "Escan": escan, "Escan-jit": lambda p: _ready(jax.jit(_scan1), p.xs),
          "Dmix": dmix, "Dmix-arrays": dmix_arrays}
 UNROLLED = {"W5": w5_unrolled}

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..ir import Atom, Eqn, Literal, Region, Var
+from ..ir import Atom, Eqn, Literal, Region, Var, map_regions, renamed
 from ..trace import Builder, Tracer, bind, checked, current, using
 from . import at_eqn
 
@@ -47,8 +47,9 @@ class PartialEval:
         eqn = self.known.producers.get(t.ir_var)
         if t.ir_var not in self.residuals and eqn is not None and self.recompute(eqn):
             ins, params = eqn.closed
-            with using(self.unknown):
-                outs = bind(eqn.prim, *[self.known_value(a) for a in ins], **params)
+            with using(self.unknown):  # (its regions anew: the known side holds them)
+                outs = bind(eqn.prim, *[self.known_value(a) for a in ins],
+                            **map_regions(params, renamed))
             self.recomputed.update(zip(eqn.outputs, outs))
             return self.recomputed[t.ir_var]
         if t.ir_var not in self.residuals:
