@@ -310,3 +310,39 @@ def test_grad_of_a_scan_holding_an_unused_while_loop_without_max_steps():
     loop's regions are copies with variables of their own (ir.renamed)."""
     agree(rune.grad(lambda s: rnp.sum(unused_while_in_a_scan_step(s))), np.array([0.98, 0.72]),
           want=np.ones(2))
+
+
+DOUBLE_FREE = """
+import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+a1 = np.array([0.99, 0.78])
+def loss(a1):
+    def body(c):
+        k, x = c
+        def outer_step(u, _):
+            def inner_step(v, r):
+                return rnp.tanh(r / (1.0 + v * v) + v), None
+            rune.scan(rune.remat(inner_step, policy=rune.checkpoint_policies.dots_saveable),
+                      x, a1, length=2)
+            return u * 0.5, None
+        rune.scan(rune.remat(outer_step), x, length=0)
+        return k + 1, x * 0.5
+    return rnp.sum(rune.while_loop(lambda c: c[0] < 21, body, (np.int64(0), rnp.zeros(2)),
+                                   max_steps=21)[1] - a1)
+print(rune.grad(loss)(a1))
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="known crash, found by the widened fuzz generator "
+                   "(branch fuzz-while, seed 1362): free(): double free in eager native "
+                   "loops; jit and the interpreter give the gradient")
+def test_eager_grad_of_a_zero_length_remat_scan_in_a_while_loop_does_not_crash():
+    """Eager grad (each loop compiled on its own) of a bounded while_loop whose step
+    holds a zero-length scan of a remat step holding a scan of a remat step with a
+    policy: glibc aborts on a double free. Run in a child so the crash fails this test
+    and not the test process."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", DOUBLE_FREE], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
