@@ -332,14 +332,12 @@ print(rune.grad(loss)(a1))
 """
 
 
-@pytest.mark.xfail(strict=True, reason="known crash, found by the widened fuzz generator "
-                   "(branch fuzz-while, seed 1362): free(): double free in eager native "
-                   "loops; jit and the interpreter give the gradient")
 def test_eager_grad_of_a_zero_length_remat_scan_in_a_while_loop_does_not_crash():
-    """Eager grad (each loop compiled on its own) of a bounded while_loop whose step
-    holds a zero-length scan of a remat step holding a scan of a remat step with a
-    policy: glibc aborts on a double free. Run in a child so the crash fails this test
-    and not the test process."""
+    """Fuzz seed 1362 of the widened generator (commit 1b1ed7d): eager grad of a bounded
+    while_loop whose step holds a zero-length scan, whose tape has rows of no bytes
+    (float64[21, 0, 2]). Growing it asked realloc for 0 bytes, which frees the buffer;
+    the failure exit freed it again (glibc: double free). A row of no bytes now asks
+    for one byte. Run in a child so a crash fails this test, not the test process."""
     import subprocess
     import sys
 

@@ -100,7 +100,9 @@ class Tapes:
                                 False)
             for slot, t in zip(self.slots, self.types):
                 old = b.load(slot, typ=emit.PTR)
-                ptr = lw.fn.call("realloc", emit.PTR, [old, b.mul(new, lw.i64(row_bytes(t)))])
+                # (a row of no bytes still asks for some: realloc to 0 bytes frees)
+                size = b.mul(new, lw.i64(max(row_bytes(t), 1)))
+                ptr = lw.fn.call("realloc", emit.PTR, [old, size])
                 lw.fail_if_any(b.icmp_unsigned("==", ptr, ir.Constant(emit.PTR, None)), "memory")
                 b.store(ptr, slot)
             b.store(new, self.capacity)
