@@ -300,7 +300,6 @@ def _batched_step(size, lay: Layout, args, dims, params):
         return [d is not None for d in odims[:nc]], (bstep, odims)
 
     batched, (bstep, odims) = loops.fixpoint([d is not None for d in idims], probe)
-    nl = len(laned)
 
     def step_fn(lan, carry, rows):
         outs = eval_region(bstep, caps + lan + carry + rows)
