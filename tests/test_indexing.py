@@ -277,6 +277,53 @@ def test_segment_reductions(op):
         rune.check_grads(lambda d: f(d, ids, 4), data)
 
 
+def _segments_by_hand(op, data, ids, n):
+    """JAX's segment reductions, one row at a time: ids outside [0, n) are dropped."""
+    ident = {"sum": 0.0, "max": -np.inf, "min": np.inf}[op]
+    want = np.full((n,) + data.shape[1:], ident)
+    for d, i in zip(data, ids):
+        if 0 <= i < n:
+            want[i] = {"sum": np.add, "max": np.maximum, "min": np.minimum}[op](want[i], d)
+    return want
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_negative_segment_ids_are_dropped_not_wrapped(op, path, monkeypatch):
+    """Regression: a negative segment id was wrapped as an index (-1 summed into the last
+    segment), where JAX's segment reductions drop it, as the docs say rune_jit does."""
+    data = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    ids = np.array([-1, 0, 2, 5, -3])
+    f = getattr(rune.ops, f"segment_{op}")
+    for dtype in (np.int64, np.int32):
+        got = on(path, lambda d, i: f(d, i, 3), monkeypatch)(data, ids.astype(dtype))
+        np.testing.assert_array_equal(got, _segments_by_hand(op, data, ids, 3))
+    batch = np.stack([ids, ids[::-1]])
+    np.testing.assert_array_equal(
+        rune.jit(rune.vmap(lambda i: f(data, i, 3)))(batch),
+        [_segments_by_hand(op, data, i, 3) for i in batch])
+    in_scan = rune.jit(lambda d: rune.scan(lambda c, i: (c + f(d, i, 3), None),
+                                           np.zeros(3), batch)[0])
+    np.testing.assert_array_equal(in_scan(data), sum(_segments_by_hand(op, data, i, 3)
+                                                       for i in batch))
+    if op == "sum":
+        grad = rune.grad(lambda d: rnp.sum(f(d, ids, 3) ** 2))(data)
+        np.testing.assert_array_equal(grad, [0.0, 4.0, 8.0, 0.0, 0.0])
+        rune.check_grads(lambda d: f(d, ids, 3), data)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_bincount_with_a_length_counts_negatives_in_bin_zero_as_jax(path, monkeypatch):
+    """Regression: a negative value was wrapped to the last bin; with `length=` (JAX's
+    keyword; NumPy raises for negatives) JAX counts it in bin 0, and drops values past
+    the length."""
+    x, w = np.array([-1, 0, 2, 5, -3]), np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    got = on(path, lambda x, w: rnp.bincount(x, w, length=3), monkeypatch)(x, w)
+    np.testing.assert_array_equal(got, [19.0, 0.0, 4.0])
+    got = on(path, lambda x: rnp.bincount(x, length=3), monkeypatch)(x)
+    np.testing.assert_array_equal(got, [3, 0, 1])
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_prefix_operations(path, monkeypatch):
     x = np.array([[1.0, 0.0, -2.0, 3.0], [0.5, 2.0, 0.0, 1.5]])

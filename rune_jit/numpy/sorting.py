@@ -434,7 +434,8 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
 def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None
              ) -> Any:
     """Counts (or sums of `weights`) of each value of the non-negative ints `x`: length
-    max(x) + 1 (at least `minlength`) outside a trace; under one, `length=` (static)."""
+    max(x) + 1 (at least `minlength`) outside a trace; under one, `length=` (static),
+    where as in JAX a negative value counts in bin 0 and one past the length is dropped."""
     x = as_value(accept(x, "rune_jit.numpy.bincount"))
     if not _traced(x, weights) and length is None:
         return np.bincount(x, weights, minlength)
@@ -449,7 +450,9 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
         if type_of_value(w).dtype.kind != "f":
             w = to_dtype(w, FLOAT64)
     base = broadcast_in_dim(np.zeros((), type_of_value(w).dtype), (int(length),), ())
-    return scatter(base, [to_dtype(x, INDEX)], w, "add", "drop")
+    # JAX's rule, where NumPy would raise: a negative value counts in bin 0 (not wrapped
+    # to the end, as an index would be), one past the length is dropped
+    return scatter(base, [ew.max(to_dtype(x, INDEX), np.int64(0))], w, "add", "drop")
 
 
 def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,

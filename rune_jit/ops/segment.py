@@ -39,6 +39,9 @@ def _segments(op: str, identity, data: Any, segment_ids: Any, num_segments: int 
     base = broadcast_in_dim(np.asarray(identity(t.dtype), t.dtype),
                             (int(num_segments),) + t.shape[1:], ())
     ids = ew.convert(ids, np.dtype(np.int64)) if it.dtype != np.int64 else ids
+    # the scatter would wrap a negative id as NumPy indexing does; JAX drops it, so it is
+    # sent past the end, where the scatter drops it
+    ids = ew.select(ew.lt(ids, np.int64(0)), np.int64(num_segments), ids)
     return scatter(base, [ids], data, {"sum": "add", "max": "max", "min": "min"}[op], "drop")
 
 
