@@ -511,9 +511,10 @@ PAD_MODES = {
 # 1-d, 2-d and 3-d, float and int (ints spread enough that means round both ways)
 PAD_ARRAYS = [V, X, X3, (sample((5,), I64, 6) * 7 - 9), (sample((3, 4), I32, 7) * 5 - 8),
               (sample((2, 3, 4), I64, 8) * 3 - 5)]
-# none, one, one pair for every axis, and per axis wider than the axis (a 1-d array
-# reads the first pair as the pair of every axis)
-PAD_WIDTHS = [0, 1, (0, 3), [(7, 2), (0, 9), (5, 5)]]
+# none, one, one pair for every axis, per axis wider than the axis (a 1-d array reads
+# the first pair as the pair of every axis), and NumPy 2.3's {axis: width} (a later key
+# naming the same axis wins)
+PAD_WIDTHS = [0, 1, (0, 3), [(7, 2), (0, 9), (5, 5)], {-1: (2, 1)}, {0: 3, -1: (0, 2)}]
 
 
 def pad_call(L, a, case, widths):
@@ -541,9 +542,9 @@ def test_pad_matches_numpy(case):
 
 @pytest.mark.parametrize("case", PAD_MODES)
 def test_pad_under_jit(case):
-    f = rune.jit(lambda *arrays: [pad_call(rnp, a, case, w) for a in arrays
-                                  for w in PAD_WIDTHS[2:]])
-    expected = [pad_call(np, a, case, w) for a in PAD_ARRAYS for w in PAD_WIDTHS[2:]]
+    widths = PAD_WIDTHS[3:5]  # per axis, and a dict: two, as each compiles its own code
+    f = rune.jit(lambda *arrays: [pad_call(rnp, a, case, w) for a in arrays for w in widths])
+    expected = [pad_call(np, a, case, w) for a in PAD_ARRAYS for w in widths]
     for out, want in zip(f(*PAD_ARRAYS), expected, strict=True):
         assert_pad_same(out, want, case)
 
@@ -561,6 +562,15 @@ def test_pad_dtypes(case, dtype):
     assert_same(quiet(pad_call, rnp, a, case, PAD_WIDTHS[-1]), expected)
     if dtype == I32:
         assert_same(rune.jit(lambda b: pad_call(rnp, b, case, PAD_WIDTHS[-1]))(a), expected)
+
+
+def test_pad_width_as_a_dict_names_its_errors():
+    a = np.ones((2, 3))
+    with pytest.raises(ValueError, match="key 2 is not an axis of an array of 2 dim"):
+        rnp.pad(a, {2: 1})
+    with pytest.raises(TypeError, match=r"pad_width\[0\] must be an int or a \(before"):
+        rnp.pad(a, {0: [1, 2, 3]})
+    assert rnp.pad(a, {}).shape == (2, 3)
 
 
 PAD_PROPERTY = settings(max_examples=150, deadline=None, derandomize=True, database=None)

@@ -398,11 +398,14 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     [7 5 3 1 2 6 3 0]
     >>> print(rnp.pad(np.array([1, 2, 6]), 1, mode="mean", stat_length=2))
     [2 1 2 6 4]
+    >>> rnp.pad(np.ones((2, 3)), {1: (1, 2)}).shape  # NumPy 2.3's {axis: width}
+    (2, 6)
     """
     where = "rune_jit.numpy.pad"
     x = _arr(array, where)
     shape = shape_of(x)
-    widths = np.asarray(_static(pad_width, "pad_width", where))
+    widths = np.asarray(_static(_widths_by_axis(pad_width, len(shape), where), "pad_width",
+                                where))
     if widths.dtype.kind not in "iu":
         raise TypeError(f"{where}: pad_width must be of integral type")
     widths = _index_pairs(widths, len(shape), "pad_width", where)
@@ -419,6 +422,26 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         if any(w):
             x = rule(x, ax, w, args[ax])
     return x
+
+
+def _widths_by_axis(pad_width: Any, nd: int, where: str) -> Any:
+    """NumPy 2.3's dict form, {axis: width or (before, after)}, as one pair per axis (the
+    axes it leaves out are not padded); any other form as it is."""
+    if not isinstance(pad_width, dict):
+        return pad_width
+    pairs = [(0, 0)] * nd
+    for axis, width in pad_width.items():
+        if not isinstance(axis, (int, np.integer)) or not -nd <= axis < nd:
+            raise ValueError(f"{where}: pad_width's key {axis!r} is not an axis of an array "
+                             f"of {nd} dimensions")
+        if isinstance(width, (int, np.integer)):
+            pairs[axis] = (width, width)
+        elif isinstance(width, tuple) and len(width) == 2:
+            pairs[axis] = width
+        else:
+            raise TypeError(f"{where}: pad_width[{axis}] must be an int or a (before, after) "
+                            f"pair of ints, got {width!r}")
+    return pairs
 
 
 def _pad_mode(mode: Any, kwargs: dict, where: str) -> tuple[str | None, Callable]:
