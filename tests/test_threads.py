@@ -234,6 +234,9 @@ MAPS = {
     "a broadcast": (lambda x: rnp.sin(x[:, :1] * np.arange(5.0)), (40_001, 2)),
     "sums of rows": (lambda x: rnp.sum(rnp.sin(x), axis=-1), (50_001, 7)),
     "maxima of long rows": (lambda x: rnp.max(x * 2.0, axis=1), (300, 2001)),
+    "a sum of every element": (lambda x: rnp.sum(rnp.tanh(x)), (300_007,)),
+    "a mean of a matrix": (lambda x: rnp.mean(rnp.sin(x)), (1001, 513)),
+    "a maximum of every element": (lambda x: rnp.max(rnp.exp(x)), (2, 200_003)),
 }
 
 
@@ -250,10 +253,28 @@ def test_large_maps_run_on_the_pool_with_the_same_bits(name):
 def test_maps_inside_loops_and_small_maps_stay_on_the_calling_thread():
     before = threads.regions()
     rune.jit(lambda x: rnp.sin(x) + 1.0)(np.ones(1000))
-    rune.jit(lambda x: rnp.sum(rnp.sin(x)))(np.ones(300_000))  # one sum: one thread
+    rune.jit(lambda x: rnp.sum(rnp.sin(x)))(np.ones(100_000))  # a small sum
     rune.jit(lambda x: rune.scan(lambda c, _: (rnp.sin(c) + 1.0, None), x, length=3)[0])(
         np.ones(100_000))
     assert threads.regions() == before
+
+
+def test_a_sum_split_in_blocks_rounds_alike_on_one_thread():
+    """A large reduction to a scalar folds the same blocks with or without threads (and
+    in a loop step, which stays on one thread): one rounding for every setting."""
+    script = """
+        import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+        x = np.random.default_rng(1).normal(size=1_000_003)
+        print(repr(float(rune.jit(lambda x: rnp.sum(rnp.sin(x) * x))(x))))
+    """
+    one = run_script(script, RUNE_JIT_NUM_THREADS="1")
+    two = run_script(script, RUNE_JIT_NUM_THREADS="2")
+    assert one.returncode == two.returncode == 0, one.stderr[-2000:] + two.stderr[-2000:]
+    x = np.random.default_rng(1).normal(size=1_000_003)
+    in_scan = rune.jit(lambda x: rune.scan(lambda c, _: (c + rnp.sum(rnp.sin(x) * x), None),
+                                           0.0, length=1)[0])(x)
+    assert one.stdout == two.stdout == f"{float(in_scan)!r}\n"
+    np.testing.assert_allclose(float(in_scan), np.sum(np.sin(x) * x), rtol=1e-12)
 
 
 def test_the_default_is_the_cpus_this_process_may_use(monkeypatch):

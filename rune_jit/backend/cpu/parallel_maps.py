@@ -7,9 +7,14 @@ threads take in turn. Each element is computed by the same code as on one thread
 and where the loop over rows may be the one LLVM vectorizes, a block starts at a
 multiple of BLOCK_ALIGN rows, so that the vector loop covers the same elements and its
 scalar remainder the same last ones (a math function's vector and scalar variants may
-round differently): the results are bit-identical to one thread's. Reductions to a
-scalar, and those of leading axes (whose output is the accumulator), stay on the
-calling thread.
+round differently): the results are bit-identical to one thread's.
+
+A large reduction to a scalar is split the same way, into blocks of rows fixed by its
+shape and work alone, each folded to a partial result; the partials are then combined
+in order on the calling thread. The split does not depend on the number of threads,
+nor on whether there are any (one thread folds the same blocks in turn), so neither
+does the rounding. Reductions of leading axes (whose output is the accumulator) stay
+on the calling thread.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ import math
 from typing import Callable
 
 import llvmlite.ir as ir
+import numpy as np
 
+from ...ir import Type
 from . import threads
-from .lower import STORES, Lowerer
+from .lower import SMALL_ELEMENTS, STORES, Lowerer
 from .values import Lazy
 
 BLOCK_WORK = 1 << 15  # operations a block (about): some microseconds of work
@@ -65,6 +72,39 @@ def elements_in_parallel(lw: Lowerer, shape: tuple, work: int,
 
     threads.parallel_loop(lw, n_blocks, block)
     return True
+
+
+def fold_in_blocks(lw: Lowerer, shape: tuple, work: int, acc_dtype: np.dtype,
+                   init: ir.Value, combine: Callable[[ir.Value, ir.Value], ir.Value],
+                   element: Callable[[list[ir.Value]], ir.Value]) -> ir.Value | None:
+    """The fold of `combine` over element(idx) for every index of `shape` (`work`
+    operations in all), in fixed blocks of rows whose partials combine in order, the
+    blocks on the pool's threads where it may start a region; -> the result, or None
+    (nothing emitted) when the fold is too small to split."""
+    if not shape or work < MAP_WORK:
+        return None
+    rows = _rows_per_block(shape, work, math.prod(shape[1:]) <= SMALL_ELEMENTS)
+    n_blocks = -(-shape[0] // rows)
+    if n_blocks < 2:
+        return None
+    partials = lw.buffer(Type(acc_dtype, (n_blocks,)))
+
+    def block(j: ir.Value) -> None:
+        start = lw.b.mul(j, lw.i64(rows))
+        stop = lw.b.add(start, lw.i64(rows))
+        stop = lw.b.select(lw.b.icmp_signed("<", stop, lw.i64(shape[0])), stop,
+                           lw.i64(shape[0]))
+        (acc,) = lw.fn.loop(start, stop, 1, [init], lambda r, acc: lw.fold(
+            shape[1:], acc, lambda idx, a: [combine(a[0], element([r] + idx))]))
+        lw.store_at(partials, acc_dtype, j, acc)
+
+    if threads.may_start(lw):
+        threads.parallel_loop(lw, n_blocks, block)
+    else:
+        lw.fn.loop(lw.i64(0), lw.i64(n_blocks), 1, [], lambda j, _: block(j) or [])
+    (total,) = lw.fn.loop(lw.i64(0), lw.i64(n_blocks), 1, [init], lambda j, acc: [
+        combine(acc[0], lw.load_at(partials, acc_dtype, j))])
+    return total
 
 
 def _store_in_parallel(lw: Lowerer, v: Lazy, dest: ir.Value) -> bool:

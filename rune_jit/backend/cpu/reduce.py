@@ -18,7 +18,7 @@ from ...ops.sort import cumulative_p
 from . import arith as A, reuse
 from .arith import convert
 from .lower import LOWERINGS, SMALL_ELEMENTS, lowering
-from .parallel_maps import elements_in_parallel
+from .parallel_maps import elements_in_parallel, fold_in_blocks
 from .values import Array, Scalar, cost
 
 
@@ -77,7 +77,10 @@ def _lower_reduce(kind: str):
                 return finish(acc)
 
             if not kept:
-                return [Scalar(out, reduce_at([]))]
+                split = fold_in_blocks(lw, tuple(red_shape), xt.size * (cost(x) + 1), acc_t,
+                                       init, lambda a, v: combine(lw.b, a, v),
+                                       lambda r_idx: element(full([], r_idx)))
+                return [Scalar(out, reduce_at([]) if split is None else finish(split))]
             ptr = lw.out_buffer(0, out)
 
             def one(k):
