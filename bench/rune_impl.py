@@ -167,6 +167,11 @@ def unrolled(p):
     return call
 
 
+def sum_tanh(p):
+    f = rune.jit(lambda x: rnp.sum(rnp.tanh(x)))
+    return lambda: f(p.x)
+
+
 def dispatch(p):
     f = rune.jit(lambda x: x + 1)
     return lambda: f(p.x)
@@ -251,7 +256,7 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,
-         "Dmix": dmix, "Dmix-arrays": dmix_arrays}
+         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh}
 
 
 def kept_bytes(name: str, p) -> int:

@@ -52,6 +52,8 @@ _RM_SIZES = {"full": dict(t=1_000_000, h=16), "quick": dict(t=100_000, h=16),
              "tiny": dict(t=1000, h=4)}
 _NO_REMAT_RM = "no remat variant: its RM row already keeps only c per step"
 _NO_VECTOR_RM = "a Python loop of 1e6 steps of a 16-float state (seconds a call)"
+# ST: issue 19's big reduction, on every core the peer uses by default
+_ST_SIZES = {"full": dict(n=10_000_000), "quick": dict(n=1_000_000), "tiny": dict(n=10_000)}
 _W8_SIZES = {"full": dict(n=10_000, nnz=100_000, steps=1000),
              "quick": dict(n=10_000, nnz=100_000, steps=100),
              "tiny": dict(n=100, nnz=500, steps=10)}
@@ -142,6 +144,9 @@ WORKLOADS = [
     Workload("Escan-jit", "E", "Escan jitted: W1 at 1000 rows",
              ("rune_jit", "jax", "numba", "numpy"), dict(c=_NO_DISPATCH),
              {m: dict(n=1000) for m in MODES}),
+    Workload("ST", "ST", "sum(tanh(x)), x 10^7 float64: a reduction to a scalar (on the "
+             "pool's threads) and tanh's cost an element", ("rune_jit", "c", "numba", "jax",
+                                                            "numpy"), {}, _ST_SIZES),
     Workload("Dmix", "Dmix", "dispatch: jitted x * s + d['a'] - d['b'] * n, x a one-element "
              "array, s a Python float, d a dict of two one-element arrays, n a static int "
              "(Numba: d's arrays as two arguments)", ("rune_jit", "numba", "jax", "numpy"),
@@ -194,6 +199,8 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         return SimpleNamespace(rows=rng.integers(0, n, nnz), cols=rng.integers(0, n, nnz),
                                vals=rng.normal(0, 0.5 / np.sqrt(nnz / n), nnz),
                                b=rng.normal(0, 0.1, n), x0=np.zeros(n), **size)
+    if w.group == "ST":
+        return SimpleNamespace(x=rng.normal(size=size["n"]), **size)
     if w.group == "W9":
         return SimpleNamespace(seed=20240501, mu=MU, sigma=SIGMA, dt=HORIZON / size["steps"],
                                **size)

@@ -34,6 +34,7 @@ def build() -> ctypes.CDLL:
     subprocess.run([CC, *FLAGS, str(SOURCE), "-o", str(out), "-lm"], check=True)
     lib = ctypes.CDLL(str(out))
     lib.newton.restype = lib.newton_grad.restype = ctypes.c_long
+    lib.sum_tanh.restype = ctypes.c_double
     _lib[:] = [lib]
     return lib
 
@@ -172,4 +173,5 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7, "W8": w8, "W8g": w8
          "W4": lambda p: _lanes(_library().newton, p),
          "W4s": lambda p: _lanes(_library().newton, p),
          "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6,
-         "RM": wl.w3g_with_no_input(w3g)}
+         "RM": wl.w3g_with_no_input(w3g),
+         "ST": lambda p: lambda: _library().sum_tanh(_p(p.x), ctypes.c_long(p.n))}

@@ -134,6 +134,13 @@ void pendulum(const double *s0, const double *xs, long n, double *s, double *ys)
     s[1] = om;
 }
 
+/* ST: sum(tanh(x)), in order */
+double sum_tanh(const double *x, long n) {
+    double total = 0.0;
+    for (long i = 0; i < n; i++) total += tanh(x[i]);
+    return total;
+}
+
 /* W8: x' = tanh(A x + b) for a COO matrix A, `steps` times */
 void spmv_loop(const double *vals, const long *rows, const long *cols, long nnz,
                const double *x0, const double *b, long n, long steps, double *x, double *y) {

@@ -188,6 +188,10 @@ def unrolled(p):
     return _ready(jax.jit(f), p.x)
 
 
+def sum_tanh(p):
+    return _ready(jax.jit(lambda x: jnp.sum(jnp.tanh(x))), p.x)
+
+
 def dispatch(p):
     return _ready(jax.jit(lambda x: x + 1), p.x)
 
@@ -238,7 +242,7 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_sin_loss)), p.a),
          "Escan": escan, "Escan-jit": lambda p: _ready(jax.jit(_scan1), p.xs),
-         "Dmix": dmix, "Dmix-arrays": dmix_arrays}
+         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh}
 UNROLLED = {"W5": w5_unrolled}
 
 

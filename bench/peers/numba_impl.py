@@ -189,6 +189,13 @@ def _paths_grad(seed, paths, steps, mu, sigma, dt):
     return np.array([(dmu * itm).mean(), (dsig * itm).mean()])
 
 
+def _sum_tanh(x):
+    total = 0.0
+    for i in range(x.size):
+        total += math.tanh(x[i])
+    return total
+
+
 def _make(kernel, *fields):
     def factory(p):
         f = numba.njit(kernel)
@@ -258,4 +265,4 @@ IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "W7": _make(_pendulum, "s0", "xs"),
          "RM": wl.w3g_with_no_input(w3g), "D": _make(_add1, "x"),
          "Egrad-jit": _make(_loss_grad, "a"), "Escan-jit": _make(_scan1, "xs"), "Dmix": dmix,
-         "Dmix-arrays": dmix_arrays}
+         "Dmix-arrays": dmix_arrays, "ST": _make(_sum_tanh, "x")}

@@ -170,4 +170,5 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
          "Egrad": _loss_grad, "Egrad-jit": _loss_grad, "Escan": w1, "Escan-jit": w1,
-         "Dmix": dmix, "Dmix-arrays": dmix}
+         "Dmix": dmix, "Dmix-arrays": dmix,
+         "ST": lambda p: lambda: np.sum(np.tanh(p.x))}
