@@ -185,13 +185,14 @@ class Executable(NamedTuple):
             return None
         return {"key": code.key, "code": code.meta.to_json()}, code.obj, self.constants
 
-    def entry(self, slow: Callable) -> Callable | None:
-        """The native entry for calls of exactly this program's argument types (a
-        builtin that checks them, or hands the call to `slow`), if it has one."""
+    def entry(self, slow: Callable, weak: int = 0) -> Callable | None:
+        """The native entry for calls of exactly this program's argument types, those
+        whose bits `weak` sets Python numbers (a builtin that checks them, or hands the
+        call to `slow`), if it has one."""
         code = self.compiled
         if code.entry_address is None or self.constants:
             return None
-        return entry.builtin(code.entry_address, slow, raiser(code.meta.sites), code)
+        return entry.builtin(code.entry_address, slow, raiser(code.meta.sites), code, weak)
 
 
 def load(record: dict, obj: bytes, constants: list) -> Executable | None:
