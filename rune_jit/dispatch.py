@@ -1,118 +1,104 @@
-"""Jitted calls of one structure (pytrees, static values, keywords) straight to a native
-entry.
+"""What a jitted call's structure is, for the backend's fast dispatch of calls like it.
 
-A native entry (backend/cpu/entry.py) takes a program's leaves, positionally. A call
-made of other things (a dict of arrays, a static int, keywords) reaches it through a
-dispatcher written for the structure of the call that compiled the program: a Python
-function that checks each container's exact type and size (a dict's keys by looking
-them up), each static value's exact type and value, and passes the leaves to the entry,
-which checks them. Anything else (another structure, another static value, a leaf the
-entry refuses) goes to the jitted function's general path, as the call was made: the
-general path finds or compiles the program, never this one by mistake. A dispatcher
-costs about 0.4 µs on top of the entry; flattening on the general path costs several.
+A native entry (backend/cpu/entry.py) takes a program's leaves, positionally: a call of
+leaves alone (arrays, NumPy scalars, Python numbers) goes to it directly. A call made of
+other things (a dict of arrays, a static int, keywords) is described by a `Plan`: the
+checks that tell a call of the same structure (each container's exact type and size, a
+dict's keys, each static value's exact type and equality) and where its leaves are. The
+backend compiles a front for the plan (backend/cpu/front.py) that makes the checks and
+calls the entry with the leaves; any other call goes to the general path as it was made,
+which finds or compiles its program, never this one by mistake.
 
     >>> import numpy as np, rune_jit as rune
     >>> f = rune.jit(lambda d, n: d["a"] * n, static_argnums=1)
     >>> f({"a": np.ones(2)}, 3).tolist(), f({"a": np.ones(2)}, 3).tolist()
     ([3.0, 3.0], [3.0, 3.0])
-    >>> type(type(f).__call__).__name__  # the dispatcher of dicts with key "a", n = 3
-    'function'
+    >>> for step in plan((np.ones(2), {"a": (2.0, None)}), {"n": 3}, (), {"n"}).steps:
+    ...     print(step)
+    ('leaf', 0)
+    ('type', 1, <class 'dict'>, 1)
+    ('key', 1, 'a')
+    ('type', 3, <class 'tuple'>, 2)
+    ('item', 3, 0, <class 'tuple'>)
+    ('leaf', 4)
+    ('item', 3, 1, <class 'tuple'>)
+    ('equals', 5, None)
+    ('equals', 2, 3)
 """
 
 from __future__ import annotations
 
-from typing import AbstractSet as Set, Any, Callable, Sequence
+from typing import AbstractSet as Set, Any, NamedTuple, Sequence
 
 import numpy as np
 
-from .tracebacks import hidden
-
-MISSED = object()  # what an entry made for a dispatcher returns for a call it refuses
+MISSED = object()  # what an entry made for a front returns for a call it refuses
 _ATOMS = frozenset((int, float, bool, str, bytes))
 
 
+class Plan(NamedTuple):
+    """A call's structure. Its `nargs` positional arguments, then its keywords `names`
+    (in the call's order), are values 0, 1, ...; each step checks a value or finds a new
+    one (numbered on): ("type", v, type, size) a container of exactly this type and size;
+    ("item", v, i, type) item i of a tuple or list; ("key", v, key) a dict's value at the
+    key (refused if absent); ("equals", v, x) a static value of x's exact type equal to
+    x; ("leaf", v) the next leaf, which the entry checks."""
+
+    nargs: int
+    names: tuple[str, ...]
+    steps: tuple[tuple, ...]
+
+
 def missed(*args: Any) -> object:
-    """The slow path of an entry made for a dispatcher: the dispatcher takes over."""
+    """The slow path of an entry made for a front: the front takes over."""
     return MISSED
 
 
-def dispatcher(args: tuple, kwargs: dict, static: Sequence[int], static_names: Set[str],
-               n_leaves: int, entry: Callable) -> Callable | None:
-    """The `__call__` of a jitted function for calls structured as this one (`static`
-    and `static_names` its static arguments, the others flattened by jit to `n_leaves`
-    leaves), which passes their leaves to `entry`; None where the call holds what it
-    does not check (a namedtuple, a static object): the general path keeps those."""
-    w = _Writer()
-    names = [w.const(k) for k in sorted(kwargs)]
-    parts = [(f"a{i}", a, i in static) for i, a in enumerate(args)] + [
-        (f"kwargs[{n}]", kwargs[k], k in static_names) for n, k in zip(names, sorted(kwargs))]
-    if not all(w.static(e, x) if is_static else w.tree(e, x) for e, x, is_static in parts
-               ) or len(w.leaves) != n_leaves:
-        return None
-    shape = " and ".join([f"len(args) == {len(args)}", f"len(kwargs) == {len(kwargs)}"]
-                         + [f"{n} in kwargs" for n in names])
-    unpack = "".join(f"a{i}, " for i in range(len(args)))
-    source = (f"def __call__(self, *args, **kwargs):\n"
-              f"    if {shape}:\n"
-              f"        {unpack or '_'} = args\n"
-              f"        try:\n"
-              f"            if {' and '.join(w.conds) or 'True'}:\n"
-              f"                out = entry({', '.join(w.leaves)})\n"
-              f"                if out is not MISSED:\n"
-              f"                    return out\n"
-              f"        except Exception as err:\n"
-              f"            raise hidden(err)  # an API boundary, as the general path\n"
-              f"    return self._general(*args, **kwargs)\n")
-    namespace = {"entry": entry, "MISSED": MISSED, "hidden": hidden, **w.consts}
-    # named as rune_jit's code (its frame is hidden from tracebacks), but not as this file
-    exec(compile(source, f"{__file__} (a dispatcher)", "exec"), namespace)
-    return namespace["__call__"]
+def plan(args: tuple, kwargs: dict, static: Sequence[int], static_names: Set[str]
+         ) -> Plan | None:
+    """The plan of calls structured as this one (`static` and `static_names` its static
+    arguments), or None where it holds what a plan does not check (a namedtuple, an
+    array-like, a static object): the general path keeps those."""
+    names = tuple(kwargs)
+    w = _Writer(len(args) + len(names))
+    at = {k: len(args) + j for j, k in enumerate(names)}  # keywords: sorted, as jit's leaves
+    parts = [(i, a, i in static) for i, a in enumerate(args)] + [
+        (at[k], kwargs[k], k in static_names) for k in sorted(kwargs)]
+    ok = all(w.static(v, x) if is_static else w.tree(v, x) for v, x, is_static in parts)
+    return Plan(len(args), names, tuple(w.steps)) if ok else None
 
 
 class _Writer:
-    """Writes the checks of a call's structure as Python expressions (`conds`), and the
-    expressions of its leaves (`leaves`)."""
+    """Writes the steps of a plan, given the number of values the call starts with."""
 
-    def __init__(self):
-        self.conds: list[str] = []
-        self.leaves: list[str] = []
-        self.consts: dict[str, Any] = {}
+    def __init__(self, values: int):
+        self.values, self.steps = values, []
 
-    def const(self, value: Any) -> str:
-        """A name for `value` in the dispatcher's namespace."""
-        name = f"c{len(self.consts)}"
-        self.consts[name] = value
-        return name
+    def new(self, step: tuple) -> int:
+        self.steps.append(step)
+        self.values += 1
+        return self.values - 1
 
-    def tree(self, e: str, x: Any) -> bool:
-        """Check that `e` is structured as x: tuples, lists and dicts (of str keys) by
-        exact type and size, None as itself, leaves by the entry."""
+    def tree(self, v: int, x: Any) -> bool:
+        """Steps that check value v is structured as x (tuples, lists and dicts of str
+        keys; None) and find its leaves, in the order jit flattens them."""
         t = type(x)
         if t is tuple or t is list or (t is dict and all(type(k) is str for k in x)):
-            self.conds.append(f"type({e}) is {t.__name__} and len({e}) == {len(x)}")
-            if t is dict:  # its keys, then their values
-                keys = {k: self.const(k) for k in sorted(x)}
-                self.conds.extend(f"{n} in {e}" for n in keys.values())
-                return all(self.tree(f"{e}[{n}]", x[k]) for k, n in keys.items())
-            return all(self.tree(f"{e}[{i}]", c) for i, c in enumerate(x))
+            self.steps.append(("type", v, t, len(x)))
+            if t is dict:  # keys in order, as pytrees flatten dicts
+                return all(self.tree(self.new(("key", v, k)), x[k]) for k in sorted(x))
+            return all(self.tree(self.new(("item", v, i, t)), c) for i, c in enumerate(x))
         if x is None:
-            self.conds.append(f"{e} is None")
+            self.steps.append(("equals", v, None))
             return True
-        if not takes(x):
-            return False  # a container jit takes apart (a namedtuple), an array-like
-        self.leaves.append(e)
-        return True
+        self.steps.append(("leaf", v))
+        return takes(x)  # else a container jit takes apart (a namedtuple), an array-like
 
-    def static(self, e: str, x: Any) -> bool:
-        """Check that `e` is the static value x: a number, string, None or a tuple of
-        them, by exact type and equality (as jit's cache compares them)."""
-        if not _plain(x):
-            return False
-        if x is None:
-            self.conds.append(f"{e} is None")
-        else:
-            self.conds.append(f"type({e}) is {type(x).__name__} and {e} == {self.const(x)}")
-        return True
+    def static(self, v: int, x: Any) -> bool:
+        """A step that checks value v is the static value x: a number, string, None or
+        a tuple of them (compared as jit's cache compares them, by type and ==)."""
+        self.steps.append(("equals", v, x))
+        return _plain(x)
 
 
 def takes(x: Any) -> bool:

@@ -180,25 +180,23 @@ class Jitted:
 
     def _install_entry(self, program: Program, args: tuple, kwargs: dict, leaves: list
                        ) -> None:
-        """Calls like this one go straight to the backend's entry from now on: called
-        with the leaves alone, the entry is this function's `__call__`; else a
-        dispatcher for calls of this structure (dispatch.py) is, and passes it the
-        leaves. (A running entry, this call's maybe, is safe to replace: its caller
-        holds it until it returns.)"""
+        """Calls like this one go straight to the backend's entry from now on: it is this
+        function's `__call__`, called with the leaves alone or (made for the plan of the
+        call's structure: dispatch.py) with calls of that structure. (A running entry,
+        this call's maybe, is safe to replace: its caller holds it until it returns.)"""
         weak = sum(1 << i for i, x in enumerate(leaves) if is_python_scalar(x))
         if (program.checks is not None or not _flat(program.out_tree) or weak >> 64
                 or not all(map(dispatch.takes, leaves))):
             return
-        if not kwargs and not self.static and len(args) == len(leaves) and all(
-                map(dispatch.takes, args)):  # each argument a leaf
-            entry = program.executable.entry(self._general, weak)
-            call = entry
-        else:
-            entry = program.executable.entry(dispatch.missed, weak)
-            call = entry and dispatch.dispatcher(args, kwargs, self.static, self.static_names,
-                                                 len(leaves), entry)
-        if call is not None:
-            type(self).__call__ = call
+        plan = None
+        if kwargs or self.static or len(args) != len(leaves) or not all(
+                map(dispatch.takes, args)):  # not each argument a leaf
+            plan = dispatch.plan(args, kwargs, self.static, self.static_names)
+            if plan is None:
+                return
+        entry = program.executable.entry(self._general, weak, plan)
+        if entry is not None:
+            type(self).__call__ = entry
 
     @api_boundary
     def lower(self, *args: Any, **kwargs: Any) -> Any:

@@ -1,5 +1,5 @@
 """Jitted calls of Python numbers, NumPy scalars, pytrees, keywords and static values
-take the native entry (directly, or through a dispatcher for their structure: dispatch.py)
+take the native entry (directly, or through a front for their structure: dispatch.py)
 from their second call on, and give what the general path gives: the same dtypes (weak
 Python numbers, NEP 50), the same values; any other call (another dtype, shape, static
 value, key set, container type, a non-contiguous array) is noticed and goes to the
@@ -13,6 +13,7 @@ import pytest
 
 import rune_jit as rune
 from rune_jit import backend, config
+from rune_jit.source_info import ours
 
 from test_entry import HAS_ENTRY
 
@@ -24,11 +25,12 @@ def traces() -> int:
 
 
 def fast(f) -> str:
-    """Which fast path f's calls take now: "entry", "dispatcher" or "python"."""
+    """Which fast path f's calls take now: "entry", "front" (a native dispatcher in
+    front of an entry) or "python"."""
     call = type(f).__call__
-    if type(call).__name__ == "builtin_function_or_method":
-        return "entry"
-    return "dispatcher" if "dispatch.py" in call.__code__.co_filename else "python"
+    if type(call).__name__ != "builtin_function_or_method":
+        return "python"
+    return "front" if call.__name__ == "rune_jit_front" else "entry"
 
 
 def same(got, want) -> None:
@@ -94,7 +96,7 @@ def test_python_ints_are_checked_as_the_general_path_checks_them():
         g(I8, 300)
 
 
-def test_pytrees_keywords_and_statics_take_a_dispatcher():
+def test_pytrees_keywords_and_statics_take_a_front():
     def g(x, s, d, n):
         return x * s + d["a"] - d["b"][0] * n
 
@@ -102,20 +104,20 @@ def test_pytrees_keywords_and_statics_take_a_dispatcher():
     f = rune.jit(g, static_argnums=3)
     check_calls(f, g, [((X64, 2.0, d, 3), {}), ((X64, 2.0, d), {"n": 4}),
                        ((X64,), {"s": np.float32(2.0), "d": d, "n": 3}),
-                       ((X32, 2.0, {"b": [X32], "a": X32}, 2), {})], "dispatcher")
+                       ((X32, 2.0, {"b": [X32], "a": X32}, 2), {})], "front")
     k = rune.jit(lambda xs, scale: [x * scale for x in xs], static_argnames="scale")
     same(k([X64, X64], scale=2.0)[1], X64 * 2.0)  # a list out: the quick path's
     h = rune.jit(lambda t, none, label: t[0] + t[1] * len(label), static_argnums=2)
     check_calls(h, lambda t, none, label: t[0] + t[1] * len(label),
                 [(((X64, 2.0), None, "ab"), {}), (((X64, 2.0), None, ("a", 1)), {})],
-                "dispatcher")
+                "front")
 
 
 def test_another_structure_or_static_value_is_never_given_the_installed_program():
     f = rune.jit(lambda d, n: sum(d.values()) * n, static_argnums=1)
     a, b = np.ones(2), np.full(2, 2.0)
     f({"a": a, "b": b}, 2), f({"a": a, "b": b}, 2)
-    assert fast(f) == "dispatcher"
+    assert fast(f) == "front"
     for d, n, want in [
             ({"a": a, "c": b}, 2, (a + b) * 2),  # other keys, the same number of them
             ({"a": a}, 2, a * 2), ({"a": a, "b": b, "c": a}, 2, (2 * a + b) * 2),
@@ -172,14 +174,14 @@ def test_the_entry_keeps_reference_counts_of_numbers():
 
 
 def test_a_backend_chosen_at_run_time_is_followed(monkeypatch):
-    """An installed entry (a dispatcher's too) leaves the calls to the Python path while
+    """An installed entry (a front's too) leaves the calls to the Python path while
     the backend is not the native one: the interpreter's results, not compiled code's."""
     direct = rune.jit(lambda x, s: rnp_sin(x) * s)
     mixed = rune.jit(lambda x, d, n: rnp_sin(x) * d["s"] * n, static_argnums=2)
     x = np.linspace(0.0, 3.0, 7)
     for _ in range(2):
         direct(x, 2.0), mixed(x, {"s": 2.0}, 1)
-    assert (fast(direct), fast(mixed)) == ("entry", "dispatcher")
+    assert (fast(direct), fast(mixed)) == ("entry", "front")
     monkeypatch.setattr(config, "backend", "interpret")
     before = traces()
     for _ in range(2):
@@ -192,15 +194,18 @@ def test_a_backend_chosen_at_run_time_is_followed(monkeypatch):
     assert traces() == before  # compiled code again
 
 
-def test_errors_through_a_dispatcher_hide_rune_jits_frames():
+def test_errors_through_a_front_are_the_programs():
     g = rune.jit(lambda a, d: rune.iterate(lambda v: v * 2.0, a, until=lambda v: v > d["top"],
                                            max_steps=3))
     g(1.0, {"top": 2.0}), g(1.0, {"top": 2.0})
-    assert fast(g) == "dispatcher"
+    assert fast(g) == "front"
     for _ in range(2):
-        with pytest.raises(rune.IterateError) as err:
+        with pytest.raises(rune.IterateError, match="max_steps = 3") as err:
             g(1.0, {"top": 100.0})
+        assert "test_entry_mixed.py" in str(err.value.__notes__)  # the user's line
         assert "frames are hidden" in str(err.value.__notes__)
+        assert not any(ours(str(entry.path)) for entry in err.traceback)
+    assert float(g(1.0, {"top": 2.0})) == 4.0
 
 
 def rnp_sin(x):

@@ -83,7 +83,7 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
     # with jit disabled (in some thread), or another backend chosen, every call takes the
     # Python path, which knows
     for flag in ("rune.jit_disabled", "rune.not_native"):
-        fail_unless(b.icmp_signed("==", b.load(_global(module, flag), typ=I32),
+        fail_unless(b.icmp_signed("==", b.load(global_named(module, flag), typ=I32),
                                   ir.Constant(I32, 0)))
     nargs = b.and_(nargsf, c((1 << 63) - 1))  # less PY_VECTORCALL_ARGUMENTS_OFFSET
     fail_unless(b.and_(b.icmp_unsigned("==", kwnames, ir.Constant(PTR, None)),
@@ -102,9 +102,14 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
     b.position_at_end(failed)
     _release(b, module, outs)
     code = b.call(declare(module, "PyLong_FromLongLong", PTR, [I64]), [status])
-    b.call(declare(module, "PyObject_CallOneArg", PTR, [PTR, PTR]), [python(1), code])
-    _release(b, module, [code])  # the call raised: return NULL with the error set
-    b.ret(ir.Constant(PTR, None))
+    # the error, made (not raised: raised here, its traceback has no frame of ours)
+    err = b.call(declare(module, "PyObject_CallOneArg", PTR, [PTR, PTR]), [python(1), code])
+    _release(b, module, [code])
+    with b.if_then(b.icmp_unsigned("!=", err, ir.Constant(PTR, None))):
+        b.call(declare(module, "PyErr_SetObject", ir.VoidType(), [PTR, PTR]),
+               [_field(b, err, OB_TYPE, PTR), err])
+        _release(b, module, [err])
+    b.ret(ir.Constant(PTR, None))  # with the error set
     b.position_at_end(done)
     b.ret(outs[0] if len(outs) == 1 else _tuple(b, module, outs))
     b.position_at_end(slow)
@@ -136,7 +141,7 @@ def scalar_symbol(dtype: np.dtype) -> str:
     return f"rune.scalar.{dtype.str[1:]}"
 
 
-def _global(module: ir.Module, name: str) -> ir.Value:
+def global_named(module: ir.Module, name: str) -> ir.Value:
     """An object of this process, by a name the linker resolves (see `imports`)."""
     g = module.globals.get(name)
     if g is None:
@@ -159,10 +164,10 @@ def _is_array_of(b, module, obj, t: Type, fail_unless) -> ir.Value:
     def field(offset, typ):
         return _field(b, obj, offset, typ)
 
-    fail_unless(b.icmp_unsigned("==", field(OB_TYPE, PTR), _global(module, "rune.ndarray")))
+    fail_unless(b.icmp_unsigned("==", field(OB_TYPE, PTR), global_named(module, "rune.ndarray")))
     fail_unless(b.and_(b.icmp_signed("==", field(ND, I32), ir.Constant(I32, t.ndim)),
                        b.icmp_unsigned("==", field(DESCR, PTR),
-                                       _global(module, descr_symbol(t.dtype)))))
+                                       global_named(module, descr_symbol(t.dtype)))))
     ok = b.icmp_unsigned("==", b.and_(field(FLAGS, I32), ir.Constant(I32, CARRAY)),
                          ir.Constant(I32, CARRAY))
     if t.ndim:
@@ -199,13 +204,13 @@ def _input(b, module, obj, t: Type, weak, fail_unless) -> ir.Value:
             value = b.gep(cell, [ir.Constant(I64, 3)], source_etype=I64)
             b.store(_python_number(b, module, obj, typ, t, value, overflow, fail_unless), data)
         with numpy:
-            is_array = b.icmp_unsigned("==", typ, _global(module, "rune.ndarray"))
+            is_array = b.icmp_unsigned("==", typ, global_named(module, "rune.ndarray"))
             with b.if_else(is_array) as (array, scalar):
                 with array:
                     fail_unless(_is_array_of(b, module, obj, t, fail_unless))
                     b.store(data_pointer(b, obj), data)
                 with scalar:  # a NumPy scalar's value follows its PyObject header
-                    fail_unless(b.icmp_unsigned("==", typ, _global(
+                    fail_unless(b.icmp_unsigned("==", typ, global_named(
                         module, scalar_symbol(t.dtype))))
                     b.store(b.gep(obj, [ir.Constant(I64, DATA)], source_etype=I8), data)
     return cell
@@ -215,17 +220,17 @@ def _python_number(b, module, obj, typ, t: Type, value, overflow, fail_unless) -
     """The address of the value of obj, a Python number of t's dtype's kind (float for
     float64, int for int64 if it fits, bool for bool), stored at `value` if converted."""
     if t.dtype == np.float64:  # a float's value sits where a NumPy scalar's does
-        fail_unless(b.icmp_unsigned("==", typ, _global(module, "rune.float")))
+        fail_unless(b.icmp_unsigned("==", typ, global_named(module, "rune.float")))
         return b.gep(obj, [ir.Constant(I64, DATA)], source_etype=I8)
     if t.dtype == np.int64:
-        fail_unless(b.icmp_unsigned("==", typ, _global(module, "rune.int")))
+        fail_unless(b.icmp_unsigned("==", typ, global_named(module, "rune.int")))
         to_long = declare(module, "PyLong_AsLongLongAndOverflow", I64, [PTR, PTR])
         b.store(b.call(to_long, [obj, overflow]), value)
         fail_unless(b.icmp_signed("==", b.load(overflow, typ=I32), ir.Constant(I32, 0)))
         return value
     if t.dtype == np.bool_:
-        true = b.icmp_unsigned("==", obj, _global(module, "rune.true"))
-        fail_unless(b.or_(true, b.icmp_unsigned("==", obj, _global(module, "rune.false"))))
+        true = b.icmp_unsigned("==", obj, global_named(module, "rune.true"))
+        fail_unless(b.or_(true, b.icmp_unsigned("==", obj, global_named(module, "rune.false"))))
         b.store(b.zext(true, I8), value)
         return value
     fail_unless(ir.Constant(ir.IntType(1), 0))  # no Python number is traced as this dtype
@@ -237,7 +242,7 @@ def _new_array(b, module, empty, t: Type, name: str) -> ir.Value:
     dims = ir.GlobalVariable(module, dims_t, name)
     dims.global_constant = True
     dims.initializer = ir.Constant(dims_t, list(t.shape) or [0])
-    descr = _global(module, descr_symbol(t.dtype))
+    descr = global_named(module, descr_symbol(t.dtype))
     b.call(declare(module, "Py_IncRef", ir.VoidType(), [PTR]), [descr])  # Empty steals it
     return b.call(empty, [ir.Constant(I32, t.ndim), dims, descr, ir.Constant(I32, 0)])
 
@@ -318,15 +323,16 @@ _new_builtin.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
 def builtin(address: int, slow: Callable, on_error: Callable, owner: object,
-            weak: int = 0) -> Callable:
+            weak: int = 0, name: bytes = _NAME) -> Callable:
     """The builtin of one program's entry for one jitted function: call it like the
     function, with the arguments whose bits `weak` sets Python numbers (traced weakly)
-    and the others arrays or NumPy scalars. It owns all it points to, however it is
+    and the others arrays or NumPy scalars (`name`, bytes that outlive it, is its
+    `__name__`). It owns all it points to, however it is
     reached and however late the garbage collector frees it: its self is an array over
     the table, which CPython keeps until after the last read of the method definition,
     and its module slot holds the two functions (the collector sees them there) and
     `owner`, which keeps the code at `address` mapped."""
     table = _Table(id(slow), id(on_error), weak,
-                   PyMethodDef(_NAME, address, METH_FASTCALL_KEYWORDS, None))
+                   PyMethodDef(name, address, METH_FASTCALL_KEYWORDS, None))
     table_array = np.frombuffer(table, np.int64)  # its base keeps `table` alive
     return _new_builtin(ctypes.addressof(table.method), table_array, (slow, on_error, owner))
