@@ -98,7 +98,7 @@ class _Writer:
         """A step that checks value v is the static value x: a number, string, None or
         a tuple of them (compared as jit's cache compares them, by type and ==)."""
         self.steps.append(("equals", v, x))
-        return _plain(x)
+        return plain(x)
 
 
 def takes(x: Any) -> bool:
@@ -111,5 +111,7 @@ def takes(x: Any) -> bool:
     return t is float or t is int or t is bool or isinstance(x, np.generic)
 
 
-def _plain(x: Any) -> bool:
-    return x is None or type(x) in _ATOMS or (type(x) is tuple and all(map(_plain, x)))
+def plain(x: Any) -> bool:
+    """Whether x is a static value fast paths may key on: a number, string, None or a
+    tuple of them (hashable, compared by value, never a traced value)."""
+    return x is None or type(x) in _ATOMS or (type(x) is tuple and all(map(plain, x)))

@@ -173,7 +173,7 @@ class Jitted:
         if kwargs:  # as _split divides them
             static_kw = tuple(sorted([kv for kv in kwargs.items() if kv[0] in self.static_names]))
             dyn = (dyn, {k: v for k, v in kwargs.items() if k not in self.static_names})
-        if not _plain(statics) or (static_kw and not _plain(static_kw)):
+        if not dispatch.plain(statics) or (static_kw and not dispatch.plain(static_kw)):
             return None
         flat = quick_flatten(dyn)
         return None if flat is None else ((flat[0], statics, static_kw), flat[1])
@@ -184,7 +184,7 @@ class Jitted:
         function's `__call__`, called with the leaves alone or (made for the plan of the
         call's structure: dispatch.py) with calls of that structure. (A running entry,
         this call's maybe, is safe to replace: its caller holds it until it returns.)"""
-        weak = sum(1 << i for i, x in enumerate(leaves) if is_python_scalar(x))
+        weak = _weak_bits(leaves)
         if (program.checks is not None or not _flat(program.out_tree) or weak >> 64
                 or not all(map(dispatch.takes, leaves))):
             return
@@ -227,21 +227,6 @@ def _static_both_ways(f: Callable, nums: tuple[int, ...], names: tuple[str, ...]
     return all_nums, all_names
 
 
-_PLAIN = frozenset((int, float, bool, str, bytes, type(None)))
-
-
-def _plain(values: tuple) -> bool:
-    """Static values the quick path may key on: numbers, strings and tuples of them
-    (hashable, compared by value, never a traced value)."""
-    for v in values:
-        if type(v) is tuple:
-            if not _plain(v):
-                return False
-        elif type(v) not in _PLAIN:
-            return False
-    return True
-
-
 def _runner(program: Program, leaves: list) -> Callable[[list], Any]:
     """How the quick path runs `program` on the leaves of a call like this one: the
     program's native entry if it has one and its outputs are one array or a tuple of
@@ -251,8 +236,7 @@ def _runner(program: Program, leaves: list) -> Callable[[list], Any]:
     def run(values: Sequence[Any]) -> Any:
         return out.fill(ex.run(values))
 
-    weak = sum(1 << i for i, x in enumerate(leaves) if is_python_scalar(x))
-    entry = ex.entry(lambda *values: run(values), weak) if _flat(out) else None
+    entry = ex.entry(lambda *values: run(values), _weak_bits(leaves)) if _flat(out) else None
     call = entry if entry is not None else (lambda *values: run(values))
 
     def quick(values: list) -> Any:
@@ -261,6 +245,11 @@ def _runner(program: Program, leaves: list) -> Callable[[list], Any]:
         return call(*values)
 
     return quick
+
+
+def _weak_bits(leaves: list) -> int:
+    """A bit for each leaf that is a Python number (traced weakly), as entries take it."""
+    return sum(1 << i for i, x in enumerate(leaves) if is_python_scalar(x))
 
 
 def _flat(out: tree.TreeDef) -> bool:

@@ -6,7 +6,10 @@ value, key set, container type, a non-contiguous array) is noticed and goes to t
 general path, which traces it anew where its signature is new."""
 
 import collections
+import os
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -212,3 +215,22 @@ def rnp_sin(x):
     import rune_jit.numpy as rnp
 
     return rnp.sin(x)
+
+
+def test_a_process_that_loads_its_programs_from_disk_loads_their_fronts_too(tmp_path):
+    """A front's code is cached on disk as a program's is: a second process runs a call
+    of a dict and a static int natively without starting LLVM."""
+    code = textwrap.dedent("""
+        import numpy as np, rune_jit as rune
+        from rune_jit.backend.cpu import llvm
+        f = rune.jit(lambda x, d, n: x * d["s"] + n, static_argnums=2)
+        x = np.arange(3.0)
+        f(x, {"s": 2.0}, 1)
+        print(f(x, {"s": 2.0}, 1).tolist(), type(f).__call__.__name__,
+              llvm.target_machine.cache_info().currsize)
+    """)
+    env = dict(os.environ, RUNE_JIT_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True).stdout.split() for _ in range(2)]
+    assert runs[0][:-1] == runs[1][:-1] == ["[1.0,", "3.0,", "5.0]", "rune_jit_front"]
+    assert runs[1][-1] == "0"  # LLVM never started

@@ -17,6 +17,7 @@ costs a few ms, and a process that loads its programs from disk need not start L
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any, Callable
 
 import llvmlite.ir as ir
@@ -32,6 +33,19 @@ SIZE, ITEMS = 16, 24
 PY_EQ = 2
 VECTORCALL_OFFSET = 1 << 63
 NAME = b"rune_jit_front"  # lives as long as the module: the fronts' definitions point to it
+
+
+def _check_layout() -> None:
+    t, items, d = (1.5, 2.5), [1.5], {"a": 1}
+    word = lambda address: ctypes.c_ssize_t.from_address(address).value  # noqa: E731
+    if (word(id(t) + SIZE), word(id(t) + ITEMS + 8), word(id(items) + SIZE),
+            word(word(id(items) + ITEMS)), word(id(d) + SIZE)) != (2, id(t[1]), 1,
+                                                                   id(items[0]), 1):
+        raise RuntimeError("rune_jit: unexpected layout of Python's tuples, lists or dicts; "
+                           "cannot call compiled code")
+
+
+_check_layout()
 
 
 def front(plan: dispatch.Plan, leaf_entry: Callable, slow: Callable) -> Callable:
