@@ -15,6 +15,7 @@ which finds or compiles its program, never this one by mistake.
     ([3.0, 3.0], [3.0, 3.0])
     >>> for step in plan((np.ones(2), {"a": (2.0, None)}), {"n": 3}, (), {"n"}).steps:
     ...     print(step)
+    ('equals', 2, 3)
     ('leaf', 0)
     ('type', 1, <class 'dict'>, 1)
     ('key', 1, 'a')
@@ -23,7 +24,6 @@ which finds or compiles its program, never this one by mistake.
     ('leaf', 4)
     ('item', 3, 1, <class 'tuple'>)
     ('equals', 5, None)
-    ('equals', 2, 3)
 """
 
 from __future__ import annotations
@@ -64,7 +64,10 @@ def plan(args: tuple, kwargs: dict, static: Sequence[int], static_names: Set[str
     at = {k: len(args) + j for j, k in enumerate(names)}  # keywords: sorted, as jit's leaves
     parts = [(i, a, i in static) for i, a in enumerate(args)] + [
         (at[k], kwargs[k], k in static_names) for k in sorted(kwargs)]
-    ok = all(w.static(v, x) if is_static else w.tree(v, x) for v, x, is_static in parts)
+    # static values first: comparing them may run a user's __eq__ (in a tuple), before
+    # any value borrowed from a container is found
+    ok = all(w.static(v, x) for v, x, is_static in parts if is_static) and all(
+        w.tree(v, x) for v, x, is_static in parts if not is_static)
     return Plan(len(args), names, tuple(w.steps)) if ok else None
 
 

@@ -185,7 +185,7 @@ class Jitted:
         call's structure: dispatch.py) with calls of that structure. (A running entry,
         this call's maybe, is safe to replace: its caller holds it until it returns.)"""
         weak = _weak_bits(leaves)
-        if (program.checks is not None or not _flat(program.out_tree) or weak >> 64
+        if (program.checks is not None or not _flat(program.out_tree) or weak is None
                 or not all(map(dispatch.takes, leaves))):
             return
         plan = None
@@ -236,7 +236,8 @@ def _runner(program: Program, leaves: list) -> Callable[[list], Any]:
     def run(values: Sequence[Any]) -> Any:
         return out.fill(ex.run(values))
 
-    entry = ex.entry(lambda *values: run(values), _weak_bits(leaves)) if _flat(out) else None
+    weak = _weak_bits(leaves)
+    entry = ex.entry(lambda *values: run(values), weak) if _flat(out) and weak is not None else None
     call = entry if entry is not None else (lambda *values: run(values))
 
     def quick(values: list) -> Any:
@@ -247,9 +248,11 @@ def _runner(program: Program, leaves: list) -> Callable[[list], Any]:
     return quick
 
 
-def _weak_bits(leaves: list) -> int:
-    """A bit for each leaf that is a Python number (traced weakly), as entries take it."""
-    return sum(1 << i for i, x in enumerate(leaves) if is_python_scalar(x))
+def _weak_bits(leaves: list) -> int | None:
+    """A bit for each leaf that is a Python number (traced weakly), as entries take it;
+    None if one is past the 64 bits an entry reads."""
+    bits = sum(1 << i for i, x in enumerate(leaves) if is_python_scalar(x))
+    return None if bits >> 64 else bits
 
 
 def _flat(out: tree.TreeDef) -> bool:

@@ -103,17 +103,25 @@ def _call(b, plan: dispatch.Plan, args, nargsf, kwnames, const, fail_unless) -> 
 
 
 def _vectorcall(b, module, callee, leaves: list) -> ir.Value:
-    """callee(*leaves), through an array of them in the function's frame."""
+    """callee(*leaves), through an array of them in the function's frame. The leaves are
+    held meanwhile: those found in a dict or list are borrowed from it, and the entry
+    releases the GIL, during which another thread may take them out of it."""
     with b.goto_entry_block():
         array = b.alloca(ir.ArrayType(PTR, max(len(leaves), 1)))
         holder = b.alloca(PTR)  # read back as an untyped pointer (as emit.Fn.buffer does)
         b.store(array, holder)
         at = b.load(holder, typ=PTR)
+    hold = declare(module, "Py_IncRef", ir.VoidType(), [PTR])
     for k, v in enumerate(leaves):
         b.store(v, b.gep(at, [ir.Constant(I64, k)], source_etype=PTR))
+        b.call(hold, [v])
     vectorcall = declare(module, "PyObject_Vectorcall", PTR, [PTR, PTR, I64, PTR])
-    return b.call(vectorcall, [callee, at, ir.Constant(I64, len(leaves)),
-                               ir.Constant(PTR, None)])
+    out = b.call(vectorcall, [callee, at, ir.Constant(I64, len(leaves)),
+                              ir.Constant(PTR, None)])
+    release = declare(module, "Py_DecRef", ir.VoidType(), [PTR])
+    for v in leaves:
+        b.call(release, [v])
+    return out
 
 
 def _load(b, obj: ir.Value, offset: int, typ: ir.Type = PTR) -> ir.Value:
