@@ -10,9 +10,10 @@ refuses: it returns `dispatch.MISSED` then) goes to `slow` with the call as it w
 A Python dispatcher doing the same costs twice the entry; a front costs a tenth of it.
 
 A front's code names the objects it compares with (types, keys, static values) and
-calls (the entry, `slow`), which linking gives and the builtin keeps alive: the same
-plan's code serves every jitted function, and is kept in the disk cache (compiling it
-costs a few ms, and a process that loads its programs from disk need not start LLVM).
+calls (the entry, `slow`) by numbers, which linking resolves and the builtin keeps
+alive: the code depends on the plan's shape alone, serves every jitted function called
+with that shape, and is kept in the disk cache (compiling it costs a few ms, and a
+process that loads its programs from disk need not start LLVM, nor build any IR).
 """
 
 from __future__ import annotations
@@ -51,55 +52,109 @@ _check_layout()
 def front(plan: dispatch.Plan, leaf_entry: Callable, slow: Callable) -> Callable:
     """The builtin for calls of `plan`'s structure: it passes their leaves to
     `leaf_entry`, and hands any other call to `slow`."""
+    shape, named = _shape(plan, [leaf_entry, dispatch.MISSED, slow])
+    imports = {_symbol(k): id(obj) for k, obj in enumerate(named)}
+    image, (address,) = llvm.link(_object_code(shape), ["rune_front"], imports)
+    return entry.builtin(address, slow, slow, (image, named), name=NAME)
+
+
+# the objects a front's code names, by number: these three, then the keywords' names,
+# then those of the steps
+LEAF_ENTRY, MISSED, SLOW = 0, 1, 2
+
+
+def _shape(plan: dispatch.Plan, named: list) -> tuple[tuple, list]:
+    """(what a front's code depends on: the plan with each object it compares with
+    replaced by its number; those objects, after `named`)."""
+    def number(obj: Any) -> int:
+        named.append(obj)
+        return len(named) - 1
+
+    names = tuple(number(n) for n in plan.names)
+    steps = []
+    for step in plan.steps:
+        op, v = step[:2]
+        if op == "type":
+            steps.append((op, v, number(step[2]), step[3]))
+        elif op == "item":  # a tuple's items are in it, a list's elsewhere
+            steps.append((op, v, step[2], step[3] is tuple))
+        elif op == "key":
+            steps.append((op, v, number(step[2])))
+        elif op == "equals":
+            steps.append((op, v, number(type(step[2])), number(step[2])))
+        else:
+            steps.append((op, v))
+    return (plan.nargs, names, tuple(steps)), named
+
+
+def _symbol(k: int) -> str:
+    return f"rune.front.{k}"
+
+
+_objects: dict[tuple, bytes] = {}  # object code by shape: the same plan's, linked again
+
+
+def _object_code(shape: tuple) -> bytes:
+    """The object code of a front of this shape: compiled once per process, and kept in
+    the disk cache (its code names the objects it compares with, and linking gives them)."""
+    obj = _objects.get(shape)
+    if obj is None:
+        k = disk_cache.key(repr(shape), llvm.fingerprint())
+        found = disk_cache.load(k, ".front")
+        obj = found.payload if found is not None else None
+        if obj is None:
+            obj = llvm.emit_object(llvm.optimize(_module(shape)))
+            disk_cache.store(k, {}, obj, ".front")
+        _objects[shape] = obj
+    return obj
+
+
+def _module(shape: tuple) -> str:
+    """The LLVM IR of a front of this shape."""
     module = ir.Module("rune_front")
     fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64, PTR]), "rune_front")
     _, args, nargsf, kwnames = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    slow_block = fn.append_basic_block("slow")
-    imports: dict[str, int] = {}
-    kept: list[Any] = []
+    slow = fn.append_basic_block("slow")
 
-    def const(obj: Any) -> ir.Value:  # an object of this process, by a name linking gives
-        name = f"rune.front.{len(kept)}"
-        kept.append(obj)
-        imports[name] = id(obj)
-        return entry.global_named(module, name)
+    def named(k: int) -> ir.Value:
+        return entry.global_named(module, _symbol(k))
 
     def fail_unless(cond: ir.Value) -> None:
         ok = fn.append_basic_block("ok")
-        b.cbranch(cond, ok, slow_block)
+        b.cbranch(cond, ok, slow)
         b.position_at_end(ok)
 
-    values = _call(b, plan, args, nargsf, kwnames, const, fail_unless)
-    leaves = _steps(b, module, plan.steps, values, const, fail_unless)
-    out = _vectorcall(b, module, const(leaf_entry), leaves)
+    nargs, names, steps = shape
+    values = _call(b, nargs, names, args, nargsf, kwnames, named, fail_unless)
+    leaves = _steps(b, module, steps, values, named, fail_unless)
+    out = _vectorcall(b, module, named(LEAF_ENTRY), leaves)
     missed, done = fn.append_basic_block("missed"), fn.append_basic_block("done")
-    b.cbranch(b.icmp_unsigned("==", out, const(dispatch.MISSED)), missed, done)
+    b.cbranch(b.icmp_unsigned("==", out, named(MISSED)), missed, done)
     b.position_at_end(done)
     b.ret(out)  # the result, or NULL with the entry's error set
     b.position_at_end(missed)
     b.call(declare(module, "Py_DecRef", ir.VoidType(), [PTR]), [out])
-    b.branch(slow_block)
-    b.position_at_end(slow_block)
+    b.branch(slow)
+    b.position_at_end(slow)
     b.ret(b.call(declare(module, "PyObject_Vectorcall", PTR, [PTR, PTR, I64, PTR]),
-                 [const(slow), args, nargsf, kwnames]))
-    image, (address,) = llvm.link(_object_code(str(module)), ["rune_front"], imports)
-    return entry.builtin(address, slow, slow, (image, kept), name=NAME)
+                 [named(SLOW), args, nargsf, kwnames]))
+    return str(module)
 
 
-def _call(b, plan: dispatch.Plan, args, nargsf, kwnames, const, fail_unless) -> list:
+def _call(b, nargs: int, names: tuple, args, nargsf, kwnames, named, fail_unless) -> list:
     """Check the call's number of arguments and its keywords (in its order: their names
     are interned strings, compared as pointers); -> its arguments, then its keywords."""
-    n = len(plan.names)
     fail_unless(b.icmp_unsigned("==", b.and_(nargsf, ir.Constant(I64, VECTORCALL_OFFSET - 1)),
-                                ir.Constant(I64, plan.nargs)))
-    fail_unless(b.icmp_unsigned("!=" if n else "==", kwnames, ir.Constant(PTR, None)))
-    if n:
-        fail_unless(b.icmp_signed("==", _load(b, kwnames, SIZE, I64), ir.Constant(I64, n)))
-        for j, name in enumerate(plan.names):
-            fail_unless(b.icmp_unsigned("==", _load(b, kwnames, ITEMS + 8 * j), const(name)))
+                                ir.Constant(I64, nargs)))
+    fail_unless(b.icmp_unsigned("!=" if names else "==", kwnames, ir.Constant(PTR, None)))
+    if names:
+        fail_unless(b.icmp_signed("==", _load(b, kwnames, SIZE, I64),
+                                  ir.Constant(I64, len(names))))
+        for j, k in enumerate(names):
+            fail_unless(b.icmp_unsigned("==", _load(b, kwnames, ITEMS + 8 * j), named(k)))
     return [b.load(b.gep(args, [ir.Constant(I64, i)], source_etype=PTR), typ=PTR)
-            for i in range(plan.nargs + n)]
+            for i in range(nargs + len(names))]
 
 
 def _vectorcall(b, module, callee, leaves: list) -> ir.Value:
@@ -128,51 +183,29 @@ def _load(b, obj: ir.Value, offset: int, typ: ir.Type = PTR) -> ir.Value:
     return b.load(b.gep(obj, [ir.Constant(I64, offset)], source_etype=I8), typ=typ)
 
 
-_objects: dict[str, bytes] = {}  # object code by LLVM IR: the same plan's, linked again
-
-
-def _object_code(llvm_ir: str) -> bytes:
-    """The object code of a front: compiled once per process, and kept in the disk
-    cache (its code names the objects it compares with, and linking gives them)."""
-    obj = _objects.get(llvm_ir)
-    if obj is None:
-        k = disk_cache.key(llvm_ir, llvm.fingerprint())
-        found = disk_cache.load(k, ".front")
-        obj = found.payload if found is not None else None
-        if obj is None:
-            obj = llvm.emit_object(llvm.optimize(llvm_ir))
-            disk_cache.store(k, {}, obj, ".front")
-        _objects[llvm_ir] = obj
-    return obj
-
-
-def _steps(b, module, steps, values: list, const, fail_unless) -> list:
-    """Emit the plan's steps: each checks a value or finds a new one (values grows);
-    -> the leaves."""
+def _steps(b, module, steps, values: list, named, fail_unless) -> list:
+    """Emit the steps of a front's shape: each checks a value or finds a new one (values
+    grows); -> the leaves."""
     leaves = []
     for step in steps:
         op, v = step[0], values[step[1]]
         if op == "type":  # a container: its exact type and size
-            _, _, typ, size = step
-            fail_unless(b.icmp_unsigned("==", _load(b, v, entry.OB_TYPE), const(typ)))
-            fail_unless(b.icmp_signed("==", _load(b, v, SIZE, I64), ir.Constant(I64, size)))
+            fail_unless(b.icmp_unsigned("==", _load(b, v, entry.OB_TYPE), named(step[2])))
+            fail_unless(b.icmp_signed("==", _load(b, v, SIZE, I64), ir.Constant(I64, step[3])))
         elif op == "item":  # item i of a tuple or list (its size checked)
-            _, _, i, typ = step
             items = b.gep(v, [ir.Constant(I64, ITEMS)], source_etype=I8) if (
-                typ is tuple) else _load(b, v, ITEMS)
-            values.append(b.load(b.gep(items, [ir.Constant(I64, i)], source_etype=PTR),
+                step[3]) else _load(b, v, ITEMS)
+            values.append(b.load(b.gep(items, [ir.Constant(I64, step[2])], source_etype=PTR),
                                  typ=PTR))
         elif op == "key":  # a dict's value at a key (borrowed), if it has it
             get = declare(module, "PyDict_GetItem", PTR, [PTR, PTR])
-            values.append(b.call(get, [v, const(step[2])]))
+            values.append(b.call(get, [v, named(step[2])]))
             fail_unless(b.icmp_unsigned("!=", values[-1], ir.Constant(PTR, None)))
         elif op == "equals":  # a static value: its exact type, then ==
-            x = step[2]
-            fail_unless(b.icmp_unsigned("==", _load(b, v, entry.OB_TYPE), const(type(x))))
+            fail_unless(b.icmp_unsigned("==", _load(b, v, entry.OB_TYPE), named(step[2])))
             compare = declare(module, "PyObject_RichCompareBool", I32, [PTR, PTR, I32])
-            fail_unless(b.icmp_signed("==", b.call(compare, [v, const(x), ir.Constant(I32, PY_EQ)]),
-                                      ir.Constant(I32, 1)))
+            equal = b.call(compare, [v, named(step[3]), ir.Constant(I32, PY_EQ)])
+            fail_unless(b.icmp_signed("==", equal, ir.Constant(I32, 1)))
         else:
-            assert op == "leaf", op
             leaves.append(v)
     return leaves
