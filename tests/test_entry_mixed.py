@@ -234,3 +234,20 @@ def test_a_process_that_loads_its_programs_from_disk_loads_their_fronts_too(tmp_
                            text=True, check=True).stdout.split() for _ in range(2)]
     assert runs[0][:-1] == runs[1][:-1] == ["[1.0,", "3.0,", "5.0]", "rune_jit_front"]
     assert runs[1][-1] == "0"  # LLVM never started
+
+
+def test_fronts_of_one_shape_compare_with_their_own_objects():
+    """Plans differing only in keys and static values share a front's code: each front
+    links it to its own keys, static values and entry."""
+    f = rune.jit(lambda d, n: d["a"] * n, static_argnums=1)
+    g = rune.jit(lambda d, n: d["b"] * n, static_argnums=1)
+    a = np.arange(2.0)
+    for _ in range(2):
+        f({"a": a}, 2), g({"b": a}, 3)
+    assert fast(f) == fast(g) == "front"
+    same(f({"a": a}, 2), a * 2)
+    same(g({"b": a}, 3), a * 3)
+    same(g({"b": a}, 2), a * 2)  # another static value: another program
+    with pytest.raises(KeyError):  # another key: f traced again, and its d["a"] fails
+        f({"b": a}, 2)
+    same(f({"a": a}, 2), a * 2)
