@@ -7,7 +7,8 @@ container's exact type and size, looks up each dict key, checks each static valu
 exact type and equality, and calls the entry with the leaves it found; the entry checks
 the leaves. Anything else (another structure, another static value, a leaf the entry
 refuses: it returns `dispatch.MISSED` then) goes to `slow` with the call as it was made.
-A Python dispatcher doing the same costs twice the entry; a front costs a tenth of it.
+A Python dispatcher doing the same cost 2.5 to 4.7 times a call of arrays alone (bench
+row Dmix against Dmix-arrays); a front adds some 20 ns to that call.
 
 A front's code names the objects it compares with (types, keys, static values) and
 calls (the entry, `slow`) by numbers, which linking resolves and the builtin keeps
