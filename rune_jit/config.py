@@ -1,17 +1,41 @@
-"""Settings read from the environment once, at import."""
+"""Settings read from the environment once, at import; `backend` may be set later."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
+import types
 
 # Verify every region a trace or pass builds (the test suite turns this on).
 verify_regions: bool = os.environ.get("RUNE_JIT_VERIFY", "") not in ("", "0")
 
 # "native" runs each loop called outside jit as compiled code; "interpret" runs
 # everything through the NumPy interpreter (the oracle the tests compare with).
-backend: str = os.environ.get("RUNE_JIT_BACKEND", "native")
-if backend not in ("native", "interpret"):
-    raise ValueError(f"RUNE_JIT_BACKEND must be 'native' or 'interpret', got {backend!r}")
+_backend: str = os.environ.get("RUNE_JIT_BACKEND", "native")
+if _backend not in ("native", "interpret"):
+    raise ValueError(f"RUNE_JIT_BACKEND must be 'native' or 'interpret', got {_backend!r}")
+# 1 while `backend` is not "native": jitted functions' native entries (backend/cpu/entry.py)
+# read it and hand their calls to the Python path, which runs the backend chosen
+NOT_NATIVE = ctypes.c_int32(_backend != "native")
+
+
+class _Settings(types.ModuleType):
+    """This module, with `backend` a property: setting it tells the native entries."""
+
+    @property
+    def backend(self) -> str:
+        """The backend jitted calls and loops run on: "native" or "interpret"."""
+        return _backend
+
+    @backend.setter
+    def backend(self, name: str) -> None:
+        global _backend
+        _backend = name
+        NOT_NATIVE.value = name != "native"
+
+
+sys.modules[__name__].__class__ = _Settings
 
 
 def _num_threads() -> int:

@@ -12,12 +12,11 @@ import inspect
 import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
-import numpy as np
-
-from . import backend, code_digest, compile_log, config, python_loops, tree
+from . import backend, code_digest, compile_log, config, dispatch, python_loops, tree
 from . import saved_programs as saved
 from .api import trace_fn, with_args
-from .arguments import as_argnums, as_value, flatten_args, leaf_type, quick_flatten, wraps
+from .arguments import (as_argnums, as_value, flatten_args, is_python_scalar, leaf_type,
+                        quick_flatten, wraps)
 from .forks import renew_in_child
 from .trace import Tracer
 from .tracebacks import api_boundary, hidden
@@ -151,8 +150,7 @@ class Jitted:
         if program.pending is None:  # compiled: later calls may take a quicker way
             if quick is not None:
                 self.quick[quick[0]] = (config.backend, _runner(program, leaves))
-            if not kwargs and not self.static and _exact_arrays(args, leaves):
-                self._install_entry(program)
+            self._install_entry(program, args, kwargs, leaves)
         # Python numbers as the arrays they are traced as (the interpreter takes no others)
         outs = program.executable.run([as_value(x) for x in leaves])
         return tree.unflatten(program.out_tree, outs)
@@ -175,17 +173,29 @@ class Jitted:
         if kwargs:  # as _split divides them
             static_kw = tuple(sorted([kv for kv in kwargs.items() if kv[0] in self.static_names]))
             dyn = (dyn, {k: v for k, v in kwargs.items() if k not in self.static_names})
-        if not _plain(statics) or (static_kw and not _plain(static_kw)):
+        if not dispatch.plain(statics) or (static_kw and not dispatch.plain(static_kw)):
             return None
         flat = quick_flatten(dyn)
         return None if flat is None else ((flat[0], statics, static_kw), flat[1])
 
-    def _install_entry(self, program: Program) -> None:
-        """Calls with this signature go straight to the backend's entry from now on."""
-        entry = program.executable.entry(self._general) if _flat(program.out_tree) else None
+    def _install_entry(self, program: Program, args: tuple, kwargs: dict, leaves: list
+                       ) -> None:
+        """Calls like this one go straight to the backend's entry from now on: it is this
+        function's `__call__`, called with the leaves alone or (made for the plan of the
+        call's structure: dispatch.py) with calls of that structure. (A running entry,
+        this call's maybe, is safe to replace: its caller holds it until it returns.)"""
+        weak = _weak_bits(leaves)
+        if (program.checks is not None or not _flat(program.out_tree) or weak is None
+                or not all(map(dispatch.takes, leaves))):
+            return
+        plan = None
+        if kwargs or self.static or len(args) != len(leaves) or not all(
+                map(dispatch.takes, args)):  # not each argument a leaf
+            plan = dispatch.plan(args, kwargs, self.static, self.static_names)
+            if plan is None:
+                return
+        entry = program.executable.entry(self._general, weak, plan)
         if entry is not None:
-            # a running entry (this call may come from its slow path) is safe to replace:
-            # its caller holds it until it returns
             type(self).__call__ = entry
 
     @api_boundary
@@ -217,41 +227,32 @@ def _static_both_ways(f: Callable, nums: tuple[int, ...], names: tuple[str, ...]
     return all_nums, all_names
 
 
-_PLAIN = frozenset((int, float, bool, str, bytes, type(None)))
-
-
-def _plain(values: tuple) -> bool:
-    """Static values the quick path may key on: numbers, strings and tuples of them
-    (hashable, compared by value, never a traced value)."""
-    for v in values:
-        if type(v) is tuple:
-            if not _plain(v):
-                return False
-        elif type(v) not in _PLAIN:
-            return False
-    return True
-
-
 def _runner(program: Program, leaves: list) -> Callable[[list], Any]:
-    """How the quick path runs `program` on the leaves of a call like this one: scalars
-    made arrays of their leaves' dtypes, then the program's native entry if it has one
-    and its outputs are one array or a tuple of them, else the program itself."""
-    dtypes = [leaf_type(x)[0].dtype for x in leaves]
+    """How the quick path runs `program` on the leaves of a call like this one: the
+    program's native entry if it has one and its outputs are one array or a tuple of
+    them (told which leaves are Python numbers), else the program itself."""
     ex, out, checks = program.executable, program.out_tree, program.checks
 
     def run(values: Sequence[Any]) -> Any:
         return out.fill(ex.run(values))
 
-    entry = ex.entry(lambda *arrays: run(arrays)) if _flat(out) else None
-    call = entry if entry is not None else (lambda *arrays: run(arrays))
+    weak = _weak_bits(leaves)
+    entry = ex.entry(lambda *values: run(values), weak) if _flat(out) and weak is not None else None
+    call = entry if entry is not None else (lambda *values: run(values))
 
     def quick(values: list) -> Any:
         if checks is not None:
             checks.check(values)
-        return call(*[x if type(x) is np.ndarray else np.asarray(x, d)
-                      for x, d in zip(values, dtypes)])
+        return call(*values)
 
     return quick
+
+
+def _weak_bits(leaves: list) -> int | None:
+    """A bit for each leaf that is a Python number (traced weakly), as entries take it;
+    None if one is past the 64 bits an entry reads."""
+    bits = sum(1 << i for i, x in enumerate(leaves) if is_python_scalar(x))
+    return None if bits >> 64 else bits
 
 
 def _flat(out: tree.TreeDef) -> bool:
@@ -266,14 +267,6 @@ def _compiled(program: Program) -> Program:
     except NotImplementedError:
         return program._replace(pending=None)
     return program._replace(executable=executable, pending=None)
-
-
-def _exact_arrays(args: tuple, leaves: list) -> bool:
-    """Every argument a C-contiguous, aligned array, each its own leaf (so the call can
-    skip flattening and conversion)."""
-    return len(args) == len(leaves) and all(
-        type(a) is np.ndarray and a is x and a.flags.c_contiguous and a.flags.aligned
-        for a, x in zip(args, leaves))
 
 
 def _rebuild(f: Callable, static_argnums: tuple, static_argnames: tuple) -> Jitted:

@@ -15,8 +15,9 @@ A backend offers:
 - `lower(region)`: the program's stages as text (`jit(f).lower(...)`).
 
 An Executable has `run(values)` and `run_exact(arrays)` (arrays of exactly its types),
-`record()` (what a saved program stores of it, or None) and `entry(slow)` (a faster
-callable for calls of its exact signature, or None).
+`record()` (what a saved program stores of it, or None) and `entry(slow, weak, plan)` (a
+faster callable for calls of its exact signature, the arguments whose bits `weak` sets
+Python numbers, structured as `plan` says if given (dispatch.py), or None).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class Executable(Protocol):
 
     def record(self) -> tuple[dict, bytes, list] | None: ...
 
-    def entry(self, slow: Callable) -> Callable | None: ...
+    def entry(self, slow: Callable, weak: int = 0, plan: Any = None) -> Callable | None: ...
 
 
 class Backend(Protocol):

@@ -26,7 +26,7 @@ class Interpreted:
     def record(self) -> None:
         return None  # nothing compiled to save
 
-    def entry(self, slow: Callable) -> None:
+    def entry(self, slow: Callable, weak: int = 0, plan: Any = None) -> None:
         return None
 
 

@@ -4,13 +4,17 @@ program, that checks its arguments and runs the program without running Python.
 Through Python a jitted call costs about 2 µs; NumPy's `ctypes` attributes alone
 cost 1.5 µs an array. The entry is a `METH_FASTCALL | METH_KEYWORDS` builtin for
 one signature: it reads each argument's ndarray struct (type, dtype, shape,
-flags), allocates the outputs with NumPy's C API, releases the GIL around the
-program and returns the result. Anything else (another signature, keywords)
-goes to the Python path, and a failure status to a Python function that
-raises the right error. Addresses that differ between processes (NumPy's
-type and dtypes, its API table, those two Python functions) are read from a
-table in the module, filled in after linking, so the object code stays
-cacheable on disk.
+flags) or, for a 0-d one, the value of a NumPy scalar of its dtype or (where the
+signature has a Python number, weakly typed) of a Python float, int or bool;
+allocates the outputs with NumPy's C API, releases the GIL around the program
+and returns the result. Anything else (another signature, keywords) goes to
+the Python path, and a failure status to a Python function that raises the
+right error. Addresses that differ between processes (NumPy's types, dtypes
+and API table, Python's number types, those two Python functions) are read
+from a table in the module, filled in after linking, so the object code stays
+cacheable on disk; so are which arguments are Python numbers (one program
+serves a Python float and a NumPy float64: the trace tells them apart, the
+program may not).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Callable, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ... import python_loops
+from ... import config, python_loops
 from ...dtypes import SUPPORTED
 from ...ir import Type
 from .emit import I8, I32, I64, PTR, declare
@@ -36,8 +40,12 @@ PY_ARRAY_EMPTY = 184  # index of PyArray_Empty in NumPy's C API table (fixed by 
 
 
 def _check_layout() -> None:
+    """Arrays hold their data pointer at DATA; a float, and NumPy's scalars, their value."""
     a = np.zeros(3)
-    if ctypes.c_void_p.from_address(id(a) + DATA).value != a.ctypes.data:
+    values = [1.5] + [np.dtype(d).type(1) for d in SUPPORTED]
+    if ctypes.c_void_p.from_address(id(a) + DATA).value != a.ctypes.data or any(
+            ctypes.string_at(id(v) + DATA, 8 if type(v) is float else v.itemsize)
+            != np.asarray(v).tobytes() for v in values):
         raise RuntimeError("rune_jit: unexpected NumPy array layout; cannot call compiled code")
 
 
@@ -72,18 +80,17 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
         b.cbranch(cond, ok, slow)
         b.position_at_end(ok)
 
-    # with jit disabled (in some thread), every call takes the Python path, which knows
-    disabled = b.load(_global(module, "rune.jit_disabled"), typ=I32)
-    fail_unless(b.icmp_signed("==", disabled, ir.Constant(I32, 0)))
+    # with jit disabled (in some thread), or another backend chosen, every call takes the
+    # Python path, which knows
+    for flag in ("rune.jit_disabled", "rune.not_native"):
+        fail_unless(b.icmp_signed("==", b.load(global_named(module, flag), typ=I32),
+                                  ir.Constant(I32, 0)))
     nargs = b.and_(nargsf, c((1 << 63) - 1))  # less PY_VECTORCALL_ARGUMENTS_OFFSET
     fail_unless(b.and_(b.icmp_unsigned("==", kwnames, ir.Constant(PTR, None)),
                        b.icmp_unsigned("==", nargs, c(len(in_types)))))
-    objs = []
-    for i, t in enumerate(in_types):
-        obj = b.load(b.gep(args, [c(i)], source_etype=PTR), typ=PTR)
-        fail_unless(_is_array_of(b, obj, t, _global(module, "rune.ndarray"),
-                                 _global(module, descr_symbol(t.dtype))))
-        objs.append(obj)
+    weak = b.load(b.gep(table, [c(2)], source_etype=I64), typ=I64)  # Python numbers' bits
+    objs = [_input(b, module, b.load(b.gep(args, [c(i)], source_etype=PTR), typ=PTR), t,
+                   _bit(b, weak, i), fail_unless) for i, t in enumerate(in_types)]
     empty = declare(module, "rune.empty", PTR, [I32, PTR, PTR, I32])
     outs = [_new_array(b, module, empty, t, f"{symbol}.dims{k}") for k, t in enumerate(out_types)]
     _fail_if_null(b, fn, module, outs)
@@ -95,9 +102,14 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
     b.position_at_end(failed)
     _release(b, module, outs)
     code = b.call(declare(module, "PyLong_FromLongLong", PTR, [I64]), [status])
-    b.call(declare(module, "PyObject_CallOneArg", PTR, [PTR, PTR]), [python(1), code])
-    _release(b, module, [code])  # the call raised: return NULL with the error set
-    b.ret(ir.Constant(PTR, None))
+    # the error, made (not raised: raised here, its traceback has no frame of ours)
+    err = b.call(declare(module, "PyObject_CallOneArg", PTR, [PTR, PTR]), [python(1), code])
+    _release(b, module, [code])
+    with b.if_then(b.icmp_unsigned("!=", err, ir.Constant(PTR, None))):
+        b.call(declare(module, "PyErr_SetObject", ir.VoidType(), [PTR, PTR]),
+               [_field(b, err, OB_TYPE, PTR), err])
+        _release(b, module, [err])
+    b.ret(ir.Constant(PTR, None))  # with the error set
     b.position_at_end(done)
     b.ret(outs[0] if len(outs) == 1 else _tuple(b, module, outs))
     b.position_at_end(slow)
@@ -124,7 +136,12 @@ def descr_symbol(dtype: np.dtype) -> str:
     return f"rune.dtype.{dtype.str[1:]}"
 
 
-def _global(module: ir.Module, name: str) -> ir.Value:
+def scalar_symbol(dtype: np.dtype) -> str:
+    """The name of the type of NumPy's scalars of `dtype` (np.float32, ...)."""
+    return f"rune.scalar.{dtype.str[1:]}"
+
+
+def global_named(module: ir.Module, name: str) -> ir.Value:
     """An object of this process, by a name the linker resolves (see `imports`)."""
     g = module.globals.get(name)
     if g is None:
@@ -141,20 +158,19 @@ def data_pointer(b: ir.IRBuilder, array: ir.Value) -> ir.Value:
     return _field(b, array, DATA, PTR)
 
 
-def _is_array_of(b, obj, t: Type, ndarray, descr) -> ir.Value:
-    """obj is an exact ndarray with t's dtype (descriptor) and shape, C order, aligned."""
+def _is_array_of(b, module, obj, t: Type, fail_unless) -> ir.Value:
+    """obj is an exact ndarray with t's dtype (descriptor) and shape, C order, aligned;
+    each field read only once those before it say that it may be."""
     def field(offset, typ):
         return _field(b, obj, offset, typ)
 
-    conds = [b.icmp_unsigned("==", field(OB_TYPE, PTR), ndarray),
-             b.icmp_unsigned("==", field(DESCR, PTR), descr),
-             b.icmp_signed("==", field(ND, I32), ir.Constant(I32, t.ndim)),
-             b.icmp_unsigned("==", b.and_(field(FLAGS, I32), ir.Constant(I32, CARRAY)),
-                             ir.Constant(I32, CARRAY))]
-    ok = conds[0]
-    for cond in conds[1:]:
-        ok = b.and_(ok, cond)
-    if t.ndim:  # only read the dimensions of an array of the right rank
+    fail_unless(b.icmp_unsigned("==", field(OB_TYPE, PTR), global_named(module, "rune.ndarray")))
+    fail_unless(b.and_(b.icmp_signed("==", field(ND, I32), ir.Constant(I32, t.ndim)),
+                       b.icmp_unsigned("==", field(DESCR, PTR),
+                                       global_named(module, descr_symbol(t.dtype)))))
+    ok = b.icmp_unsigned("==", b.and_(field(FLAGS, I32), ir.Constant(I32, CARRAY)),
+                         ir.Constant(I32, CARRAY))
+    if t.ndim:
         dims = field(DIMS, PTR)
         for d, n in enumerate(t.shape):
             got = b.load(b.gep(dims, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
@@ -162,12 +178,71 @@ def _is_array_of(b, obj, t: Type, ndarray, descr) -> ir.Value:
     return ok
 
 
+def _bit(b, word, i: int) -> ir.Value:
+    """Bit i of the 64-bit `word` (false past bit 63)."""
+    if i >= 64:
+        return ir.Constant(ir.IntType(1), 0)
+    return b.trunc(b.lshr(word, ir.Constant(I64, i)), ir.IntType(1))
+
+
+def _input(b, module, obj, t: Type, weak, fail_unless) -> ir.Value:
+    """What the kernel is given for the argument obj: obj, an array of t; or for a 0-d t
+    a stand-in for one (the kernel reads only an array's data pointer, at DATA) pointing
+    to obj's value: obj a 0-d array of t, a NumPy scalar of t's dtype or, where `weak`
+    (an argument traced as a Python number), a Python float, int or bool."""
+    if t.ndim:
+        fail_unless(_is_array_of(b, module, obj, t, fail_unless))
+        return obj
+    with b.goto_entry_block():
+        slot, overflow, holder = b.alloca(ir.ArrayType(I64, 4)), b.alloca(I32), b.alloca(PTR)
+        b.store(slot, holder)  # read back as an untyped pointer (as emit.Fn.buffer does)
+        cell = b.load(holder, typ=PTR)
+    typ = _field(b, obj, OB_TYPE, PTR)
+    data = b.gep(cell, [ir.Constant(I64, 2)], source_etype=I64)
+    with b.if_else(weak) as (python, numpy):
+        with python:
+            value = b.gep(cell, [ir.Constant(I64, 3)], source_etype=I64)
+            b.store(_python_number(b, module, obj, typ, t, value, overflow, fail_unless), data)
+        with numpy:
+            is_array = b.icmp_unsigned("==", typ, global_named(module, "rune.ndarray"))
+            with b.if_else(is_array) as (array, scalar):
+                with array:
+                    fail_unless(_is_array_of(b, module, obj, t, fail_unless))
+                    b.store(data_pointer(b, obj), data)
+                with scalar:  # a NumPy scalar's value follows its PyObject header
+                    fail_unless(b.icmp_unsigned("==", typ, global_named(
+                        module, scalar_symbol(t.dtype))))
+                    b.store(b.gep(obj, [ir.Constant(I64, DATA)], source_etype=I8), data)
+    return cell
+
+
+def _python_number(b, module, obj, typ, t: Type, value, overflow, fail_unless) -> ir.Value:
+    """The address of the value of obj, a Python number of t's dtype's kind (float for
+    float64, int for int64 if it fits, bool for bool), stored at `value` if converted."""
+    if t.dtype == np.float64:  # a float's value sits where a NumPy scalar's does
+        fail_unless(b.icmp_unsigned("==", typ, global_named(module, "rune.float")))
+        return b.gep(obj, [ir.Constant(I64, DATA)], source_etype=I8)
+    if t.dtype == np.int64:
+        fail_unless(b.icmp_unsigned("==", typ, global_named(module, "rune.int")))
+        to_long = declare(module, "PyLong_AsLongLongAndOverflow", I64, [PTR, PTR])
+        b.store(b.call(to_long, [obj, overflow]), value)
+        fail_unless(b.icmp_signed("==", b.load(overflow, typ=I32), ir.Constant(I32, 0)))
+        return value
+    if t.dtype == np.bool_:
+        true = b.icmp_unsigned("==", obj, global_named(module, "rune.true"))
+        fail_unless(b.or_(true, b.icmp_unsigned("==", obj, global_named(module, "rune.false"))))
+        b.store(b.zext(true, I8), value)
+        return value
+    fail_unless(ir.Constant(ir.IntType(1), 0))  # no Python number is traced as this dtype
+    return value
+
+
 def _new_array(b, module, empty, t: Type, name: str) -> ir.Value:
     dims_t = ir.ArrayType(I64, max(t.ndim, 1))
     dims = ir.GlobalVariable(module, dims_t, name)
     dims.global_constant = True
     dims.initializer = ir.Constant(dims_t, list(t.shape) or [0])
-    descr = _global(module, descr_symbol(t.dtype))
+    descr = global_named(module, descr_symbol(t.dtype))
     b.call(declare(module, "Py_IncRef", ir.VoidType(), [PTR]), [descr])  # Empty steals it
     return b.call(empty, [ir.Constant(I32, t.ndim), dims, descr, ir.Constant(I32, 0)])
 
@@ -215,11 +290,14 @@ def _array_api() -> int:
 @lru_cache(maxsize=None)
 def imports() -> dict[str, int]:
     """The addresses the entries' names stand for in this process."""
-    found = {"rune.ndarray": id(np.ndarray),
+    found = {"rune.ndarray": id(np.ndarray), "rune.float": id(float), "rune.int": id(int),
+             "rune.true": id(True), "rune.false": id(False),
              "rune.jit_disabled": ctypes.addressof(python_loops.DISABLED_ANYWHERE),
+             "rune.not_native": ctypes.addressof(config.NOT_NATIVE),
              "rune.empty": ctypes.c_void_p.from_address(_array_api() + 8 * PY_ARRAY_EMPTY).value}
     for d in SUPPORTED:  # NumPy's builtin descriptor of each dtype (one object each)
         found[descr_symbol(d)] = id(np.dtype(d))
+        found[scalar_symbol(d)] = id(np.dtype(d).type)
     return found
 
 
@@ -229,11 +307,12 @@ class PyMethodDef(ctypes.Structure):
 
 
 class _Table(ctypes.Structure):
-    """What an entry reads (the addresses of its two Python functions) and the method
-    definition its builtin points to, in one block of memory."""
+    """What an entry reads (the addresses of its two Python functions, which arguments
+    are Python numbers) and the method definition its builtin points to, in one block
+    of memory."""
 
     _fields_ = [("slow", ctypes.c_void_p), ("on_error", ctypes.c_void_p),
-                ("method", PyMethodDef)]
+                ("weak", ctypes.c_uint64), ("method", PyMethodDef)]
 
 
 _NAME = b"rune_jit_entry"  # lives as long as the module: the definitions point to it
@@ -243,14 +322,17 @@ _new_builtin.restype = ctypes.py_object
 _new_builtin.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
-def builtin(address: int, slow: Callable, on_error: Callable, owner: object) -> Callable:
+def builtin(address: int, slow: Callable, on_error: Callable, owner: object,
+            weak: int = 0, name: bytes = _NAME) -> Callable:
     """The builtin of one program's entry for one jitted function: call it like the
-    function. It owns all it points to, however it is reached and however late the
-    garbage collector frees it: its self is an array over the table, which CPython
-    keeps until after the last read of the method definition, and its module slot holds
-    the two functions (the collector sees them there) and `owner`, which keeps the code
-    at `address` mapped."""
-    table = _Table(id(slow), id(on_error),
-                   PyMethodDef(_NAME, address, METH_FASTCALL_KEYWORDS, None))
+    function, with the arguments whose bits `weak` sets Python numbers (traced weakly)
+    and the others arrays or NumPy scalars (`name`, bytes that outlive it, is its
+    `__name__`). It owns all it points to, however it is
+    reached and however late the garbage collector frees it: its self is an array over
+    the table, which CPython keeps until after the last read of the method definition,
+    and its module slot holds the two functions (the collector sees them there) and
+    `owner`, which keeps the code at `address` mapped."""
+    table = _Table(id(slow), id(on_error), weak,
+                   PyMethodDef(name, address, METH_FASTCALL_KEYWORDS, None))
     table_array = np.frombuffer(table, np.int64)  # its base keeps `table` alive
     return _new_builtin(ctypes.addressof(table.method), table_array, (slow, on_error, owner))

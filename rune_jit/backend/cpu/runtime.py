@@ -23,12 +23,13 @@ from typing import Any, Callable, NamedTuple, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ... import compile_log, disk_cache, errors
+from ... import compile_log, disk_cache, dispatch, errors
 from ...ir import UNSIZED, Region, Type, Var, digest
 from ...passes.constants import lift_constants
 from ..stats import counts as stats
 from ...forks import renew_in_child
-from . import callback, emit, entry, interrupt, llvm, mathlib, sigint, threads
+from ...tracebacks import hidden
+from . import callback, emit, entry, front, interrupt, llvm, mathlib, sigint, threads
 from .pool import POOL
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
@@ -185,13 +186,20 @@ class Executable(NamedTuple):
             return None
         return {"key": code.key, "code": code.meta.to_json()}, code.obj, self.constants
 
-    def entry(self, slow: Callable) -> Callable | None:
-        """The native entry for calls of exactly this program's argument types (a
-        builtin that checks them, or hands the call to `slow`), if it has one."""
+    def entry(self, slow: Callable, weak: int = 0, plan: dispatch.Plan | None = None
+              ) -> Callable | None:
+        """The native entry for calls of exactly this program's argument types, those
+        whose bits `weak` sets Python numbers (a builtin that checks them, or hands the
+        call to `slow`), if it has one; with a plan, for calls of that structure (the
+        entry behind a front: front.py)."""
         code = self.compiled
         if code.entry_address is None or self.constants:
             return None
-        return entry.builtin(code.entry_address, slow, raiser(code.meta.sites), code)
+        if plan is None:
+            return entry.builtin(code.entry_address, slow, raiser(code.meta.sites), code, weak)
+        leaves = entry.builtin(code.entry_address, dispatch.missed, raiser(code.meta.sites),
+                               code, weak)
+        return front.front(plan, leaves, slow)
 
 
 def load(record: dict, obj: bytes, constants: list) -> Executable | None:
@@ -352,8 +360,9 @@ def as_input(x: Any, t: Type) -> np.ndarray:
     return a
 
 
-def raiser(sites: Sequence) -> Callable[[int], None]:
-    """What a native entry calls with a failure status: raise its error."""
-    def raise_status(status: int) -> None:
-        raise failure(status, sites)
-    return raise_status
+def raiser(sites: Sequence) -> Callable[[int], Exception]:
+    """What a native entry calls with a failure status: its error, to raise as an API
+    boundary raises it (rune_jit's frames hidden; the entry raises it)."""
+    def error_of(status: int) -> Exception:
+        return hidden(failure(status, sites))
+    return error_of
