@@ -186,7 +186,9 @@ def _dus_lower(lw, args, out_types, *, batch):
 
 
 def _static_starts(starts, dims, sizes) -> list[int] | None:
-    """The starts, clamped as the primitive defines, if all are constants."""
-    if not all(isinstance(s, Scalar) and isinstance(s.v, ir.Constant) for s in starts):
+    """The starts, clamped as the primitive defines, if all are constants (not lanes of
+    a block: vectors)."""
+    if not all(isinstance(s, Scalar) and isinstance(s.v, ir.Constant)
+               and isinstance(s.v.type, ir.IntType) for s in starts):
         return None
     return [min(max(int(s.v.constant), 0), n - k) for s, n, k in zip(starts, dims, sizes)]
