@@ -12,7 +12,9 @@ SPEED_TARGETS = [("W1", ("jax", "numba"), 4.0), ("W2", ("jax",), 4.0), ("W2", ("
                  ("W3", ("jax",), 1.0), ("W3g", ("jax",), 1.5), ("W4", ("jax",), 5.0),
                  ("W4", ("numba",), 5.0), ("W4s", ("jax",), 20.0), ("W5", ("jax",), 1.0),
                  ("W5", ("jax_unrolled",), 5.0), ("W6", ("jax",), 1.0), ("D", ("numba",), 1.0),
-                 ("ST", ("jax",), 1.0)]
+                 ("ST", ("jax",), 1.0),
+                 # issue 19: the heat stencil no slower than the hand loops
+                 *[(hs, (peer,), 1.0) for hs in ("HS", "HSat", "HS32") for peer in ("c", "numba")]]
 COMPILE_TARGET_WORKLOADS = ("W1", "W2", "W3", "W3g", "W4", "W4s", "W5", "U")
 # issue 18: eager rnp calls at most 2x NumPy's time
 EAGER_NUMPY_TARGETS = [f"E{fn}{n}" for fn in ("add", "sin", "sum") for n in ("1", "1k")]

@@ -79,6 +79,20 @@ def w7(p):
     return lambda: f(p.s0, p.xs)
 
 
+def _heat(p, at: bool):
+    def step(u, _):
+        inner = u[1:-1] + p.k * (u[:-2] - 2 * u[1:-1] + u[2:])
+        return (u.at[1:-1].set(inner) if at else rnp.concatenate([u[:1], inner, u[-1:]])), None
+    return lambda u0: rune.scan(step, u0, length=p.steps)[0]
+
+
+def heat(at: bool):
+    def make(p):
+        f = rune.jit(_heat(p, at))
+        return lambda: f(p.u0)
+    return make
+
+
 def _spmv_loop(p):
     def loop(vals, rows, cols, x0, b):
         def step(x, _):
@@ -252,7 +266,8 @@ def dmix_arrays(p):
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
          "RMr": _grad_of("RMr"), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
-         "W10": w10, "W10b": w10, "U": unrolled, "D": dispatch,
+         "W10": w10, "W10b": w10, "HS": heat(False), "HSat": heat(True), "HS32": heat(False),
+         "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,

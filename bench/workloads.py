@@ -58,6 +58,15 @@ _W8_SIZES = {"full": dict(n=10_000, nnz=100_000, steps=1000),
              "quick": dict(n=10_000, nnz=100_000, steps=100),
              "tiny": dict(n=100, nnz=500, steps=10)}
 
+# HS: issue 19's heat stencil, u' = u + k (u[i-1] - 2 u[i] + u[i+1]) inside fixed ends
+_HS_SIZES = {"full": dict(n=10_000, steps=10_000), "quick": dict(n=10_000, steps=1000),
+             "tiny": dict(n=100, steps=10)}
+HEAT_K = 0.25  # at most 1/2: the explicit scheme is stable
+_HS_PEERS = ("rune_jit", "c", "numba", "jax", "numpy")
+# float32 peers round alike step by step, but an ulp apart anywhere drifts over the steps
+_F32 = {peer: (lambda _: 1e-5, "float32 rounding over the steps")
+        for peer in _HS_PEERS}
+
 WORKLOADS = [
     Workload("W1", "W1", "scalar scan c' = c*0.999999 + sin(x), ys = c'",
              ("rune_jit", "c", "numba", "jax", "numpy"), {},
@@ -118,6 +127,12 @@ WORKLOADS = [
                "solve(A, b), cholesky(A), eigh(A) (w and the squares of v)",
                ("rune_jit", "jax", "numpy"), dict(c=_LAPACK, numba=_LAPACK), sizes)
       for name, nb, n, sizes in _W10],
+    Workload("HS", "HS", "heat stencil, u' = concatenate([u[:1], u[1:-1] + k (u[:-2] - "
+             "2 u[1:-1] + u[2:]), u[-1:]]) (C, Numba: two buffers that swap)", _HS_PEERS, {},
+             _HS_SIZES),
+    Workload("HSat", "HS", "HS written u' = u.at[1:-1].set(...) (C, Numba: HS's loops)",
+             _HS_PEERS, {}, _HS_SIZES),
+    Workload("HS32", "HS", "HS in float32", _HS_PEERS, {}, _HS_SIZES, _F32),
     Workload("U", "U", "a Python for loop of 1000 steps inside jit, x = sin(x) * 0.99 + "
              "0.01 * i on 8 elements: the trace unrolls it (what its first call compiles)",
              ("rune_jit", "jax", "numpy"), dict(c=_LOOP_KEPT, numba=_LOOP_KEPT),
@@ -222,6 +237,10 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         return SimpleNamespace(a=rng.uniform(-3.0, 3.0, size["n"]),
                                b=rng.uniform(-3.0, 3.0, size["n"]),
                                xs=rng.uniform(-3.0, 3.0, size["n"]), **size)
+    if w.group == "HS":
+        dtype = np.float32 if w.name == "HS32" else np.float64
+        return SimpleNamespace(u0=rng.uniform(0.0, 1.0, size["n"]).astype(dtype), k=HEAT_K,
+                               **size)
     if w.group == "U":
         return SimpleNamespace(x=np.linspace(0.0, 1.0, 8), **size)
     if w.group == "Dmix":

@@ -140,6 +140,19 @@ def w7(p):
     return run
 
 
+def heat(p):
+    lib = _library()
+    f32 = p.u0.dtype == np.float32
+    f, k = (lib.heatf, ctypes.c_float(p.k)) if f32 else (lib.heat, ctypes.c_double(p.k))
+    u0, n, steps = _p(p.u0), ctypes.c_long(p.n), ctypes.c_long(p.steps)
+
+    def run():
+        u, scratch = np.empty_like(p.u0), np.empty_like(p.u0)
+        f(u0, n, steps, k, _p(u), _p(scratch))
+        return u
+    return run
+
+
 def _w8_args(p):
     ints = [np.ascontiguousarray(a, np.int64) for a in (p.rows, p.cols)]
     n, nnz, steps = (ctypes.c_long(v) for v in (p.n, p.vals.size, p.steps))
@@ -173,5 +186,5 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7, "W8": w8, "W8g": w8
          "W4": lambda p: _lanes(_library().newton, p),
          "W4s": lambda p: _lanes(_library().newton, p),
          "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6,
-         "RM": wl.w3g_with_no_input(w3g),
+         "RM": wl.w3g_with_no_input(w3g), "HS": heat, "HSat": heat, "HS32": heat,
          "ST": lambda p: lambda: _library().sum_tanh(_p(p.x), ctypes.c_long(p.n))}

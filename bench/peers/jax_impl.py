@@ -127,6 +127,15 @@ def w7(p):
     return _ready(jax.jit(_pendulum), p.s0, p.xs)
 
 
+def w_heat(p):
+    def loop(u0):
+        def step(u, _):
+            inner = u[1:-1] + p.k * (u[:-2] - 2 * u[1:-1] + u[2:])
+            return jnp.concatenate([u[:1], inner, u[-1:]]), None
+        return jax.lax.scan(step, u0, length=p.steps)[0]
+    return _ready(jax.jit(loop), p.u0)
+
+
 def _spmv_loop(p):
     def loop(vals, rows, cols, x0, b):
         def step(x, _):
@@ -237,7 +246,8 @@ def dmix_arrays(p):
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
          "RMr": _grad_of("RMr"), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
-         "W10": w10, "W10b": w10, "U": unrolled, "D": dispatch,
+         "W10": w10, "W10b": w10, "HS": w_heat, "HSat": w_heat, "HS32": w_heat,
+         "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_sin_loss)), p.a),

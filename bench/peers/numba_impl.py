@@ -137,6 +137,23 @@ def _pendulum(s0, xs):
     return np.array([th, om]), ys
 
 
+def _heat(u0, steps, k, two):
+    """HS: two buffers that swap, each point written once a step (k and two of u0's dtype,
+    so that float32 stays float32)."""
+    u, v, n = u0.copy(), np.empty_like(u0), u0.size
+    for _ in range(steps):
+        v[0], v[n - 1] = u[0], u[n - 1]
+        for i in range(1, n - 1):
+            v[i] = u[i] + k * (u[i - 1] - two * u[i] + u[i + 1])
+        u, v = v, u
+    return u
+
+
+def heat(p):
+    f, kind = numba.njit(_heat), p.u0.dtype.type
+    return lambda: f(p.u0, p.steps, kind(p.k), kind(2))
+
+
 def _add1(x):
     return x + 1
 
@@ -263,6 +280,7 @@ IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "W1": _make(_scan1, "xs"), "W2": _make(_scan1_adjoint, "xs"), "W3": w3, "W3g": w3g,
          "W4": _make(_newton, "a", "max_steps"), "W4s": _make(_newton, "a", "max_steps"),
          "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "W7": _make(_pendulum, "s0", "xs"),
-         "RM": wl.w3g_with_no_input(w3g), "D": _make(_add1, "x"),
+         "RM": wl.w3g_with_no_input(w3g), "D": _make(_add1, "x"), "HS": heat, "HSat": heat,
+         "HS32": heat,
          "Egrad-jit": _make(_loss_grad, "a"), "Escan-jit": _make(_scan1, "xs"), "Dmix": dmix,
          "Dmix-arrays": dmix_arrays, "ST": _make(_sum_tanh, "x")}

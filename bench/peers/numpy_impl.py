@@ -138,6 +138,15 @@ def w8(p):
     return run
 
 
+def heat(p):
+    def run():
+        u = p.u0
+        for _ in range(p.steps):
+            u = np.concatenate([u[:1], u[1:-1] + p.k * (u[:-2] - 2 * u[1:-1] + u[2:]), u[-1:]])
+        return u
+    return run
+
+
 def _paths(p, grad: bool):
     """W9 (mean of X_T) or W9g (its pathwise gradient by forward tangents), vectorized
     over the paths, one np.random draw a path and step."""
@@ -163,7 +172,7 @@ def _linalg(A, b):
 
 
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W6": w6,
-         "W8": w8,
+         "W8": w8, "HS": heat, "HSat": heat, "HS32": heat,
          "W9": lambda p: _paths(p, False), "W9g": lambda p: _paths(p, True),
          "W10": lambda p: lambda: _linalg(p.A, p.b), "W10b": lambda p: lambda: _linalg(p.A, p.b),
          "U": unrolled, "D": dispatch,

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..ops import elementwise as ew
 from ..ops.gather import gather, scatter
+from ..ops.index import dynamic_update_slice
 from ..ops.shape import broadcast_in_dim, iota, reshape
 from ..trace import Tracer, type_of_value
 from ._core import broadcast_shapes, promote, shape_of, to_dtype
@@ -180,6 +181,53 @@ AT_MODES = {"raise": "raise", "clip": "clip", "wrap": "wrap", "drop": "drop",
             "fill": "drop", "promise_in_bounds": "clip", None: "raise"}
 
 
+def _broadcast_values(v: Any, shape: tuple[int, ...], op: str) -> Any:
+    v_shape = shape_of(v)
+    try:
+        full = broadcast_shapes(v_shape, shape)
+    except ValueError:
+        full = None
+    if full != shape:
+        raise ValueError(f"at[...].{op}: values of shape {v_shape} do not broadcast to "
+                         f"the indexed shape {shape}")
+    return broadcast_in_dim(v, shape, tuple(range(len(shape) - len(v_shape), len(shape))))
+
+
+def _box(key: Any, x_shape: tuple[int, ...]) -> tuple[list[int], list[int], list[bool]] | None:
+    """The box a key of in-bounds ints and unit-step slices names (starts, sizes, and
+    which axes the indexed value keeps), else None. Setting a box is a
+    dynamic_update_slice, which lowers to one write per element and computes a loop's
+    new carry in the carry's own buffer; a scatter would write through index arrays."""
+    raw = list(key) if isinstance(key, tuple) else [key]
+    dots = [i for i, k in enumerate(raw) if k is Ellipsis]
+    if len(dots) > 1 or len(raw) - len(dots) > len(x_shape):
+        return None
+    fill = [slice(None)] * (len(x_shape) - (len(raw) - len(dots)))
+    raw = raw[:dots[0]] + fill + raw[dots[0] + 1:] if dots else raw + fill
+    axes = [_axis_box(k, n) for k, n in zip(raw, x_shape)]
+    if any(a is None for a in axes):
+        return None
+    starts, sizes, kept = (list(t) for t in zip(*axes)) if axes else ([], [], [])
+    return starts, sizes, kept
+
+
+def _axis_box(k: Any, n: int) -> tuple[int, int, bool] | None:
+    """(start, size, kept) of one key entry over an axis of n, if it names a box."""
+    if isinstance(k, slice):
+        start, stop, step = k.indices(n)
+        return (start, stop - start, True) if step == 1 and stop > start else None
+    if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+        i = int(k) + n if k < 0 else int(k)
+        return (i, 1, False) if 0 <= i < n else None
+    return None
+
+
+def _set_box(x: Any, v: Any, starts: list[int], sizes: list[int], kept: list[bool]) -> Any:
+    shape = tuple(n for n, keep in zip(sizes, kept) if keep)
+    v = reshape(_broadcast_values(v, shape, "set"), tuple(sizes))
+    return dynamic_update_slice(x, v, [np.int64(s) for s in starts])
+
+
 class _AtRef:
     """`x.at[key]`: an update of x at key that returns the new array (x is not changed)."""
 
@@ -194,17 +242,11 @@ class _AtRef:
         x_dtype = type_of_value(x).dtype
         (v,) = promote(v)
         v = to_dtype(v, x_dtype)
+        box = _box(self.key, type_of_value(x).shape) if op == "set" else None
+        if box is not None:
+            return _set_box(x, v, *box)
         c = coordinates(type_of_value(x).shape, self.key)
-        v_shape = shape_of(v)
-        try:
-            full = broadcast_shapes(v_shape, c.shape)
-        except ValueError:
-            full = None
-        if full != c.shape:
-            raise ValueError(f"at[...].{op}: values of shape {v_shape} do not broadcast to "
-                             f"the indexed shape {c.shape}")
-        v = broadcast_in_dim(v, c.shape, tuple(range(len(c.shape) - len(v_shape),
-                                                     len(c.shape))))
+        v = _broadcast_values(v, c.shape, op)
         return scatter(x, c.coords, v, op, AT_MODES[mode])
 
     def set(self, values: Any, mode: str | None = None) -> Any:

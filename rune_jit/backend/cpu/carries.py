@@ -14,7 +14,7 @@ from typing import Sequence
 
 import llvmlite.ir as ir
 
-from ...ir import Region, Type
+from ...ir import Region, Type, Var
 from . import arith, emit
 from .emit import SMALL_BYTES
 from .lower import Lowerer
@@ -46,6 +46,21 @@ class Carries:
             out.append(Scalar(t, next(it)) if spare is None else Array(t, next(it)))
             if spare is not None:
                 next(it)
+        return out
+
+    def dests(self, step: Region, regs: Sequence[ir.Value]) -> dict[Var, ir.Value]:
+        """Where the step computes each array carry it makes: the buffer the current
+        carry does not use. Nothing in the step reads that buffer (it holds the carry of
+        two steps ago), so a concatenate or an update writes each piece there once, and
+        `step` finds the value in place (no copy)."""
+        made = {v for e in step.eqns for v in e.outputs}
+        it, out = iter(regs), {}
+        for o, spare in zip(step.outputs, self.spare):
+            next(it)
+            if spare is not None:
+                other = next(it)
+                if isinstance(o, Var) and o in made:
+                    out.setdefault(o, other)
         return out
 
     def step(self, regs: Sequence[ir.Value], new: Sequence[Value]) -> list[ir.Value]:
@@ -145,7 +160,7 @@ def while_steps(lw: Lowerer, consts: list, init: list, types: list[Type], step: 
     def body(regs):
         n, vals = regs[0], carries.values(regs[1:])
         lw.poll_interrupt(n, step)
-        outs = lw.lower_region(step, consts + vals)
+        outs = lw.lower_region(step, consts + vals, carries.dests(step, regs[1:]))
         record(n, outs[nc:])
         return [lw.b.add(n, lw.i64(1))] + carries.step(regs[1:], outs[:nc])
 

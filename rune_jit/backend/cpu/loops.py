@@ -44,7 +44,8 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
         lw.poll_interrupt(t, step)
         rows = [row(lw, Array(xt, buf), xt, i) if buf is not None else row(lw, x, xt, t)
                 for x, xt, buf in zip(xs, x_rows, buffers)]
-        outs = lw.lower_region(step, caps + carries.values(regs) + rows)
+        outs = lw.lower_region(step, caps + carries.values(regs) + rows,
+                               carries.dests(step, regs))
         for y, base, yt in zip(outs[nc:], ys, y_rows):
             lw.store(y, row_pointer(lw, base, yt, t))
         return carries.step(regs, outs[:nc])

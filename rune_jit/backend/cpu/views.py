@@ -5,6 +5,7 @@ traced positions clamp their starts so the window fits, as the primitives define
 
 from __future__ import annotations
 
+import llvmlite.ir as ir
 import numpy as np
 
 from ...ir import Type
@@ -87,6 +88,11 @@ def _iota_lower(lw, args, out_types, *, shape, axis, dtype):
 def _pad_lower(lw, args, out_types, *, shape, starts, strides):
     (x,), out = args, out_types[0]
     ptr = lw.out_buffer(0, out)
+    if all(st == 1 for st in strides):  # zeros around x: each element written once
+        zero = Scalar(out.with_shape(()), lw.const(out.dtype, 0))
+        _around(lw, ptr, out, zero, list(starts), list(x.type.shape))
+        _put(lw, ptr, out, x, list(starts), x.type.shape)
+        return [Array(out, ptr)]
     lw.fn.memset0(ptr, out.nbytes)
     place = _slice_remap(lw, x.type, out, starts=starts, limits=shape, strides=strides)
     lw.elements(x.type.shape, lambda idx: lw.store_at(
@@ -100,17 +106,34 @@ def _concat_lower(lw, args, out_types, *, axis):
     ptr = lw.out_buffer(0, out)
     offset = 0
     for x in args:
-        _place(lw, ptr, out, x, lw.i64(offset), axis)
+        _put(lw, ptr, out, x, [offset if a == axis else 0 for a in range(out.ndim)],
+             x.type.shape)
         offset += x.type.shape[axis]
     return [Array(out, ptr)]
 
 
-def _place(lw, ptr, out: Type, x, shift, axis: int) -> None:
-    """Write `x` into the buffer of `out`, moved by `shift` along `axis`."""
+def _put(lw, ptr, out: Type, x, at: list[int], shape, src: list[int] | None = None) -> None:
+    """Write the box of `shape` of `x` from `src` (default: its origin) into the buffer
+    of `out` at `at`."""
+    src = src if src is not None else [0] * len(at)
+
     def put(idx):
-        at = [lw.b.add(i, shift) if a == axis else i for a, i in enumerate(idx)]
-        lw.store_at(ptr, out.dtype, lw.offset(out.shape, at), lw.load(x, idx))
-    lw.elements(x.type.shape, put)
+        def moved(origin):
+            return [i if o == 0 else lw.b.add(i, lw.i64(o)) for i, o in zip(idx, origin)]
+        lw.store_at(ptr, out.dtype, lw.offset(out.shape, moved(at)), lw.load(x, moved(src)))
+    lw.elements(tuple(shape), put)
+
+
+def _around(lw, ptr, out: Type, x, at: list[int], sizes: list[int]) -> None:
+    """Write `x` (of out's shape, or a scalar) everywhere in out's buffer but the box of
+    `sizes` at `at`: per axis, the slabs before and after the box, across the box on the
+    axes before it and whole on those after."""
+    for a, n in enumerate(out.shape):
+        for lo, hi in ((0, at[a]), (at[a] + sizes[a], n)):
+            if hi > lo:
+                origin = at[:a] + [lo] + [0] * (out.ndim - a - 1)
+                _put(lw, ptr, out, x, origin, sizes[:a] + [hi - lo] + list(out.shape[a + 1:]),
+                     origin)
 
 
 def _clamped_starts(lw, starts, dims, sizes, lane):
@@ -142,8 +165,14 @@ def _ds_lower(lw, args, out_types, *, sizes, batch):
 def _dus_lower(lw, args, out_types, *, batch):
     x, upd, *starts = args
     out = out_types[0]
-    ptr = lw.materialize(x, lw.out_buffer(0, out)).ptr
     dims, sizes = out.shape[batch:], upd.type.shape[batch:]
+    at = None if batch else _static_starts(starts, dims, sizes)
+    if at is not None:  # x around the window, upd in it: each element written once
+        ptr = lw.out_buffer(0, out)
+        _around(lw, ptr, out, x, at, list(sizes))
+        _put(lw, ptr, out, upd, at, sizes)
+        return [Array(out, ptr)]
+    ptr = lw.materialize(x, lw.out_buffer(0, out)).ptr
     fixed = None if batch else _clamped_starts(lw, starts, dims, sizes, [])
 
     def put(idx):
@@ -154,3 +183,12 @@ def _dus_lower(lw, args, out_types, *, batch):
 
     lw.elements(upd.type.shape, put)
     return [Array(out, ptr)]
+
+
+def _static_starts(starts, dims, sizes) -> list[int] | None:
+    """The starts, clamped as the primitive defines, if all are constants (not lanes of
+    a block: vectors)."""
+    if not all(isinstance(s, Scalar) and isinstance(s.v, ir.Constant)
+               and isinstance(s.v.type, ir.IntType) for s in starts):
+        return None
+    return [min(max(int(s.v.constant), 0), n - k) for s, n, k in zip(starts, dims, sizes)]
