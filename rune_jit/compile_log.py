@@ -101,7 +101,7 @@ def _ms(seconds: float) -> str:
 
 def signature(key: tuple) -> str:
     """A jit signature as the user wrote it: each leaf's type, and the static values."""
-    in_tree, spec, statics, _ = key
+    in_tree, spec, statics, *_ = key
     leaves = [f"{_path(p)}: {_leaf(leaf)}" for p, leaf in zip(tree.leaf_paths(in_tree), spec)]
     shown = ", ".join(leaves)
     return shown + (f"; static {statics}" if any(statics) else "")

@@ -101,7 +101,12 @@ class _Writer:
         """A step that checks value v is the static value x: a number, string, None or
         a tuple of them (compared as jit's cache compares them, by type and ==)."""
         self.steps.append(("equals", v, x))
-        return plain(x)
+        return plain(x) and not _signed_zero(x)  # the front compares by type and ==
+
+
+def _signed_zero(x: Any) -> bool:
+    """Whether x is or holds a float zero, which == does not tell from the other zero."""
+    return (type(x) is float and x == 0.0) or (type(x) is tuple and any(map(_signed_zero, x)))
 
 
 def takes(x: Any) -> bool:
@@ -112,6 +117,19 @@ def takes(x: Any) -> bool:
     if t is np.ndarray:
         return x.flags.c_contiguous and x.flags.aligned
     return t is float or t is int or t is bool or isinstance(x, np.generic)
+
+
+def static_key(x: Any) -> Any:
+    """What tells static values apart in a cache key, beside `==`: their types and, for
+    floats, their bits. 3, 3.0 and True are equal, and so are 0.0 and -0.0, but a program
+    traced with one is wrong for the other (an int32 result where float64 is due; 1 / n
+    giving inf for -inf)."""
+    t = type(x)
+    if t is float:
+        return t, x.hex()  # every NaN one key: it equals no value, a cache hit needs one
+    if t is tuple:
+        return t, tuple(map(static_key, x))
+    return t, x
 
 
 def plain(x: Any) -> bool:

@@ -58,7 +58,8 @@ class Jitted:
         dyn = tuple(i for i in range(len(args)) if i not in self.static)
         leaves, in_tree, _ = flatten_args((tuple(args[i] for i in dyn), kwargs), "args")
         spec = tuple((t.shape, t.dtype, w) for t, w in (leaf_type(x) for x in leaves))
-        return leaves, in_tree, dyn, (in_tree, spec, statics, config.backend)
+        return leaves, in_tree, dyn, (in_tree, spec, statics, config.backend,
+                                      dispatch.static_key(statics))
 
     def _trace(self, args: tuple, leaves, in_tree, dyn, static_kw: dict):
         with compile_log.stage("trace"):
@@ -176,7 +177,8 @@ class Jitted:
         if not dispatch.plain(statics) or (static_kw and not dispatch.plain(static_kw)):
             return None
         flat = quick_flatten(dyn)
-        return None if flat is None else ((flat[0], statics, static_kw), flat[1])
+        return None if flat is None else ((flat[0], dispatch.static_key((statics, static_kw))),
+                                          flat[1])
 
     def _install_entry(self, program: Program, args: tuple, kwargs: dict, leaves: list
                        ) -> None:

@@ -727,3 +727,20 @@ def test_a_call_with_a_large_arena_returns_it_to_the_system():
     np.testing.assert_allclose(f(x[:5]), rune.grad(lambda x: rune.scan(
         lambda c, r: (rnp.sin(c) * r, None), x[0], x)[0])(x[:5]))
     assert g.shape == x.shape
+
+
+def test_static_values_equal_by_eq_but_not_alike_get_their_own_programs():
+    """Regression: 3, 3.0 and True are equal (and hash alike), and so are 0.0 and -0.0;
+    the cache took one for the other, so a program traced with 3 ran for 3.0 (an int32
+    result where NumPy gives float64) and 1 / -0.0 gave inf. Each call is made three
+    times: the general path, the quick path and the native entry each answer one."""
+    x = np.ones(2, np.int32)
+    times = rune.jit(lambda x, n: x * n, static_argnums=1)
+    over = rune.jit(lambda x, n: x / n[0], static_argnames="n")
+    for _ in range(3):
+        for n in (3, 3.0, True, np.float32(3.0)):
+            got = times(x, n)
+            assert got.dtype == (x * n).dtype and got.tolist() == (x * n).tolist(), n
+        for n in ((0.0,), (-0.0,), (2,)):
+            with np.errstate(divide="ignore"):
+                np.testing.assert_array_equal(over(x, n=n), x / np.float64(n[0]))
