@@ -245,6 +245,91 @@ def test_quantile_methods_and_nan_forms(method):
                                np.percentile(x[0], 40.0))
 
 
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("path", PATHS)
+def test_searchsorted_puts_a_nan_after_every_number(side, path, monkeypatch):
+    """Regression: a NaN value was placed before everything (index 0: every comparison
+    with NaN is False), where NumPy, whose sort puts NaNs last, places it after the
+    numbers (and after the NaNs of `a` too for side="right")."""
+    a = np.array([-np.inf, 1.0, 2.0, np.inf, np.nan, np.nan])
+    v = np.array([np.nan, 2.0, np.inf, -np.inf, 0.5])
+    for dtype in (np.float64, np.float32, np.float16):
+        got = on(path, lambda a, v: rnp.searchsorted(a, v, side), monkeypatch)(
+            a.astype(dtype), v.astype(dtype))
+        np.testing.assert_array_equal(got, np.searchsorted(a.astype(dtype), v.astype(dtype),
+                                                           side))
+    ints = np.array([1, 2, 3])
+    got = on(path, lambda a, v: rnp.searchsorted(a, v, side), monkeypatch)(ints, v)
+    np.testing.assert_array_equal(got, np.searchsorted(ints, v, side))
+    lanes = rune.vmap(lambda v: rnp.searchsorted(a, v, side))(v)
+    np.testing.assert_array_equal(lanes, [np.searchsorted(a, x, side) for x in v])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_unique_counts_nans_as_one_value(path, monkeypatch):
+    """Regression: unique(size=) kept every NaN (NaN != NaN), where NumPy's and JAX's
+    unique (equal_nan=True) keep one."""
+    x = np.array([3.0, np.nan, 1.0, np.nan, -0.0, 0.0, 3.0, np.nan])
+    got = on(path, lambda v: rnp.unique(v, size=6, fill_value=9.0), monkeypatch)(x)
+    np.testing.assert_array_equal(got, [-0.0, 1.0, 3.0, np.nan, 9.0, 9.0])
+    np.testing.assert_array_equal(got[:4], np.unique(x))
+    np.testing.assert_array_equal(on(path, lambda v: rnp.unique(v, size=2), monkeypatch)(
+        np.array([np.nan, np.nan], np.float32)), [np.nan, np.nan])  # one NaN, then its fill
+
+
+QUANTILE_ROWS = np.array([[-np.inf, 1.0, 2.0, 5.0], [1.0, 3.0, np.inf, np.inf],
+                          [-np.inf, -np.inf, 2.0, np.inf], [-0.0, 0.0, -0.0, 7.0]])
+
+
+@pytest.mark.parametrize("method", ["lower", "higher", "nearest", "midpoint", "linear"])
+@pytest.mark.parametrize("path", PATHS)
+def test_quantiles_of_infinities_and_their_dtypes_as_numpy(method, path, monkeypatch):
+    """Regression: the quantile read by "lower", "higher" and "nearest" was made as
+    `lo + 0 * (hi - lo)`, NaN when an infinity is near (quantile([-inf, 1, 2], 0,
+    "lower") was NaN, NumPy's -inf), and in float64 for integer input (NumPy's: the
+    element, in its dtype); "linear" and "midpoint" interpolated as `lo + t (hi - lo)`,
+    NaN for [-inf, 1] at t = 0.5 where NumPy's formula gives -inf."""
+    q = np.array([0.0, 0.1, 0.25, 0.5, 0.6, 1.0])
+    f = on(path, lambda v, q: rnp.quantile(v, q, axis=1, method=method), monkeypatch)
+    got, want = f(QUANTILE_ROWS, q), np.quantile(QUANTILE_ROWS, q, axis=1, method=method)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+    nan_rows = np.concatenate([QUANTILE_ROWS, np.full((4, 1), np.nan)], axis=1)
+    np.testing.assert_array_equal(
+        on(path, lambda v: rnp.nanquantile(v, q, axis=1, method=method), monkeypatch)(
+            nan_rows), np.nanquantile(nan_rows, q, axis=1, method=method))
+    ints = np.array([7, -3, 120, 5], np.int8)
+    for arr, qq in ((ints, 0.5), (ints, q), (ints.astype(np.uint16), 0.3),
+                    (QUANTILE_ROWS.astype(np.float32), q), (QUANTILE_ROWS.astype(np.float32),
+                                                            0.3)):
+        want = np.quantile(arr, qq, method=method)
+        got = on(path, lambda v, qq=qq: rnp.quantile(v, qq, method=method), monkeypatch)(arr)
+        assert got.dtype == want.dtype, (arr.dtype, qq)
+        np.testing.assert_array_equal(got, want)
+    want = np.percentile(ints, 50, method=method)
+    got = on(path, lambda v: rnp.percentile(v, 50, method=method), monkeypatch)(ints)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_median_averages_the_middle_values_as_numpy(path, monkeypatch):
+    """Regression: median was the linear quantile at 0.5, NaN for a middle pair of -inf
+    and a number (-inf + 0.5 * inf); NumPy averages the two middle values (-inf)."""
+    rows = np.concatenate([QUANTILE_ROWS, [[1e308, 1e308, 1.7e308, 0.0]]])
+    got = on(path, lambda v: rnp.median(v, axis=1), monkeypatch)(rows)
+    np.testing.assert_array_equal(got, np.median(rows, axis=1))
+    with_nan = np.concatenate([rows, np.full((5, 1), np.nan)], axis=1)
+    np.testing.assert_array_equal(on(path, lambda v: rnp.nanmedian(v, axis=1), monkeypatch)(
+        with_nan), np.nanmedian(with_nan, axis=1))
+    for arr in (np.array([120, 7, 126, -3], np.int8), np.array([1.0, 2.0], np.float16)):
+        got, want = on(path, rnp.median, monkeypatch)(arr), np.median(arr)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    g = rune.grad(lambda v: rnp.median(v))(np.array([4.0, 1.0, 3.0, 2.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.5, 0.5])
+
+
 def test_unique_nonzero_and_bincount_with_static_sizes():
     x = np.array([3, 1, 3, 0, 1, 7])
     np.testing.assert_array_equal(rune.jit(lambda v: rnp.unique(v, size=6, fill_value=-1))(x),
@@ -345,6 +430,45 @@ def test_prefix_operations(path, monkeypatch):
         np.testing.assert_array_equal(got, ref(x), err_msg=name)
         assert got.dtype == ref(x).dtype, name
     rune.check_grads(lambda v: rnp.cumprod(v, axis=1), x)  # exact at the zeros
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_running_sums_of_small_ints_and_bools_widen_as_numpy(path, monkeypatch):
+    """Regression: np.add.accumulate and np.multiply.accumulate of a traced int8 (or
+    int32, uint16, ...) stayed in that dtype and wrapped (int8 100 + 100 gave -56), where
+    NumPy 2 accumulates in the platform integer (200); of bools they raised, and so did
+    cumsum(..., dtype=bool), which NumPy computes as a running logical or."""
+    x = np.array([[100, 100, 27], [-100, 50, 3]], np.int8)
+    for ufunc in (np.add, np.multiply, np.maximum):
+        for arr in (x, x.astype(np.uint16), x > 0, x.astype(np.float32)):
+            want = ufunc.accumulate(arr, axis=1)
+            got = on(path, lambda v, u=ufunc: u.accumulate(v, axis=1), monkeypatch)(arr)
+            assert got.dtype == want.dtype, (ufunc, arr.dtype)
+            np.testing.assert_array_equal(got, want)
+    flags = np.array([0.0, 0.0, 2.0, 0.0])
+    for f, ref in ((lambda v: rnp.cumsum(v, dtype=bool), np.cumsum(flags, dtype=bool)),
+                   (lambda v: rnp.cumprod(v + 1.0, dtype=bool),
+                    np.cumprod(flags + 1.0, dtype=bool))):
+        got = on(path, f, monkeypatch)(flags)
+        assert got.dtype == ref.dtype
+        np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_empty_inputs_of_diff_and_nonzero(path, monkeypatch):
+    """Regression: diff of an empty axis failed to trace (a slice starting past the end)
+    and nonzero(size=) of an empty array divided by zero; NumPy gives an empty diff, JAX
+    a result of fill values."""
+    for x in (np.zeros(0), np.zeros((2, 0), np.int32)):
+        for n in (1, 2):
+            got = on(path, lambda v, n=n: rnp.diff(v, n=n), monkeypatch)(x)
+            want = np.diff(x, n=n)
+            assert got.shape == want.shape and got.dtype == want.dtype
+    got = on(path, lambda v: rnp.nonzero(v, size=3, fill_value=-1), monkeypatch)(
+        np.zeros((2, 0)))
+    np.testing.assert_array_equal(got, [[-1, -1, -1], [-1, -1, -1]])
+    np.testing.assert_array_equal(on(path, lambda v: rnp.flatnonzero(v, size=2),
+                                     monkeypatch)(np.zeros(0)), [0, 0])
 
 
 # ------------------------------------------------------------- bad input
