@@ -551,6 +551,65 @@ def test_reverse_mode_saves_a_gathers_operand_not_its_larger_result():
     rune.check_grads(loop, np.linspace(0.1, 0.5, 40), np.ones(8))
 
 
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
+@pytest.mark.parametrize("path", PATHS)
+def test_at_clip_counts_a_negative_index_from_the_end_as_jax(mode, path, monkeypatch):
+    """Regression: `x.at[-1].get(mode="clip")` (and "promise_in_bounds", and the updates)
+    clamped -1 to 0, reading or writing the first element, where JAX counts a negative
+    index from the end before clamping (the last element). rnp.take's "clip" is NumPy's
+    and JAX's take's, and still clamps -1 to 0."""
+    x = np.arange(5.0)
+    i = np.array([-1, -7, 9, 2]) if mode == "clip" else np.array([-1, -5, 2])
+    j = np.where(i < 0, i + 5, i).clip(0, 4)  # JAX's positions
+    get = on(path, lambda x, i: rnp.at(x)[i].get(mode=mode), monkeypatch)
+    np.testing.assert_array_equal(get(x, i), x[j])
+    for op, ufunc in (("set", None), ("add", np.add), ("max", np.maximum)):
+        want = x.copy()
+        if ufunc is None:
+            want[j] = 10.0 * np.arange(1, len(i) + 1)
+        else:
+            ufunc.at(want, j, 10.0 * np.arange(1, len(i) + 1))
+        got = on(path, lambda x, i, op=op: getattr(rnp.at(x)[i], op)(
+            10.0 * np.arange(1, len(i) + 1), mode=mode), monkeypatch)(x, i)
+        np.testing.assert_array_equal(got, want, err_msg=op)
+    m = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(
+        on(path, lambda m: rnp.at(m)[-1, np.array([-1, 0])].get(mode=mode), monkeypatch)(m),
+        m[2, [3, 0]])
+    np.testing.assert_array_equal(on(path, lambda x, i: rnp.take(x, i, mode="clip"),
+                                     monkeypatch)(x, np.array([-1])), [0.0])  # NumPy's
+    lanes = rune.vmap(lambda i: rnp.at(x)[i].get(mode=mode))(np.array([-1, -2, 3]))
+    np.testing.assert_array_equal(lanes, [4.0, 3.0, 3.0])
+    carry = rune.jit(lambda x: rune.scan(lambda c, _: ((c[0] - 1, c[1] + rnp.at(x)[c[0]].get(
+        mode=mode)), None), (np.int64(-1), 0.0), length=3)[0][1])
+    np.testing.assert_array_equal(carry(x), 4.0 + 3.0 + 2.0)
+    g = rune.grad(lambda x: rnp.sum(rnp.at(x)[np.array([-1, 1])].get(mode=mode) ** 2))(x)
+    np.testing.assert_array_equal(g, [0.0, 2.0, 0.0, 0.0, 8.0])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_clip_and_wrap_on_an_empty_axis_raise_rather_than_read_outside(path, monkeypatch):
+    """Regression: take(mode="clip" or "wrap") from an empty axis read position 0 of an
+    array with no elements (compiled: whatever the memory held, 4.7e-310) and a clipped
+    update wrote there; NumPy raises. take_along_axis now broadcasts `arr` as NumPy's."""
+    for mode in ("clip", "wrap"):
+        with pytest.raises(IndexError, match="non-empty take from an empty axes"):
+            on(path, lambda x, i, mode=mode: rnp.take(x, i, axis=1, mode=mode), monkeypatch)(
+                np.zeros((2, 0)), np.array([0, 3]))
+        with pytest.raises(IndexError, match="empty array"):
+            on(path, lambda x, i, mode=mode: rnp.at(x)[i].add(1.0, mode=mode), monkeypatch)(
+                np.zeros(0), np.array([0]))
+        got = on(path, lambda x, i, mode=mode: rnp.take(x, i, axis=1, mode=mode), monkeypatch)(
+            np.zeros((2, 0)), np.zeros(0, np.int64))
+        assert got.shape == (2, 0)
+    np.testing.assert_array_equal(on(path, lambda x, i: rnp.take(x, i, mode="fill"),
+                                     monkeypatch)(np.zeros(0), np.array([0, 3])),
+                                  [np.nan, np.nan])
+    a, idx = np.arange(4.0)[None], np.array([[0, 1], [2, 3], [3, 3]])
+    np.testing.assert_array_equal(on(path, lambda a, i: rnp.take_along_axis(a, i, 1),
+                                     monkeypatch)(a, idx), np.take_along_axis(a, idx, 1))
+
+
 @pytest.mark.parametrize("dtype, want", [(np.float32, np.nan), (np.int16, -32768),
                                          (np.uint8, 255), (np.bool_, True)])
 def test_fill_mode_defaults_follow_jax(dtype, want):

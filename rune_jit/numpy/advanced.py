@@ -205,7 +205,8 @@ class _AtRef:
                              f"the indexed shape {c.shape}")
         v = broadcast_in_dim(v, c.shape, tuple(range(len(c.shape) - len(v_shape),
                                                      len(c.shape))))
-        return scatter(x, c.coords, v, op, AT_MODES[mode])
+        return scatter(x, _jax_coords(c.coords, type_of_value(x).shape, mode), v, op,
+                       AT_MODES[mode])
 
     def set(self, values: Any, mode: str | None = None) -> Any:
         """x with x[key] = values (a repeated position takes the last value, in order)."""
@@ -233,8 +234,20 @@ class _AtRef:
             dt = type_of_value(self.x).dtype
             return take(self.x, self.key, "fill",
                         default_fill(dt) if fill_value is None else fill_value)
-        return take(self.x, self.key, {None: "raise", "promise_in_bounds": "clip"}.get(
-            mode, mode))
+        shape = type_of_value(self.x).shape
+        c = coordinates(shape, self.key)
+        return reshape(gather(self.x, _jax_coords(c.coords, shape, mode), AT_MODES.get(
+            mode, mode)), c.shape)
+
+
+def _jax_coords(coords: list, shape: tuple, mode: str | None) -> list:
+    """The coordinates of an `.at[]` update or read: as in JAX, a negative index counts
+    from the end before "clip" (or "promise_in_bounds") clamps it, so `.at[-1]` is the
+    last element in every mode (rnp.take's "clip", NumPy's, clamps -1 to 0)."""
+    if mode not in ("clip", "promise_in_bounds"):
+        return coords
+    return [ew.select(ew.lt(c, np.zeros((), INDEX)), ew.add(c, np.asarray(n, INDEX)), c)
+            for c, n in zip(coords, shape)]
 
 
 def default_fill(dtype: np.dtype) -> Any:

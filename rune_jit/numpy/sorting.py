@@ -633,6 +633,9 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
     ax = normalize_axis(axis, len(shape), "rune_jit.numpy.take_along_axis")
     full = tuple(i if d == ax else np.broadcast_shapes((s,), (i,))[0]
                  for d, (s, i) in enumerate(zip(shape, ishape)))
+    if full[:ax] + full[ax + 1:] != shape[:ax] + shape[ax + 1:]:  # arr broadcasts too
+        arr = broadcast_in_dim(arr, full[:ax] + (shape[ax],) + full[ax + 1:],
+                               tuple(range(len(shape))))
     coords = [iota(full, d, INDEX) if d != ax else broadcast_in_dim(
         to_dtype(idx, INDEX), full, tuple(range(len(full)))) for d in range(len(shape))]
     return gather(arr, coords)
