@@ -2,6 +2,8 @@
 JAX's `.at[]` updates, sorting and searching, order statistics, prefix operations and
 segment reductions, eager and jitted, under transformations and inside loops."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,16 +20,19 @@ X = np.arange(60.0).reshape(3, 4, 5) / 7.0
 
 
 @st.composite
-def keys(draw, shape=X.shape):
+def keys(draw, shape=X.shape, outside=False):
     """A NumPy key for an array of `shape`: ints, slices, None, Ellipsis, integer index
-    arrays (broadcasting) and boolean masks, mixed."""
+    arrays (broadcasting, of int64, int32, int8 or uint8) and boolean masks, mixed. With
+    `outside`, index arrays reach past both ends (for the modes of `.at[]`) and masks,
+    whose positions are never outside, are left out."""
     entries, axis = [], 0
+    index_dtype = draw(st.sampled_from([np.int64, np.int32, np.int8, np.uint8]))
     n_arrays_shape = draw(st.sampled_from([(), (2,), (3, 1), (1, 2)]))
     used_ellipsis = False
     while axis < len(shape):
         n = shape[axis]
-        kind = draw(st.sampled_from(["int", "slice", "array", "array", "none", "mask",
-                                     "ellipsis", "stop"]))
+        kind = draw(st.sampled_from(["int", "slice", "array", "array", "none",
+                                     "array" if outside else "mask", "ellipsis", "stop"]))
         if kind == "stop" and entries:
             break
         if kind == "int":
@@ -36,9 +41,12 @@ def keys(draw, shape=X.shape):
             a, b = draw(st.integers(-n, n)), draw(st.integers(-n, n))
             entries.append(slice(a, b, draw(st.sampled_from([1, 2, -1, -2, None]))))
         elif kind == "array":
-            entries.append(np.asarray(draw(st.lists(st.integers(-n, n - 1), min_size=int(
-                np.prod(n_arrays_shape)), max_size=int(np.prod(n_arrays_shape))))).reshape(
-                n_arrays_shape))
+            lo, hi = (-2 * n - 1, 2 * n) if outside else (-n, n - 1)
+            if index_dtype == np.uint8:
+                lo = 0
+            entries.append(np.asarray(draw(st.lists(st.integers(lo, hi), min_size=int(
+                np.prod(n_arrays_shape)), max_size=int(np.prod(n_arrays_shape)))),
+                index_dtype).reshape(n_arrays_shape))
         elif kind == "mask":
             entries.append(np.asarray(draw(st.lists(st.booleans(), min_size=n, max_size=n))))
         elif kind == "none":
@@ -96,6 +104,118 @@ def test_generated_updates_write_as_numpy_writes(key, op):
     np.testing.assert_array_equal(got, want, err_msg=f"{op} at {key}")
     eager = getattr(rnp.at(X)[key], op)(values)
     np.testing.assert_array_equal(eager, want)
+
+
+def _jax_key(key, shape, mode, pad):
+    """An `.at[key]` of JAX's modes as a NumPy key: every index counts from the end when
+    negative; "clip" clamps it into X, the other modes shift it by `pad` into an array
+    with `pad` extra elements at both ends of each axis, where the outside lands."""
+    real = sum(k is not None and k is not Ellipsis for k in key)
+    fixed, axis = [], 0
+    for k in key:
+        if k is Ellipsis:
+            fixed.append(k if mode == "clip" else [slice(pad, pad + n) for n in shape[
+                axis:axis + len(shape) - real]])
+            axis += len(shape) - real
+            continue
+        if k is None:
+            fixed.append(k)
+            continue
+        n = shape[axis]
+        if isinstance(k, slice):
+            r = range(*k.indices(n))
+            k = k if mode == "clip" else slice(0, 0) if not r else slice(
+                r[0] + pad, r[-1] + pad + (1 if r.step > 0 else -1), r.step)
+        else:
+            i = np.asarray(k).astype(np.int64)
+            i = np.where(i < 0, i + n, i)
+            k = np.clip(i, 0, n - 1) if mode == "clip" else i + pad
+        fixed.append(k)
+        axis += 1
+    flat = []
+    for k in fixed:
+        flat += k if isinstance(k, list) else [k]
+    flat += [slice(pad, pad + n) for n in shape[axis:]] if mode != "clip" else []
+    return tuple(flat)
+
+
+@INDEXING
+@given(key=keys(outside=True), mode=st.sampled_from(["clip", "fill", "drop"]),
+       op=st.sampled_from(["get", "add", "max", "min"]))
+def test_generated_at_modes_read_and_write_as_jax(key, mode, op):
+    """`.at[key]` with index arrays past both ends (negative ones included) in the modes
+    JAX offers, as JAX defines them: built here from NumPy on a padded array."""
+    if op == "get" and mode == "drop":
+        mode = "fill"
+    pad = 2 * max(X.shape) + 1
+    big = np.pad(X, pad, constant_values=np.nan) if mode != "clip" else X
+    fixed = _jax_key(key, X.shape, mode, pad)
+    view = big[fixed]
+    if op == "get":
+        got = rune.jit(lambda v: rnp.at(v)[key].get(mode=mode))(X)
+        np.testing.assert_array_equal(got, view, err_msg=f"{mode} {key}")
+        return
+    values = np.linspace(-1.0, 2.0, view.size).reshape(view.shape) if view.size else view
+    want = big.copy()
+    {"add": np.add, "max": np.maximum, "min": np.minimum}[op].at(want, fixed, values)
+    if mode != "clip":  # what landed outside X is dropped
+        want = want[(slice(pad, -pad),) * X.ndim]
+    got = rune.jit(lambda v, u: getattr(rnp.at(v)[key], op)(u, mode=mode))(X, values)
+    np.testing.assert_allclose(got, want, rtol=1e-15, err_msg=f"{op} {mode} {key}")
+
+
+SPECIAL = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -2.5, 3.0])
+ROWS = st.lists(st.one_of(SPECIAL, st.floats(-4, 4, width=16)), min_size=6, max_size=6)
+METHODS = ["linear", "lower", "higher", "nearest", "midpoint"]
+
+
+@rune.jit
+def _order_statistics(x, v, q):
+    return (rnp.sort(x), rnp.argsort(x), rnp.searchsorted(rnp.sort(x), v, "left"),
+            rnp.searchsorted(rnp.sort(x), v, "right"), rnp.unique(x, size=6, fill_value=7.0),
+            rnp.median(x), rnp.nanmedian(x),
+            *[rnp.quantile(x, q, method=m) for m in METHODS],
+            *[rnp.nanquantile(x, q, method=m) for m in METHODS])
+
+
+
+@INDEXING
+@given(x=ROWS, v=ROWS, q=st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 1.0]),
+                                  min_size=2, max_size=2))
+def test_generated_order_statistics_of_nans_and_infinities_as_numpy(x, v, q):
+    """Sorting, searching, unique and the quantiles of rows with NaN, ±inf and ±0,
+    as NumPy computes them, bit for bit and dtype for dtype."""
+    x, v, q = np.array(x), np.array(v), np.array(q)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        uniq = np.unique(x)
+        want = (np.sort(x), np.argsort(x, kind="stable"), np.searchsorted(np.sort(x), v),
+                np.searchsorted(np.sort(x), v, "right"),
+                np.concatenate([uniq, np.full(6 - uniq.size, 7.0)]), np.median(x),
+                np.nanmedian(x), *[np.quantile(x, q, method=m) for m in METHODS],
+                *[np.nanquantile(x, q, method=m) for m in METHODS])
+    for g, w in zip(_order_statistics(x, v, q), want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w, err_msg=str((x, v, q)))
+
+
+@INDEXING
+@given(ids=st.lists(st.integers(-4, 5), min_size=6, max_size=6),
+       dtype=st.sampled_from([np.int64, np.int32, np.int8]))
+def test_generated_segment_ids_outside_are_dropped(ids, dtype):
+    """Segment reductions and bincount(length=) with ids past both ends, as JAX's: a
+    segment id outside [0, 4) is dropped; bincount counts a negative value in bin 0."""
+    ids = np.array(ids, dtype)
+    data = np.linspace(1.0, 6.0, 6)
+    got = rune.jit(lambda d, i: (rune.ops.segment_sum(d, i, 4), rune.ops.segment_max(d, i, 4),
+                                 rnp.bincount(i, length=4)))(data, ids)
+    inside = (ids >= 0) & (ids < 4)
+    np.testing.assert_array_equal(got[0], np.bincount(ids[inside], data[inside], 4))
+    top = np.full(4, -np.inf)
+    np.maximum.at(top, ids[inside], data[inside])
+    np.testing.assert_array_equal(got[1], top)
+    np.testing.assert_array_equal(got[2], np.bincount(np.clip(ids, 0, None)[ids < 4], None,
+                                                      4)[:4])
 
 
 # ------------------------------------------------------------- every path, transformations
@@ -183,6 +303,29 @@ def test_an_index_in_a_loop_carry(path, monkeypatch):
     for o in obs:
         a = a * 0.5 + table[:, o]
     np.testing.assert_allclose(on(path, hmm, monkeypatch)(obs), a)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_ellipsis_of_no_axes_still_separates_index_arrays(path, monkeypatch):
+    """Regression: in X[None, 0, idx, ..., 0] the Ellipsis stands for no axis, and was
+    dropped, so the index arrays counted as adjacent and their axes stayed in place
+    (shape (1, 2)); NumPy counts them as separated by the Ellipsis and moves them first
+    (shape (2, 1)). Found by the generated update test once its keys were widened."""
+    for key in [(None, 0, np.array([0, 2]), Ellipsis, 1),
+                (None, np.array([1]), np.array([2]), ..., np.array([1, 3]))]:
+        got = on(path, lambda v, key=key: v[key], monkeypatch)(X)
+        assert got.shape == X[key].shape, key
+        np.testing.assert_array_equal(got, X[key])
+        u = np.arange(X[key].size, dtype=float).reshape(X[key].shape)
+        want = X.copy()
+        want[key] = u
+        np.testing.assert_array_equal(on(path, lambda v, u, key=key: rnp.at(v)[key].set(u),
+                                         monkeypatch)(X, u), want)
+    g = rune.grad(lambda v: rnp.sum(v[None, 0, np.array([0, 2]), ..., 1] *
+                                    np.array([[1.0], [2.0]])))(X)
+    want = np.zeros_like(X)
+    want[0, [0, 2], 1] = [1.0, 2.0]
+    np.testing.assert_array_equal(g, want)
 
 
 def test_the_gradient_of_a_gather_is_a_scatter_add_not_a_one_hot():

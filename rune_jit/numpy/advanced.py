@@ -42,7 +42,8 @@ def is_advanced(key: Any) -> bool:
 
 
 class Entry(NamedTuple):
-    kind: str  # "slice", "new" (None), "array" (an index array, or an int among them)
+    kind: str  # "slice", "new" (None), "array" (an index array, or an int among them),
+    # "gap" (an Ellipsis of no axes: no axis of its own, but it parts index arrays)
     value: Any
     axis: int  # the axis of x it indexes (for "new": the number of x axes before it)
 
@@ -74,8 +75,8 @@ def _entries(key: Any, x_shape: tuple[int, ...]) -> list[Entry]:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
                          f"{n_real} were indexed")
     fill = [("entry", slice(None))] * (ndim - n_real)
-    if ellipses:
-        spread = spread[:ellipses[0]] + fill + spread[ellipses[0] + 1:]
+    if ellipses:  # an Ellipsis of no axes still separates index arrays, as in NumPy
+        spread = spread[:ellipses[0]] + (fill or [("gap", None)]) + spread[ellipses[0] + 1:]
     else:
         spread = spread + fill
     out, axis = [], 0
@@ -84,6 +85,8 @@ def _entries(key: Any, x_shape: tuple[int, ...]) -> list[Entry]:
             _check_mask(v, x_shape, axis)
             out += [Entry("array", c, axis + d) for d, c in enumerate(np.nonzero(v))]
             axis += v.ndim
+        elif kind == "gap":
+            out.append(Entry("gap", None, axis))
         elif v is None:
             out.append(Entry("new", None, axis))
         else:
@@ -136,6 +139,8 @@ def coordinates(x_shape: tuple[int, ...], key: Any) -> Coordinates:
     # when they are adjacent in the key, else first; then slices and new axes in order
     layout: list[Entry | None] = []  # None stands for the block
     for i, e in enumerate(entries):
+        if e.kind == "gap":
+            continue
         if e.kind != "array":
             layout.append(e)
         elif adjacent and i == first[0]:
