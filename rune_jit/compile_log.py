@@ -110,12 +110,12 @@ def signature(key: tuple) -> str:
 def explain_miss(old: Sequence[tuple], new: tuple) -> str:
     """Why `new` misses the signatures compiled before: what differs from the closest."""
     def diffs(k):
-        (t0, s0, st0, b0), (t1, s1, st1, b1) = k, new
+        (t0, s0, st0, b0, sk0), (t1, s1, st1, b1, sk1) = k, new
         if t0 != t1:
             return [f"the arguments' structure changed from {t0} to {t1}"]
         out = [f"{_path(p)} changed from {_leaf(a)} to {_leaf(b)}"
                for p, a, b in zip(tree.leaf_paths(t1), s0, s1) if a != b]
-        if st0 != st1:
+        if sk0 != sk1:  # their types or a float's bits, where == holds (3 and 3.0)
             out.append(f"static arguments changed from {st0} to {st1}")
         if b0 != b1:
             out.append(f"the backend changed from {b0} to {b1}")

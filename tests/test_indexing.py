@@ -2,6 +2,8 @@
 JAX's `.at[]` updates, sorting and searching, order statistics, prefix operations and
 segment reductions, eager and jitted, under transformations and inside loops."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,16 +20,19 @@ X = np.arange(60.0).reshape(3, 4, 5) / 7.0
 
 
 @st.composite
-def keys(draw, shape=X.shape):
+def keys(draw, shape=X.shape, outside=False):
     """A NumPy key for an array of `shape`: ints, slices, None, Ellipsis, integer index
-    arrays (broadcasting) and boolean masks, mixed."""
+    arrays (broadcasting, of int64, int32, int8 or uint8) and boolean masks, mixed. With
+    `outside`, index arrays reach past both ends (for the modes of `.at[]`) and masks,
+    whose positions are never outside, are left out."""
     entries, axis = [], 0
+    index_dtype = draw(st.sampled_from([np.int64, np.int32, np.int8, np.uint8]))
     n_arrays_shape = draw(st.sampled_from([(), (2,), (3, 1), (1, 2)]))
     used_ellipsis = False
     while axis < len(shape):
         n = shape[axis]
-        kind = draw(st.sampled_from(["int", "slice", "array", "array", "none", "mask",
-                                     "ellipsis", "stop"]))
+        kind = draw(st.sampled_from(["int", "slice", "array", "array", "none",
+                                     "array" if outside else "mask", "ellipsis", "stop"]))
         if kind == "stop" and entries:
             break
         if kind == "int":
@@ -36,9 +41,12 @@ def keys(draw, shape=X.shape):
             a, b = draw(st.integers(-n, n)), draw(st.integers(-n, n))
             entries.append(slice(a, b, draw(st.sampled_from([1, 2, -1, -2, None]))))
         elif kind == "array":
-            entries.append(np.asarray(draw(st.lists(st.integers(-n, n - 1), min_size=int(
-                np.prod(n_arrays_shape)), max_size=int(np.prod(n_arrays_shape))))).reshape(
-                n_arrays_shape))
+            lo, hi = (-2 * n - 1, 2 * n) if outside else (-n, n - 1)
+            if index_dtype == np.uint8:
+                lo = 0
+            entries.append(np.asarray(draw(st.lists(st.integers(lo, hi), min_size=int(
+                np.prod(n_arrays_shape)), max_size=int(np.prod(n_arrays_shape)))),
+                index_dtype).reshape(n_arrays_shape))
         elif kind == "mask":
             entries.append(np.asarray(draw(st.lists(st.booleans(), min_size=n, max_size=n))))
         elif kind == "none":
@@ -96,6 +104,118 @@ def test_generated_updates_write_as_numpy_writes(key, op):
     np.testing.assert_array_equal(got, want, err_msg=f"{op} at {key}")
     eager = getattr(rnp.at(X)[key], op)(values)
     np.testing.assert_array_equal(eager, want)
+
+
+def _jax_key(key, shape, mode, pad):
+    """An `.at[key]` of JAX's modes as a NumPy key: every index counts from the end when
+    negative; "clip" clamps it into X, the other modes shift it by `pad` into an array
+    with `pad` extra elements at both ends of each axis, where the outside lands."""
+    real = sum(k is not None and k is not Ellipsis for k in key)
+    fixed, axis = [], 0
+    for k in key:
+        if k is Ellipsis:
+            fixed.append(k if mode == "clip" else [slice(pad, pad + n) for n in shape[
+                axis:axis + len(shape) - real]])
+            axis += len(shape) - real
+            continue
+        if k is None:
+            fixed.append(k)
+            continue
+        n = shape[axis]
+        if isinstance(k, slice):
+            r = range(*k.indices(n))
+            k = k if mode == "clip" else slice(0, 0) if not r else slice(
+                r[0] + pad, r[-1] + pad + (1 if r.step > 0 else -1), r.step)
+        else:
+            i = np.asarray(k).astype(np.int64)
+            i = np.where(i < 0, i + n, i)
+            k = np.clip(i, 0, n - 1) if mode == "clip" else i + pad
+        fixed.append(k)
+        axis += 1
+    flat = []
+    for k in fixed:
+        flat += k if isinstance(k, list) else [k]
+    flat += [slice(pad, pad + n) for n in shape[axis:]] if mode != "clip" else []
+    return tuple(flat)
+
+
+@INDEXING
+@given(key=keys(outside=True), mode=st.sampled_from(["clip", "fill", "drop"]),
+       op=st.sampled_from(["get", "add", "max", "min"]))
+def test_generated_at_modes_read_and_write_as_jax(key, mode, op):
+    """`.at[key]` with index arrays past both ends (negative ones included) in the modes
+    JAX offers, as JAX defines them: built here from NumPy on a padded array."""
+    if op == "get" and mode == "drop":
+        mode = "fill"
+    pad = 2 * max(X.shape) + 1
+    big = np.pad(X, pad, constant_values=np.nan) if mode != "clip" else X
+    fixed = _jax_key(key, X.shape, mode, pad)
+    view = big[fixed]
+    if op == "get":
+        got = rune.jit(lambda v: rnp.at(v)[key].get(mode=mode))(X)
+        np.testing.assert_array_equal(got, view, err_msg=f"{mode} {key}")
+        return
+    values = np.linspace(-1.0, 2.0, view.size).reshape(view.shape) if view.size else view
+    want = big.copy()
+    {"add": np.add, "max": np.maximum, "min": np.minimum}[op].at(want, fixed, values)
+    if mode != "clip":  # what landed outside X is dropped
+        want = want[(slice(pad, -pad),) * X.ndim]
+    got = rune.jit(lambda v, u: getattr(rnp.at(v)[key], op)(u, mode=mode))(X, values)
+    np.testing.assert_allclose(got, want, rtol=1e-15, err_msg=f"{op} {mode} {key}")
+
+
+SPECIAL = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -2.5, 3.0])
+ROWS = st.lists(st.one_of(SPECIAL, st.floats(-4, 4, width=16)), min_size=6, max_size=6)
+METHODS = ["linear", "lower", "higher", "nearest", "midpoint"]
+
+
+@rune.jit
+def _order_statistics(x, v, q):
+    return (rnp.sort(x), rnp.argsort(x), rnp.searchsorted(rnp.sort(x), v, "left"),
+            rnp.searchsorted(rnp.sort(x), v, "right"), rnp.unique(x, size=6, fill_value=7.0),
+            rnp.median(x), rnp.nanmedian(x),
+            *[rnp.quantile(x, q, method=m) for m in METHODS],
+            *[rnp.nanquantile(x, q, method=m) for m in METHODS])
+
+
+
+@INDEXING
+@given(x=ROWS, v=ROWS, q=st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 1.0]),
+                                  min_size=2, max_size=2))
+def test_generated_order_statistics_of_nans_and_infinities_as_numpy(x, v, q):
+    """Sorting, searching, unique and the quantiles of rows with NaN, ±inf and ±0,
+    as NumPy computes them, bit for bit and dtype for dtype."""
+    x, v, q = np.array(x), np.array(v), np.array(q)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        uniq = np.unique(x)
+        want = (np.sort(x), np.argsort(x, kind="stable"), np.searchsorted(np.sort(x), v),
+                np.searchsorted(np.sort(x), v, "right"),
+                np.concatenate([uniq, np.full(6 - uniq.size, 7.0)]), np.median(x),
+                np.nanmedian(x), *[np.quantile(x, q, method=m) for m in METHODS],
+                *[np.nanquantile(x, q, method=m) for m in METHODS])
+    for g, w in zip(_order_statistics(x, v, q), want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w, err_msg=str((x, v, q)))
+
+
+@INDEXING
+@given(ids=st.lists(st.integers(-4, 5), min_size=6, max_size=6),
+       dtype=st.sampled_from([np.int64, np.int32, np.int8]))
+def test_generated_segment_ids_outside_are_dropped(ids, dtype):
+    """Segment reductions and bincount(length=) with ids past both ends, as JAX's: a
+    segment id outside [0, 4) is dropped; bincount counts a negative value in bin 0."""
+    ids = np.array(ids, dtype)
+    data = np.linspace(1.0, 6.0, 6)
+    got = rune.jit(lambda d, i: (rune.ops.segment_sum(d, i, 4), rune.ops.segment_max(d, i, 4),
+                                 rnp.bincount(i, length=4)))(data, ids)
+    inside = (ids >= 0) & (ids < 4)
+    np.testing.assert_array_equal(got[0], np.bincount(ids[inside], data[inside], 4))
+    top = np.full(4, -np.inf)
+    np.maximum.at(top, ids[inside], data[inside])
+    np.testing.assert_array_equal(got[1], top)
+    np.testing.assert_array_equal(got[2], np.bincount(np.clip(ids, 0, None)[ids < 4], None,
+                                                      4)[:4])
 
 
 # ------------------------------------------------------------- every path, transformations
@@ -185,6 +305,29 @@ def test_an_index_in_a_loop_carry(path, monkeypatch):
     np.testing.assert_allclose(on(path, hmm, monkeypatch)(obs), a)
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_an_ellipsis_of_no_axes_still_separates_index_arrays(path, monkeypatch):
+    """Regression: in X[None, 0, idx, ..., 0] the Ellipsis stands for no axis, and was
+    dropped, so the index arrays counted as adjacent and their axes stayed in place
+    (shape (1, 2)); NumPy counts them as separated by the Ellipsis and moves them first
+    (shape (2, 1)). Found by the generated update test once its keys were widened."""
+    for key in [(None, 0, np.array([0, 2]), Ellipsis, 1),
+                (None, np.array([1]), np.array([2]), ..., np.array([1, 3]))]:
+        got = on(path, lambda v, key=key: v[key], monkeypatch)(X)
+        assert got.shape == X[key].shape, key
+        np.testing.assert_array_equal(got, X[key])
+        u = np.arange(X[key].size, dtype=float).reshape(X[key].shape)
+        want = X.copy()
+        want[key] = u
+        np.testing.assert_array_equal(on(path, lambda v, u, key=key: rnp.at(v)[key].set(u),
+                                         monkeypatch)(X, u), want)
+    g = rune.grad(lambda v: rnp.sum(v[None, 0, np.array([0, 2]), ..., 1] *
+                                    np.array([[1.0], [2.0]])))(X)
+    want = np.zeros_like(X)
+    want[0, [0, 2], 1] = [1.0, 2.0]
+    np.testing.assert_array_equal(g, want)
+
+
 def test_the_gradient_of_a_gather_is_a_scatter_add_not_a_one_hot():
     region = rune.make_ir(rune.grad(lambda x, i: rnp.sum(x[i] ** 2)))(np.ones(1000),
                                                                      np.arange(10) * 7)
@@ -243,6 +386,91 @@ def test_quantile_methods_and_nan_forms(method):
     np.testing.assert_allclose(rune.jit(rnp.median)(x[0]), np.median(x[0]))
     np.testing.assert_allclose(rune.jit(lambda v: rnp.percentile(v, 40.0))(x[0]),
                                np.percentile(x[0], 40.0))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("path", PATHS)
+def test_searchsorted_puts_a_nan_after_every_number(side, path, monkeypatch):
+    """Regression: a NaN value was placed before everything (index 0: every comparison
+    with NaN is False), where NumPy, whose sort puts NaNs last, places it after the
+    numbers (and after the NaNs of `a` too for side="right")."""
+    a = np.array([-np.inf, 1.0, 2.0, np.inf, np.nan, np.nan])
+    v = np.array([np.nan, 2.0, np.inf, -np.inf, 0.5])
+    for dtype in (np.float64, np.float32, np.float16):
+        got = on(path, lambda a, v: rnp.searchsorted(a, v, side), monkeypatch)(
+            a.astype(dtype), v.astype(dtype))
+        np.testing.assert_array_equal(got, np.searchsorted(a.astype(dtype), v.astype(dtype),
+                                                           side))
+    ints = np.array([1, 2, 3])
+    got = on(path, lambda a, v: rnp.searchsorted(a, v, side), monkeypatch)(ints, v)
+    np.testing.assert_array_equal(got, np.searchsorted(ints, v, side))
+    lanes = rune.vmap(lambda v: rnp.searchsorted(a, v, side))(v)
+    np.testing.assert_array_equal(lanes, [np.searchsorted(a, x, side) for x in v])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_unique_counts_nans_as_one_value(path, monkeypatch):
+    """Regression: unique(size=) kept every NaN (NaN != NaN), where NumPy's and JAX's
+    unique (equal_nan=True) keep one."""
+    x = np.array([3.0, np.nan, 1.0, np.nan, -0.0, 0.0, 3.0, np.nan])
+    got = on(path, lambda v: rnp.unique(v, size=6, fill_value=9.0), monkeypatch)(x)
+    np.testing.assert_array_equal(got, [-0.0, 1.0, 3.0, np.nan, 9.0, 9.0])
+    np.testing.assert_array_equal(got[:4], np.unique(x))
+    np.testing.assert_array_equal(on(path, lambda v: rnp.unique(v, size=2), monkeypatch)(
+        np.array([np.nan, np.nan], np.float32)), [np.nan, np.nan])  # one NaN, then its fill
+
+
+QUANTILE_ROWS = np.array([[-np.inf, 1.0, 2.0, 5.0], [1.0, 3.0, np.inf, np.inf],
+                          [-np.inf, -np.inf, 2.0, np.inf], [-0.0, 0.0, -0.0, 7.0]])
+
+
+@pytest.mark.parametrize("method", ["lower", "higher", "nearest", "midpoint", "linear"])
+@pytest.mark.parametrize("path", PATHS)
+def test_quantiles_of_infinities_and_their_dtypes_as_numpy(method, path, monkeypatch):
+    """Regression: the quantile read by "lower", "higher" and "nearest" was made as
+    `lo + 0 * (hi - lo)`, NaN when an infinity is near (quantile([-inf, 1, 2], 0,
+    "lower") was NaN, NumPy's -inf), and in float64 for integer input (NumPy's: the
+    element, in its dtype); "linear" and "midpoint" interpolated as `lo + t (hi - lo)`,
+    NaN for [-inf, 1] at t = 0.5 where NumPy's formula gives -inf."""
+    q = np.array([0.0, 0.1, 0.25, 0.5, 0.6, 1.0])
+    f = on(path, lambda v, q: rnp.quantile(v, q, axis=1, method=method), monkeypatch)
+    got, want = f(QUANTILE_ROWS, q), np.quantile(QUANTILE_ROWS, q, axis=1, method=method)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+    nan_rows = np.concatenate([QUANTILE_ROWS, np.full((4, 1), np.nan)], axis=1)
+    np.testing.assert_array_equal(
+        on(path, lambda v: rnp.nanquantile(v, q, axis=1, method=method), monkeypatch)(
+            nan_rows), np.nanquantile(nan_rows, q, axis=1, method=method))
+    ints = np.array([7, -3, 120, 5], np.int8)
+    for arr, qq in ((ints, 0.5), (ints, q), (ints.astype(np.uint16), 0.3),
+                    (QUANTILE_ROWS.astype(np.float32), q), (QUANTILE_ROWS.astype(np.float32),
+                                                            0.3)):
+        want = np.quantile(arr, qq, method=method)
+        got = on(path, lambda v, qq=qq: rnp.quantile(v, qq, method=method), monkeypatch)(arr)
+        assert got.dtype == want.dtype, (arr.dtype, qq)
+        np.testing.assert_array_equal(got, want)
+    want = np.percentile(ints, 50, method=method)
+    got = on(path, lambda v: rnp.percentile(v, 50, method=method), monkeypatch)(ints)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_median_averages_the_middle_values_as_numpy(path, monkeypatch):
+    """Regression: median was the linear quantile at 0.5, NaN for a middle pair of -inf
+    and a number (-inf + 0.5 * inf); NumPy averages the two middle values (-inf)."""
+    rows = np.concatenate([QUANTILE_ROWS, [[1e308, 1e308, 1.7e308, 0.0]]])
+    got = on(path, lambda v: rnp.median(v, axis=1), monkeypatch)(rows)
+    np.testing.assert_array_equal(got, np.median(rows, axis=1))
+    with_nan = np.concatenate([rows, np.full((5, 1), np.nan)], axis=1)
+    np.testing.assert_array_equal(on(path, lambda v: rnp.nanmedian(v, axis=1), monkeypatch)(
+        with_nan), np.nanmedian(with_nan, axis=1))
+    for arr in (np.array([120, 7, 126, -3], np.int8), np.array([1.0, 2.0], np.float16)):
+        got, want = on(path, rnp.median, monkeypatch)(arr), np.median(arr)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    g = rune.grad(lambda v: rnp.median(v))(np.array([4.0, 1.0, 3.0, 2.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.5, 0.5])
 
 
 def test_unique_nonzero_and_bincount_with_static_sizes():
@@ -347,6 +575,45 @@ def test_prefix_operations(path, monkeypatch):
     rune.check_grads(lambda v: rnp.cumprod(v, axis=1), x)  # exact at the zeros
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_running_sums_of_small_ints_and_bools_widen_as_numpy(path, monkeypatch):
+    """Regression: np.add.accumulate and np.multiply.accumulate of a traced int8 (or
+    int32, uint16, ...) stayed in that dtype and wrapped (int8 100 + 100 gave -56), where
+    NumPy 2 accumulates in the platform integer (200); of bools they raised, and so did
+    cumsum(..., dtype=bool), which NumPy computes as a running logical or."""
+    x = np.array([[100, 100, 27], [-100, 50, 3]], np.int8)
+    for ufunc in (np.add, np.multiply, np.maximum):
+        for arr in (x, x.astype(np.uint16), x > 0, x.astype(np.float32)):
+            want = ufunc.accumulate(arr, axis=1)
+            got = on(path, lambda v, u=ufunc: u.accumulate(v, axis=1), monkeypatch)(arr)
+            assert got.dtype == want.dtype, (ufunc, arr.dtype)
+            np.testing.assert_array_equal(got, want)
+    flags = np.array([0.0, 0.0, 2.0, 0.0])
+    for f, ref in ((lambda v: rnp.cumsum(v, dtype=bool), np.cumsum(flags, dtype=bool)),
+                   (lambda v: rnp.cumprod(v + 1.0, dtype=bool),
+                    np.cumprod(flags + 1.0, dtype=bool))):
+        got = on(path, f, monkeypatch)(flags)
+        assert got.dtype == ref.dtype
+        np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_empty_inputs_of_diff_and_nonzero(path, monkeypatch):
+    """Regression: diff of an empty axis failed to trace (a slice starting past the end)
+    and nonzero(size=) of an empty array divided by zero; NumPy gives an empty diff, JAX
+    a result of fill values."""
+    for x in (np.zeros(0), np.zeros((2, 0), np.int32)):
+        for n in (1, 2):
+            got = on(path, lambda v, n=n: rnp.diff(v, n=n), monkeypatch)(x)
+            want = np.diff(x, n=n)
+            assert got.shape == want.shape and got.dtype == want.dtype
+    got = on(path, lambda v: rnp.nonzero(v, size=3, fill_value=-1), monkeypatch)(
+        np.zeros((2, 0)))
+    np.testing.assert_array_equal(got, [[-1, -1, -1], [-1, -1, -1]])
+    np.testing.assert_array_equal(on(path, lambda v: rnp.flatnonzero(v, size=2),
+                                     monkeypatch)(np.zeros(0)), [0, 0])
+
+
 # ------------------------------------------------------------- bad input
 
 
@@ -425,6 +692,65 @@ def test_reverse_mode_saves_a_gathers_operand_not_its_larger_result():
     tapes = [v.type.shape for e in region.eqns if e.prim.name == "scan" for v in e.outputs]
     assert (5, 8) in tapes and (5, 40) not in tapes, tapes
     rune.check_grads(loop, np.linspace(0.1, 0.5, 40), np.ones(8))
+
+
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
+@pytest.mark.parametrize("path", PATHS)
+def test_at_clip_counts_a_negative_index_from_the_end_as_jax(mode, path, monkeypatch):
+    """Regression: `x.at[-1].get(mode="clip")` (and "promise_in_bounds", and the updates)
+    clamped -1 to 0, reading or writing the first element, where JAX counts a negative
+    index from the end before clamping (the last element). rnp.take's "clip" is NumPy's
+    and JAX's take's, and still clamps -1 to 0."""
+    x = np.arange(5.0)
+    i = np.array([-1, -7, 9, 2]) if mode == "clip" else np.array([-1, -5, 2])
+    j = np.where(i < 0, i + 5, i).clip(0, 4)  # JAX's positions
+    get = on(path, lambda x, i: rnp.at(x)[i].get(mode=mode), monkeypatch)
+    np.testing.assert_array_equal(get(x, i), x[j])
+    for op, ufunc in (("set", None), ("add", np.add), ("max", np.maximum)):
+        want = x.copy()
+        if ufunc is None:
+            want[j] = 10.0 * np.arange(1, len(i) + 1)
+        else:
+            ufunc.at(want, j, 10.0 * np.arange(1, len(i) + 1))
+        got = on(path, lambda x, i, op=op: getattr(rnp.at(x)[i], op)(
+            10.0 * np.arange(1, len(i) + 1), mode=mode), monkeypatch)(x, i)
+        np.testing.assert_array_equal(got, want, err_msg=op)
+    m = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(
+        on(path, lambda m: rnp.at(m)[-1, np.array([-1, 0])].get(mode=mode), monkeypatch)(m),
+        m[2, [3, 0]])
+    np.testing.assert_array_equal(on(path, lambda x, i: rnp.take(x, i, mode="clip"),
+                                     monkeypatch)(x, np.array([-1])), [0.0])  # NumPy's
+    lanes = rune.vmap(lambda i: rnp.at(x)[i].get(mode=mode))(np.array([-1, -2, 3]))
+    np.testing.assert_array_equal(lanes, [4.0, 3.0, 3.0])
+    carry = rune.jit(lambda x: rune.scan(lambda c, _: ((c[0] - 1, c[1] + rnp.at(x)[c[0]].get(
+        mode=mode)), None), (np.int64(-1), 0.0), length=3)[0][1])
+    np.testing.assert_array_equal(carry(x), 4.0 + 3.0 + 2.0)
+    g = rune.grad(lambda x: rnp.sum(rnp.at(x)[np.array([-1, 1])].get(mode=mode) ** 2))(x)
+    np.testing.assert_array_equal(g, [0.0, 2.0, 0.0, 0.0, 8.0])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_clip_and_wrap_on_an_empty_axis_raise_rather_than_read_outside(path, monkeypatch):
+    """Regression: take(mode="clip" or "wrap") from an empty axis read position 0 of an
+    array with no elements (compiled: whatever the memory held, 4.7e-310) and a clipped
+    update wrote there; NumPy raises. take_along_axis now broadcasts `arr` as NumPy's."""
+    for mode in ("clip", "wrap"):
+        with pytest.raises(IndexError, match="non-empty take from an empty axes"):
+            on(path, lambda x, i, mode=mode: rnp.take(x, i, axis=1, mode=mode), monkeypatch)(
+                np.zeros((2, 0)), np.array([0, 3]))
+        with pytest.raises(IndexError, match="empty array"):
+            on(path, lambda x, i, mode=mode: rnp.at(x)[i].add(1.0, mode=mode), monkeypatch)(
+                np.zeros(0), np.array([0]))
+        got = on(path, lambda x, i, mode=mode: rnp.take(x, i, axis=1, mode=mode), monkeypatch)(
+            np.zeros((2, 0)), np.zeros(0, np.int64))
+        assert got.shape == (2, 0)
+    np.testing.assert_array_equal(on(path, lambda x, i: rnp.take(x, i, mode="fill"),
+                                     monkeypatch)(np.zeros(0), np.array([0, 3])),
+                                  [np.nan, np.nan])
+    a, idx = np.arange(4.0)[None], np.array([[0, 1], [2, 3], [3, 3]])
+    np.testing.assert_array_equal(on(path, lambda a, i: rnp.take_along_axis(a, i, 1),
+                                     monkeypatch)(a, idx), np.take_along_axis(a, idx, 1))
 
 
 @pytest.mark.parametrize("dtype, want", [(np.float32, np.nan), (np.int16, -32768),

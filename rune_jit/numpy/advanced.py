@@ -43,7 +43,8 @@ def is_advanced(key: Any) -> bool:
 
 
 class Entry(NamedTuple):
-    kind: str  # "slice", "new" (None), "array" (an index array, or an int among them)
+    kind: str  # "slice", "new" (None), "array" (an index array, or an int among them),
+    # "gap" (an Ellipsis of no axes: no axis of its own, but it parts index arrays)
     value: Any
     axis: int  # the axis of x it indexes (for "new": the number of x axes before it)
 
@@ -75,8 +76,8 @@ def _entries(key: Any, x_shape: tuple[int, ...]) -> list[Entry]:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
                          f"{n_real} were indexed")
     fill = [("entry", slice(None))] * (ndim - n_real)
-    if ellipses:
-        spread = spread[:ellipses[0]] + fill + spread[ellipses[0] + 1:]
+    if ellipses:  # an Ellipsis of no axes still separates index arrays, as in NumPy
+        spread = spread[:ellipses[0]] + (fill or [("gap", None)]) + spread[ellipses[0] + 1:]
     else:
         spread = spread + fill
     out, axis = [], 0
@@ -85,6 +86,8 @@ def _entries(key: Any, x_shape: tuple[int, ...]) -> list[Entry]:
             _check_mask(v, x_shape, axis)
             out += [Entry("array", c, axis + d) for d, c in enumerate(np.nonzero(v))]
             axis += v.ndim
+        elif kind == "gap":
+            out.append(Entry("gap", None, axis))
         elif v is None:
             out.append(Entry("new", None, axis))
         else:
@@ -137,6 +140,8 @@ def coordinates(x_shape: tuple[int, ...], key: Any) -> Coordinates:
     # when they are adjacent in the key, else first; then slices and new axes in order
     layout: list[Entry | None] = []  # None stands for the block
     for i, e in enumerate(entries):
+        if e.kind == "gap":
+            continue
         if e.kind != "array":
             layout.append(e)
         elif adjacent and i == first[0]:
@@ -247,7 +252,8 @@ class _AtRef:
             return _set_box(x, v, *box)
         c = coordinates(type_of_value(x).shape, self.key)
         v = _broadcast_values(v, c.shape, op)
-        return scatter(x, c.coords, v, op, AT_MODES[mode])
+        return scatter(x, _jax_coords(c.coords, type_of_value(x).shape, mode), v, op,
+                       AT_MODES[mode])
 
     def set(self, values: Any, mode: str | None = None) -> Any:
         """x with x[key] = values (a repeated position takes the last value, in order)."""
@@ -275,8 +281,20 @@ class _AtRef:
             dt = type_of_value(self.x).dtype
             return take(self.x, self.key, "fill",
                         default_fill(dt) if fill_value is None else fill_value)
-        return take(self.x, self.key, {None: "raise", "promise_in_bounds": "clip"}.get(
-            mode, mode))
+        shape = type_of_value(self.x).shape
+        c = coordinates(shape, self.key)
+        return reshape(gather(self.x, _jax_coords(c.coords, shape, mode), AT_MODES.get(
+            mode, mode)), c.shape)
+
+
+def _jax_coords(coords: list, shape: tuple, mode: str | None) -> list:
+    """The coordinates of an `.at[]` update or read: as in JAX, a negative index counts
+    from the end before "clip" (or "promise_in_bounds") clamps it, so `.at[-1]` is the
+    last element in every mode (rnp.take's "clip", NumPy's, clamps -1 to 0)."""
+    if mode not in ("clip", "promise_in_bounds"):
+        return coords
+    return [ew.select(ew.lt(c, np.zeros((), INDEX)), ew.add(c, np.asarray(n, INDEX)), c)
+            for c, n in zip(coords, shape)]
 
 
 def default_fill(dtype: np.dtype) -> Any:

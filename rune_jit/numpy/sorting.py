@@ -19,7 +19,9 @@ from ..ops.gather import gather, scatter
 from ..ops.shape import broadcast_in_dim, concatenate, iota, reshape, slice_op
 from ..ops.sort import cumulative, sort as sort_last
 from ..trace import Tracer, current, type_of_value
-from ._core import accept, as_value, normalize_axis, promote, shape_of, to_dtype
+from ..dtypes import float_for
+from ._core import (accept, as_value, dtype_weak, normalize_axis, promote, shape_of,
+                    to_dtype)
 from .advanced import default_fill
 from .advanced import take as take_key
 from .shapes import moveaxis
@@ -112,14 +114,24 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     if n == 0:
         return lo
     hi = broadcast_in_dim(np.asarray(n, INDEX), vs, ())
-    before = ew.lt if side == "left" else ew.le
     for _ in range(max(n, 1).bit_length()):  # invariant: a[:lo] goes before v, a[hi:] not
         mid = ew.floor_divide(ew.add(lo, hi), np.asarray(2, INDEX))
         at = gather(a, [ew.min(mid, np.asarray(n - 1, INDEX))], "clip")
-        go_right = ew.logical_and(ew.lt(mid, hi), before(at, v))
+        go_right = ew.logical_and(ew.lt(mid, hi), _before(at, v, side))
         lo = ew.select(go_right, ew.add(mid, np.asarray(1, INDEX)), lo)
         hi = ew.select(go_right, hi, mid)
     return lo
+
+
+def _before(at: Any, v: Any, side: str) -> Any:
+    """Whether `at` goes before `v` in sort order (NaNs last, as sort puts them): `at < v`
+    for side "left", `at <= v` for "right". A NaN `v` goes after every number."""
+    if type_of_value(v).dtype.kind != "f":
+        return ew.lt(at, v) if side == "left" else ew.le(at, v)
+    if side == "left":  # at < v, or v NaN and at a number
+        return ew.logical_or(ew.lt(at, v), ew.logical_and(ew.isnan(v), ew.logical_not(
+            ew.isnan(at))))
+    return ew.logical_or(ew.le(at, v), ew.isnan(v))  # at <= v, or v NaN
 
 
 # ------------------------------------------------------------- data-dependent sizes
@@ -141,10 +153,12 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
     if not _traced(a) and size is None:
         return np.nonzero(a)
     n = _size_needed("nonzero", size)
+    fill = np.zeros((), INDEX) if fill_value is None else np.asarray(fill_value, INDEX)
+    if math.prod(shape) == 0:  # nothing is nonzero: every entry is the fill
+        return tuple(broadcast_in_dim(fill, (n,), ()) for _ in shape)
     flat = reshape(ew.ne(a, np.zeros((), type_of_value(a).dtype)), (math.prod(shape),))
     rank = ew.sub(cumulative(ew.convert(flat, INDEX), 0), np.asarray(1, INDEX))
     slot = ew.select(flat, rank, np.asarray(n, INDEX))  # the others land past the end
-    fill = np.zeros((), INDEX) if fill_value is None else np.asarray(fill_value, INDEX)
     positions = scatter(broadcast_in_dim(np.asarray(-1, INDEX), (n,), ()), [slot],
                         iota((math.prod(shape),), 0, INDEX), "set", "drop")
     found = ew.ge(positions, np.zeros((), INDEX))
@@ -186,9 +200,13 @@ def unique(a: Any, return_index: bool = False, return_inverse: bool = False,
     m = shape_of(values)[0]
     if m == 0:
         return broadcast_in_dim(np.asarray(fill_value or 0, type_of_value(a).dtype), (n,), ())
-    firsts = concatenate([broadcast_in_dim(np.asarray(True), (1,), ()),
-                          ew.ne(slice_op(values, (1,), (m,)), slice_op(values, (0,), (m - 1,)))],
-                         0)
+    later, earlier = slice_op(values, (1,), (m,)), slice_op(values, (0,), (m - 1,))
+    fresh = ew.ne(later, earlier)
+    if type_of_value(values).dtype.kind == "f":  # NaNs (sorted last) are one value, as
+        # in NumPy's and JAX's unique (equal_nan=True)
+        fresh = ew.logical_and(fresh, ew.logical_not(ew.logical_and(ew.isnan(later),
+                                                                    ew.isnan(earlier))))
+    firsts = concatenate([broadcast_in_dim(np.asarray(True), (1,), ()), fresh], 0)
     rank = ew.sub(cumulative(ew.convert(firsts, INDEX), 0), np.asarray(1, INDEX))
     slot = ew.select(firsts, rank, np.asarray(n, INDEX))
     fill = (slice_op(values, (0,), (1,)) if fill_value is None
@@ -203,46 +221,82 @@ METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-             method: str = "linear", keepdims: bool = False, *, nan: bool = False) -> Any:
+             method: str = "linear", keepdims: bool = False, *, nan: bool = False,
+             where: str = "quantile") -> Any:
     """The q-th quantiles of `a` along `axis` (NumPy's default method "linear"; also
-    "lower", "higher", "nearest", "midpoint"). `q` is a number or an array of them
-    (its axes come first in the result, as NumPy's). The derivative flows through the
-    sorting permutation, to the one or two elements each quantile is made of."""
+    "lower", "higher", "nearest", "midpoint"), computed as NumPy computes them: "lower",
+    "higher" and "nearest" (and "linear" at an integer q) give an element, of a's dtype;
+    the others interpolate with NumPy's formula, in a's float dtype (float64 for
+    integers) promoted with q's unless q is a Python number. `q` is a number or an
+    array of them (its axes come first in the result, as NumPy's). The derivative flows
+    through the sorting permutation, to the one or two elements each quantile is made
+    of."""
     if out is not None:
-        raise TypeError("rune_jit.numpy.quantile: out= is not supported")
+        raise TypeError(f"rune_jit.numpy.{where}: out= is not supported")
     if method not in METHODS:
-        raise ValueError(f"rune_jit.numpy.quantile: method must be one of {METHODS}, got "
+        raise ValueError(f"rune_jit.numpy.{where}: method must be one of {METHODS}, got "
                          f"{method!r}")
-    a = _array(a, "rune_jit.numpy.quantile")
-    if type_of_value(a).dtype.kind != "f":
-        a = to_dtype(a, FLOAT64)
+    a = _array(a, f"rune_jit.numpy.{where}")
+    q = accept(q, f"rune_jit.numpy.{where}")
+    q_dtype, weak = dtype_weak(q)
+    q = as_value(q)
+    if not isinstance(q, Tracer) and not np.all((np.asarray(q) >= 0) & (np.asarray(q) <= 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    a_dtype = type_of_value(a).dtype
+    # an element is read (no arithmetic) for these, as NumPy's take of the position
+    exact = method in ("lower", "higher", "nearest") or (method == "linear" and
+                                                          q_dtype.kind in "biu")
+    if exact:
+        out_dtype = a_dtype
+    else:
+        out_dtype = a_dtype if a_dtype.kind == "f" else FLOAT64
+        if not weak:
+            out_dtype = np.result_type(out_dtype, float_for(q_dtype))
+    pos_dtype = q_dtype if q_dtype.kind == "f" else FLOAT64  # NumPy's virtual index's
     shape = shape_of(a)
-    values, _, ax = _sorted(a, axis, "rune_jit.numpy.quantile")
-    dt = type_of_value(values).dtype
-    q = to_dtype(as_value(accept(q, "rune_jit.numpy.quantile")), dt)
+    values, _, ax = _sorted(a, axis, f"rune_jit.numpy.{where}")
+    q = to_dtype(q, pos_dtype)
     n = shape_of(values)[-1]
-    count = _valid_count(values, n, nan)
-    result = _interpolate(values, q, count, method, dt)
-    # NumPy: a NaN in a row makes its quantiles NaN; nan* forms: a row of NaNs only
-    rows = len(shape_of(values)) - 1
-    from ..ops.reduce import reduce_max
-
-    bad = (ew.eq(count, np.zeros((), dt)) if nan else
-           reduce_max(ew.isnan(values), (rows,)) if n else np.asarray(True))
-    bad = broadcast_in_dim(bad, shape_of(result), tuple(range(len(shape_of(result)) - rows,
-                                                             len(shape_of(result))))) \
-        if shape_of(bad) else bad
-    result = ew.select(bad, broadcast_in_dim(np.asarray(np.nan, dt), shape_of(result), ()),
-                       result) if shape_of(result) else ew.select(bad, np.asarray(np.nan, dt),
-                                                                  result)
+    count = _valid_count(values, n, nan, pos_dtype)
+    if n == 0:
+        result = _nans(shape_of(q) + shape_of(values)[:-1], out_dtype)
+    elif exact:
+        result = _element_at(values, q, count, method)
+    else:
+        result = _lerp_at(values, q, count, method, out_dtype)
+    result = _nan_rows(result, values, count, nan)
     return _keep_q(result, shape, axis, keepdims, len(shape_of(q)))
 
 
-def _valid_count(values: Any, n: int, nan: bool) -> Any:
-    """The number of values each row's quantile reads: all, or the non-NaN ones (sorted
-    last) for the nan* forms."""
-    dt = type_of_value(values).dtype
-    if not nan:
+def _nans(shape: tuple, dtype: np.dtype) -> Any:
+    return broadcast_in_dim(np.asarray(np.nan, dtype), shape, ())
+
+
+def _nan_rows(result: Any, values: Any, count: Any, nan: bool) -> Any:
+    """NaN where a row's statistic is: NumPy's rule, a NaN in the row (sorted last),
+    or for the nan* forms a row of NaNs only. Rows come last in `result`."""
+    dt = type_of_value(result).dtype
+    if type_of_value(values).dtype.kind != "f":  # no NaNs
+        return result
+    rows = len(shape_of(values)) - 1
+    n = shape_of(values)[-1]
+    if nan:
+        bad = ew.eq(count, np.zeros((), type_of_value(count).dtype))
+    elif n == 0:
+        return result
+    else:
+        bad = ew.isnan(slice_op(values, (0,) * rows + (n - 1,), shape_of(values)))
+        bad = reshape(bad, shape_of(values)[:-1])
+    rs = shape_of(result)
+    if shape_of(bad) != rs:
+        bad = broadcast_in_dim(bad, rs, tuple(range(len(rs) - rows, len(rs))))
+    return ew.select(bad, _nans(rs, dt), result)
+
+
+def _valid_count(values: Any, n: int, nan: bool, dt: np.dtype) -> Any:
+    """The number of values each row's statistic reads (in `dt`): all, or the non-NaN
+    ones (sorted last) for the nan* forms."""
+    if not nan or type_of_value(values).dtype.kind != "f":
         return np.asarray(n, dt)
     from ..ops.reduce import reduce_sum
 
@@ -250,34 +304,54 @@ def _valid_count(values: Any, n: int, nan: bool) -> Any:
     return reduce_sum(ew.convert(ew.logical_not(ew.isnan(values)), dt), (rows,))
 
 
-def _interpolate(values: Any, q: Any, count: Any, method: str, dt: np.dtype) -> Any:
-    """Each row's value at position q * (count - 1) of its sorted values."""
-    rows = shape_of(values)[:-1]
+def _positions(q: Any, count: Any, rows: tuple) -> tuple[Any, Any]:
+    """(NumPy's virtual index (count - 1) * q, count - 1), of shape q's + rows."""
+    dt = type_of_value(q).dtype
     qs = shape_of(q)
     full = qs + rows
     qb = broadcast_in_dim(q, full, tuple(range(len(qs))))
-    cb = broadcast_in_dim(count, full, tuple(range(len(qs), len(full)))) if shape_of(
-        count) else count
-    pos = ew.mul(qb, ew.sub(cb, np.ones((), dt)))
-    lo = ew.floor_divide(pos, np.ones((), dt))
-    hi = ew.min(ew.add(lo, np.ones((), dt)), ew.max(ew.sub(cb, np.ones((), dt)),
-                                                     np.zeros((), dt)))
-    frac = ew.sub(pos, lo)
-    if method == "lower":
-        hi, frac = lo, ew.mul(frac, np.zeros((), dt))
-    elif method == "higher":
-        lo = ew.select(ew.gt(frac, np.zeros((), dt)), hi, lo)
-        frac = ew.mul(frac, np.zeros((), dt))
-    elif method == "nearest":  # NumPy rounds half to even
-        pick_hi = ew.logical_or(ew.gt(frac, np.asarray(0.5, dt)), ew.logical_and(
-            ew.eq(frac, np.asarray(0.5, dt)), ew.ne(ew.remainder(lo, np.asarray(2.0, dt)),
-                                                    np.zeros((), dt))))
-        lo = ew.select(pick_hi, hi, lo)
-        frac = ew.mul(frac, np.zeros((), dt))
-    elif method == "midpoint":
-        frac = ew.select(ew.gt(frac, np.zeros((), dt)), np.asarray(0.5, dt), np.zeros((), dt))
-    at_lo, at_hi = _row_read(values, lo, qs), _row_read(values, hi, qs)
-    return ew.add(at_lo, ew.mul(frac, ew.sub(at_hi, at_lo)))
+    last = ew.sub(count, np.ones((), dt))
+    last = broadcast_in_dim(last, full, tuple(range(len(qs), len(full))) if shape_of(
+        last) else ())
+    return ew.mul(last, qb), last
+
+
+def _element_at(values: Any, q: Any, count: Any, method: str) -> Any:
+    """The element at NumPy's position for "lower" (floor), "higher" (ceil), "nearest"
+    (rounded half to even) and "linear" at an integer q: read, with no arithmetic."""
+    pos, last = _positions(q, count, shape_of(values)[:-1])
+    if method in ("lower", "higher"):
+        pos = (ew.floor if method == "lower" else ew.ceil)(pos)
+    elif method == "nearest":
+        pos = ew.rint(pos)
+    zero = np.zeros((), type_of_value(pos).dtype)
+    return _row_read(values, ew.max(ew.min(pos, ew.max(last, zero)), zero), shape_of(q))
+
+
+def _lerp_at(values: Any, q: Any, count: Any, method: str, dt: np.dtype) -> Any:
+    """NumPy's interpolation between the elements around each virtual index:
+    a + (b - a) * g for g < 0.5, else b - (b - a) * (1 - g); past the last element both
+    are the last (g counted from -1, as NumPy's), before the first both the first."""
+    pos, last = _positions(q, count, shape_of(values)[:-1])
+    pdt = type_of_value(pos).dtype
+    zero, one, half = (np.asarray(c, pdt) for c in (0.0, 1.0, 0.5))
+    if method == "midpoint":
+        pos = ew.mul(half, ew.add(ew.floor(pos), ew.ceil(pos)))
+    below = ew.floor(pos)
+    above_end, before_start = ew.ge(pos, last), ew.lt(pos, zero)
+    prev = ew.select(above_end, ew.neg(one), ew.select(before_start, zero, below))
+    gamma = ew.sub(pos, prev)
+    if method == "midpoint":
+        gamma = ew.select(ew.eq(ew.remainder(pos, one), zero), zero, half)
+    i_prev = ew.select(above_end, last, prev)
+    i_next = ew.select(above_end, last, ew.select(before_start, zero, ew.add(below, one)))
+    qs = shape_of(q)
+    lo = to_dtype(_row_read(values, i_prev, qs), dt)
+    hi = to_dtype(_row_read(values, i_next, qs), dt)
+    diff = ew.sub(hi, lo)
+    up = ew.add(lo, ew.mul(diff, to_dtype(gamma, dt)))
+    down = ew.sub(hi, ew.mul(diff, to_dtype(ew.sub(one, gamma), dt)))
+    return ew.select(ew.ge(gamma, half), down, up)
 
 
 def _row_read(values: Any, position: Any, qs: tuple) -> Any:
@@ -298,37 +372,79 @@ def _keep_q(result: Any, shape: tuple, axis: Any, keepdims: bool, nq: int) -> An
     return reshape(result, rs[:nq] + tuple(kept))
 
 
+def _percent(q: Any) -> Any:
+    """q / 100 for percentile, a Python number staying one (weak, as NumPy's)."""
+    if type(q) in (int, float):
+        if not 0 <= q <= 100:
+            raise ValueError("Percentiles must be in the range [0, 100]")
+        return q / 100
+    q = as_value(accept(q, "rune_jit.numpy.percentile"))
+    if not isinstance(q, Tracer) and not np.all((np.asarray(q) >= 0) & (np.asarray(q) <= 100)):
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    dt = type_of_value(q).dtype
+    return ew.div(to_dtype(q, dt if dt.kind == "f" else FLOAT64), np.asarray(100.0, dt if
+                                                                               dt.kind == "f"
+                                                                               else FLOAT64))
+
+
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                overwrite_input: bool = False, method: str = "linear",
                keepdims: bool = False) -> Any:
     """quantile of q / 100."""
-    q = ew.div(to_dtype(as_value(accept(q)), FLOAT64), np.asarray(100.0)) if isinstance(
-        q, Tracer) else np.asarray(q, np.float64) / 100.0
-    return quantile(a, q, axis, out, overwrite_input, method, keepdims)
+    return quantile(a, _percent(q), axis, out, overwrite_input, method, keepdims,
+                    where="percentile")
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-           keepdims: bool = False) -> Any:
-    return quantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
+           keepdims: bool = False, *, nan: bool = False) -> Any:
+    """NumPy's median: the middle element, or the mean of the two middle ones (computed
+    as NumPy's mean: in float64 for integers, float32 for float16), NaN for a row with
+    a NaN (nanmedian: the middle of the values that are not NaN)."""
+    if out is not None:
+        raise TypeError("rune_jit.numpy.median: out= is not supported")
+    a = _array(a, "rune_jit.numpy.median")
+    a_dtype = type_of_value(a).dtype
+    out_dtype = a_dtype if a_dtype.kind == "f" else FLOAT64
+    mean_dtype = np.dtype(np.float32) if a_dtype == np.float16 else out_dtype
+    shape = shape_of(a)
+    values, _, ax = _sorted(a, axis, "rune_jit.numpy.median")
+    n = shape_of(values)[-1]
+    count = _valid_count(values, n, nan, INDEX)
+    if n == 0:
+        result = _nans(shape_of(values)[:-1], out_dtype)
+    else:
+        rows = shape_of(values)[:-1]
+        if shape_of(count) != rows:
+            count = broadcast_in_dim(count, rows, ())
+        two = np.asarray(2, INDEX)
+        lo = ew.max(ew.floor_divide(ew.sub(count, np.ones((), INDEX)), two), np.zeros((), INDEX))
+        hi = ew.floor_divide(count, two)
+        at_lo = to_dtype(_row_read(values, lo, ()), mean_dtype)
+        at_hi = to_dtype(_row_read(values, hi, ()), mean_dtype)
+        mean = ew.div(ew.add(at_lo, at_hi), np.asarray(2, mean_dtype))
+        result = to_dtype(ew.select(ew.eq(lo, hi), at_lo, mean), out_dtype)
+    result = _nan_rows(result, values, count, nan)
+    return _keep_q(result, shape, axis, keepdims, 0)
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                 overwrite_input: bool = False, method: str = "linear",
                 keepdims: bool = False) -> Any:
     """quantile of the values that are not NaN (all-NaN rows give NaN)."""
-    return quantile(a, q, axis, out, overwrite_input, method, keepdims, nan=True)
+    return quantile(a, q, axis, out, overwrite_input, method, keepdims, nan=True,
+                    where="nanquantile")
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                   overwrite_input: bool = False, method: str = "linear",
                   keepdims: bool = False) -> Any:
-    return nanquantile(a, np.asarray(q, np.float64) / 100.0, axis, out, overwrite_input,
-                       method, keepdims)
+    return quantile(a, _percent(q), axis, out, overwrite_input, method, keepdims, nan=True,
+                    where="nanpercentile")
 
 
 def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Any:
-    return nanquantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
+    return median(a, axis, out, overwrite_input, keepdims, nan=True)
 
 
 # ------------------------------------------------------------- prefix operations
@@ -340,19 +456,35 @@ def _accumulate(name: str, op: str):
     def f(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
         if out is not None:
             raise TypeError(f"{where}: out= is not supported")
-        a = _array(a, where)
-        if dtype is not None:
-            a = to_dtype(a, np.dtype(dtype))
-        elif type_of_value(a).dtype.kind in "biu":  # NumPy's platform int, as sum's
-            a = to_dtype(a, INDEX if type_of_value(a).dtype.kind != "u" else np.dtype(np.uint64))
+        a = _prefix_dtype(_array(a, where), op, dtype)
         if axis is None:
             a, axis = reshape(a, (math.prod(shape_of(a)),)), 0
         ax = normalize_axis(axis, len(shape_of(a)), where)
-        return cumulative(a, ax, op)
+        return _running(a, ax, op)
 
     f.__name__ = name
     f.__doc__ = f"NumPy's {name}: the running {op} along `axis` (flattened if None)."
     return f
+
+
+def _prefix_dtype(a: Any, op: str, dtype: Any) -> Any:
+    """`a` in the dtype NumPy's running sum or product gives: `dtype` if given, else the
+    platform integer for bools and integers (uint64 for unsigned ones), as `sum`'s;
+    running extrema keep the dtype."""
+    if dtype is not None:
+        return to_dtype(a, np.dtype(dtype))
+    kind = type_of_value(a).dtype.kind
+    if op in ("sum", "prod") and kind in "biu":
+        return to_dtype(a, INDEX if kind != "u" else np.dtype(np.uint64))
+    return a
+
+
+def _running(a: Any, axis: int, op: str) -> Any:
+    """The running `op` along `axis`; of bools, a sum is a logical or (a running max)
+    and a product a logical and (a running min), as NumPy's in bool."""
+    if type_of_value(a).dtype.kind == "b":
+        op = {"sum": "max", "prod": "min"}.get(op, op)
+    return cumulative(a, axis, op)
 
 
 cumsum = _accumulate("cumsum", "sum")
@@ -393,10 +525,8 @@ def accumulate(ufunc_name: str, a: Any, axis: int = 0, dtype: Any = None) -> Any
     if op is None:
         raise TypeError(f"rune_jit: numpy.{ufunc_name}.accumulate has no rule for traced "
                         "values")
-    a = _array(a, f"numpy.{ufunc_name}.accumulate")
-    if dtype is not None:
-        a = to_dtype(a, np.dtype(dtype))
-    return cumulative(a, normalize_axis(axis, len(shape_of(a)), "accumulate"), op)
+    a = _prefix_dtype(_array(a, f"numpy.{ufunc_name}.accumulate"), op, dtype)
+    return _running(a, normalize_axis(axis, len(shape_of(a)), "accumulate"), op)
 
 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
@@ -421,7 +551,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
         lo = [0] * len(shape_of(a))
         hi = list(shape_of(a))
         later_lo, earlier_hi = list(lo), list(hi)
-        later_lo[ax], earlier_hi[ax] = 1, max(m - 1, 0)
+        later_lo[ax], earlier_hi[ax] = min(1, m), max(m - 1, 0)  # an empty axis stays empty
         later = slice_op(a, later_lo, hi)
         earlier = slice_op(a, lo, earlier_hi)
         a = ew.ne(later, earlier) if type_of_value(a).dtype.kind == "b" else ew.sub(later, earlier)
@@ -503,6 +633,9 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
     ax = normalize_axis(axis, len(shape), "rune_jit.numpy.take_along_axis")
     full = tuple(i if d == ax else np.broadcast_shapes((s,), (i,))[0]
                  for d, (s, i) in enumerate(zip(shape, ishape)))
+    if full[:ax] + full[ax + 1:] != shape[:ax] + shape[ax + 1:]:  # arr broadcasts too
+        arr = broadcast_in_dim(arr, full[:ax] + (shape[ax],) + full[ax + 1:],
+                               tuple(range(len(shape))))
     coords = [iota(full, d, INDEX) if d != ax else broadcast_in_dim(
         to_dtype(idx, INDEX), full, tuple(range(len(full)))) for d in range(len(shape))]
     return gather(arr, coords)

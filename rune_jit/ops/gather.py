@@ -18,6 +18,7 @@ as NumPy's `x[idx] = v`), "add" and "mul" (repeated positions accumulate), "min"
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -37,7 +38,7 @@ SCATTER_MODES = ("raise", "clip", "wrap", "drop")
 SCATTER_OPS = ("set", "add", "mul", "min", "max")
 
 
-def _check(x: Type, indices: Sequence[Type], name: str) -> tuple[int, ...]:
+def _check(x: Type, indices: Sequence[Type], name: str, mode: str) -> tuple[int, ...]:
     if not indices or len(indices) > x.ndim:
         raise ValueError(f"{name}: {len(indices)} index arrays for {x}")
     shapes = {t.shape for t in indices}
@@ -47,14 +48,24 @@ def _check(x: Type, indices: Sequence[Type], name: str) -> tuple[int, ...]:
         if t.dtype.kind not in "iu":
             raise TypeError(f"{name}: arrays used as indices must be of integer type, got "
                             f"{t.dtype.name}")
-    return shapes.pop()
+    b = shapes.pop()
+    _no_empty_axis(x.shape, b, len(indices), mode, name)
+    return b
+
+
+def _no_empty_axis(x_shape: tuple, b: tuple, k: int, mode: str, name: str) -> None:
+    """"clip" and "wrap" make every index a position, which an empty axis does not have:
+    NumPy's errors, where the position would be read (or written) outside the array."""
+    if mode in ("clip", "wrap") and math.prod(b) and 0 in x_shape[:k]:
+        raise IndexError("cannot do a non-empty take from an empty axes." if name == "gather"
+                         else "cannot replace elements of an empty array")
 
 
 @gather_p.def_rule("shape")
 def _gather_shape(x: Type, *indices: Type, mode, fill_value):
     if mode not in GATHER_MODES:
         raise ValueError(f"gather: mode must be one of {GATHER_MODES}, got {mode!r}")
-    b = _check(x, indices, "gather")
+    b = _check(x, indices, "gather", mode)
     return [Type(x.dtype, b + x.shape[len(indices):])]
 
 
@@ -82,6 +93,7 @@ def positions(indices: Sequence[np.ndarray], sizes: Sequence[int], mode: str
 @gather_p.def_rule("impl")
 def _gather_impl(x, *indices, mode, fill_value):
     k = len(indices)
+    _no_empty_axis(x.shape, np.shape(indices[0]), k, mode, "gather")
     pos, ok = positions(indices, x.shape[:k], mode)
     out = x[tuple(pos)] if x.size else np.zeros(np.shape(pos[0]) + x.shape[k:], x.dtype)
     if mode == "fill":
@@ -141,7 +153,7 @@ def _scatter_shape(x: Type, *rest: Type, op, mode):
     if mode not in SCATTER_MODES:
         raise ValueError(f"scatter: mode must be one of {SCATTER_MODES}, got {mode!r}")
     *indices, u = rest
-    b = _check(x, indices, "scatter")
+    b = _check(x, indices, "scatter", mode)
     want = Type(x.dtype, b + x.shape[len(indices):])
     if u != want:
         raise ValueError(f"scatter: updates of type {u} for positions of type {want}")
@@ -155,6 +167,7 @@ UFUNCS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximu
 def _scatter_impl(x, *rest, op, mode):
     *indices, u = rest
     k = len(indices)
+    _no_empty_axis(x.shape, np.shape(indices[0]), k, mode, "scatter")
     pos, ok = positions(indices, x.shape[:k], mode)
     out = x.copy()
     if mode == "drop":
