@@ -470,11 +470,12 @@ def _at(op: str, mode: str | None = None) -> Callable:
 def np_at(op: str, mode: str | None = None) -> Callable:
     """x.at[i].op(u) in NumPy: `out[i] = u` for set (the last of repeated positions
     wins), `np.<ufunc>.at` for the others (repeated positions accumulate); out-of-bounds
-    indices clipped (negatives to 0), wrapped, or their updates dropped."""
+    indices clipped (as JAX's .at clips: a negative index counts from the end first, then
+    clips), wrapped, or their updates dropped."""
     def ref(x, i, u):
         n, out = x.shape[0], x.copy()
         if mode == "clip":
-            i = np.clip(i, 0, n - 1)
+            i = np.clip(np.where(i < 0, i + n, i), 0, n - 1)
         elif mode == "wrap":
             i = np.mod(i, n)
         elif mode == "drop":
