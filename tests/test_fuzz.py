@@ -89,6 +89,15 @@ REQUIRED = {
     # float32 capture over reversed xs; an iterate in a scan step reading float32
     "nested_scan_const_ys": 80, "nested_captured_init": 150, "iterate_zero_in_scan": 60,
     "rev_f64_ys_f32_capture": 150, "ys_f64_from_f32": 15, "iterate_in_scan_reads_f32": 80,
+    # while_loop, with and without max_steps (unbounded: reverse mode keeps a tape of the
+    # steps taken, grown past its first rows by "long" loops, and recomputes a loop in a
+    # loop step, a remat step among them, in the outer step's backward pass)
+    "while_loop": 470, "while_bounded": 270, "while_unbounded": 215, "while_long": 100,
+    "while_unbounded_in_loop_step": 85, "while_unbounded_in_remat_step": 10,
+    "while_in_scan": 100, "while_in_iterate": 45, "while_in_while": 25, "scan_in_while": 90,
+    "iterate_in_while": 50, "while_may_zero": 170, "while_raise": 12,
+    # scan steps wrapped in rune.remat, in loop steps and holding loops
+    "remat_step": 420, "remat_step_in_loop_step": 140, "loop_in_remat_step": 135,
 }
 
 
@@ -111,7 +120,11 @@ def test_a_program_is_its_seed():
 def test_every_check_runs_on_hundreds_of_programs():
     counts = Counter()
     for seed in range(DEFAULT):
-        for mode in fuzz.modes_for(seed):
+        modes = fuzz.modes_for(seed)
+        if "while_unbounded_in_loop_step" in fuzz.generate(seed).features:
+            names = {m.partition(":")[0] for m in modes}
+            assert {"grad", "vmap_grad"} <= names, (seed, modes)
+        for mode in modes:
             name, _, paths = mode.partition(":")
             if not paths:
                 counts[name] += 1
@@ -122,6 +135,7 @@ def test_every_check_runs_on_hundreds_of_programs():
         for p in ("native", "jit"):
             assert counts[f"{name}:{p}"] >= 300, counts
     assert counts["fd"] >= 300, counts
+    assert counts["vmap_grad:native"] >= 40 and counts["vmap_grad:jit"] >= 40, counts
 
 
 def test_the_reference_agrees_with_numpy_loops():
@@ -139,6 +153,16 @@ def test_the_reference_agrees_with_numpy_loops():
         R.iterate(lambda z: z + 1, np.int64(0), until=lambda z: z >= 4, max_steps=3)
     with pytest.raises(TypeError):  # a carry must keep its dtype, as in rune_jit
         R.scan(lambda c, _: (c.astype(np.float64), None), np.float32(1.0), length=1)
+    # while_loop: cond is "go on"; no step limit without max_steps
+    assert R.while_loop(lambda k: k < 1000, lambda k: k + 1, np.int64(0)) == 1000
+    assert R.while_loop(lambda k: k < 3, lambda k: k + 1, np.int64(0), max_steps=3) == 3
+    assert R.while_loop(lambda k: k < 0, lambda k: k + 1, np.int64(5), max_steps=0) == 5
+    with pytest.raises(fuzz.rune.IterateError):
+        R.while_loop(lambda k: k < 4, lambda k: k + 1, np.int64(0), max_steps=3)
+    with pytest.raises(TypeError):
+        R.while_loop(lambda c: c < 1, lambda c: c.astype(np.float64), np.float32(0.0))
+    step = R.remat(lambda c, r: (c * r, c), policy=R.checkpoint_policies.dots_saveable)
+    assert R.scan(step, np.float64(2.0), np.array([3.0]))[0] == 6.0
 
 
 def test_a_crash_in_a_chunk_names_its_seed(monkeypatch):
