@@ -9,6 +9,20 @@ central differences. A path that raises where another returns fails, and a
 program written to raise `IterateError` must raise it on every path. What each
 seed is checked for: `fuzz_programs.modes_for`.
 
+Values compare within a relative tolerance (`RTOL_F64`, 1e-9; `RTOL_F32`, 1e-4 for
+values float32 arithmetic reached), after inputs are redrawn until no comparison or
+maximum comes near a tie. One allowance more, for vmap (and vmap of grad) against a
+loop over the lanes only: a batched path may round in another order (a batched dot
+product sums in another order), and a loop's steps can amplify that rounding by
+orders of magnitude (seed 1694: 19 steps of `x <- sin(x + x @ x)`). When that
+comparison fails, each lane's float arguments are moved by a few ulps (`NOISE_ULPS`,
+random signs, `NOISE_DIRECTIONS` draws) and the interpreter rerun: how far that
+moves each output measures the program's rounding amplification at those inputs,
+and `NOISE_FACTOR` times it is allowed on top of the tolerance, never more than
+`NOISE_CAP` (1e-6) of the output's scale. A program that amplifies a few ulps only
+a little gets next to nothing, so a wrong batching rule still fails; one that
+amplifies them past the cap fails too, for the generator to be tamed.
+
 Each test case checks a chunk of 25 consecutive seeds in a forked child process,
 so that a crash (a segfault, an LLVM abort) or a hang fails the case and names
 the seed instead of taking down the test worker. A failure prints each failing
@@ -163,6 +177,29 @@ def test_the_reference_agrees_with_numpy_loops():
         R.while_loop(lambda c: c < 1, lambda c: c.astype(np.float64), np.float32(0.0))
     step = R.remat(lambda c, r: (c * r, c), policy=R.checkpoint_policies.dots_saveable)
     assert R.scan(step, np.float64(2.0), np.array([3.0]))[0] == 6.0
+
+
+def test_the_vmap_rounding_allowance_is_the_programs_own_amplification():
+    """Seed 1694's loop amplifies a few ulps of its input to 1e-8 and gets that much
+    leeway; a tame program gets next to none, so an error of 1e-8 in it still fails."""
+    import numpy as np
+
+    def wild(x):  # seed 1694: 19 steps of x <- sin(x + x @ x)
+        for _ in range(19):
+            x = np.sin(x + x @ x)
+        return (x,)
+
+    def tame(x):
+        return (np.sin(x) * 2,)
+
+    x = np.array([0.024642046766840453, -0.7249925953489726, 0.05663603472903955])
+    for f, lo, hi in ((wild, 1e-9, fuzz.NOISE_CAP), (tame, 0.0, 1e-13)):
+        (noise,) = fuzz.rounding_noise(f, [[x]], [f(x)], 0)
+        assert lo < noise.max() < hi, (f.__name__, noise)
+        (want,) = f(x)
+        off = want + 1e-8
+        fails = fuzz.compare((off[None],), (want[None],), [fuzz.RTOL_F64], "t", [noise])
+        assert bool(fails) == (f is tame), fails
 
 
 def test_a_crash_in_a_chunk_names_its_seed(monkeypatch):
