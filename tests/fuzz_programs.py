@@ -1406,17 +1406,19 @@ def modes_for(seed: int) -> list[str]:
     value on the three paths. In rotation, one transformation (grad, jvp, vmap) on the
     interpreter and one compiled path (eager native or jit, alternating: each pair on a
     sixth of the seeds); for one seed in five, check_grads against central differences.
+    A jvp returns the program's value with its tangents: where the jvp is checked on a
+    compiled path, that path's value is checked there and not compiled again.
     Most of the cost is LLVM compiling: this keeps it to about three compiles a program.
     A program with a while_loop without max_steps in a loop step, which reverse mode
-    recomputes in the outer step's backward pass, also has its grad checked and the
-    vmap of its grad (whose batched backward loops are counted scans), on the other
-    compiled path."""
+    recomputes in the outer step's backward pass, also has the vmap of its grad checked
+    (whose batched backward loops are counted scans), on the other compiled path: that
+    check runs the interpreter's grad of every lane too."""
     t = MODES[seed % 3]
     paths = PATHS[(seed // 3) % 2]
-    modes = ["value:native+jit", f"{t}:{paths}"]
+    other = PATHS[(seed // 3 + 1) % 2]
+    modes = [f"value:{other}" if t == "jvp" else "value:native+jit", f"{t}:{paths}"]
     if "while_unbounded_in_loop_step" in generate(seed).features:
-        other = PATHS[(seed // 3 + 1) % 2]
-        modes += [f"grad:{other}"] * (t != "grad") + [f"vmap_grad:{other}"]
+        modes.append(f"vmap_grad:{other}")
     if seed % 5 == 2:
         modes.append("fd")
     return modes
@@ -1503,7 +1505,12 @@ def check_jvp(c: Case, paths=PATHS) -> list[str]:
 
     res = on_paths(jv, c.args + tans, paths)
     rtols = c.out_rtols + [c.tr_rtol] * len(c.prog.outputs)
-    return check_paths(res, c.prog.raising, None, rtols, "jvp")
+    fails = []
+    oracle = res["interpreter"]
+    if oracle[0] == "ok" and not c.prog.raising:  # the value, for the path it stands in for
+        fails += compare(tuple(oracle[1][0]), c.ref, c.out_rtols,
+                         "jvp: the interpreter's primal vs NumPy reference")
+    return fails + check_paths(res, c.prog.raising, None, rtols, "jvp")
 
 
 def check_fd(c: Case, paths=()) -> list[str]:

@@ -136,15 +136,16 @@ def test_every_check_runs_on_hundreds_of_programs():
     for seed in range(DEFAULT):
         modes = fuzz.modes_for(seed)
         if "while_unbounded_in_loop_step" in fuzz.generate(seed).features:
-            names = {m.partition(":")[0] for m in modes}
-            assert {"grad", "vmap_grad"} <= names, (seed, modes)
+            assert any(m.startswith("vmap_grad:") for m in modes), (seed, modes)
         for mode in modes:
             name, _, paths = mode.partition(":")
             if not paths:
                 counts[name] += 1
             for p in paths.split("+") if paths else ():
                 counts[f"{name}:{p}"] += 1
-    assert counts["value:native"] == counts["value:jit"] == DEFAULT
+    # every program's value on both compiled paths: checked alone, or as a jvp's primal
+    for p in ("native", "jit"):
+        assert counts[f"value:{p}"] + counts[f"jvp:{p}"] == DEFAULT, counts
     for name in ("grad", "jvp", "vmap"):
         for p in ("native", "jit"):
             assert counts[f"{name}:{p}"] >= 300, counts
