@@ -1,11 +1,13 @@
 """Differential fuzzing of generated loop programs (the generator: tests/fuzz_programs.py).
 
-Every program (nested `scan` / `iterate` over float64, float32 and int values,
-generated from its seed alone) is run by the interpreter (the oracle, which is
-also checked against a plain NumPy reference), eagerly with loops compiled, and
-under `rune.jit`; in rotation its `grad`, `jvp` and `vmap` are compared on the
-interpreter and a compiled path, and `check_grads` compares its gradient with
-central differences. A path that raises where another returns fails, and a
+Every program (nested `scan` / `iterate` / `while_loop` over float64, float32 and
+int values, generated from its seed alone) is run by the interpreter (the oracle,
+which is also checked against a plain NumPy reference), eagerly with loops
+compiled, and under `rune.jit` (where its `jvp` is checked, the jvp's primal
+stands for the value on that path); in rotation its `grad`, `jvp` and `vmap` are
+compared on the interpreter and a compiled path, the `vmap` of its `grad` too
+where reverse mode recomputes an unbounded loop, and `check_grads` compares its
+gradient with central differences. A path that raises where another returns fails, and a
 program written to raise `IterateError` must raise it on every path. What each
 seed is checked for: `fuzz_programs.modes_for`.
 
