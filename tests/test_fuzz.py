@@ -30,11 +30,11 @@ so that a crash (a segfault, an LLVM abort) or a hang fails the case and names
 the seed instead of taking down the test worker. A failure prints each failing
 seed's program and what disagreed.
 
-    python -m pytest -n 2 tests/test_fuzz.py                        # seeds 0..1399
+    python -m pytest -n 2 tests/test_fuzz.py                        # seeds 0..999
     RUNE_JIT_FUZZ=20000 python -m pytest -n 2 tests/test_fuzz.py    # seeds 0..19999
 
-Seeds from 200 on are marked slow (`-m "not slow"` checks the first 200; CI runs all).
-`RUNE_JIT_FUZZ=N` checks seeds 0..N-1; the cases past the default 1400 seeds only
+Seeds from 100 on are marked slow (`-m "not slow"` checks the first 100; CI runs all).
+`RUNE_JIT_FUZZ=N` checks seeds 0..N-1; the cases past the default 1000 seeds only
 exist then (their ids start with `long-`; the default run collects, and so never
 skips, them). `RUNE_JIT_FUZZ_START=S` starts at seed S instead of 0.
 `RUNE_JIT_FUZZ_ISOLATE=0` runs the seeds in the test process (for a debugger);
@@ -57,12 +57,12 @@ import pytest
 import fuzz_programs as fuzz
 
 # The seeds a run checks unless told (CI's: the suite has 15 minutes on 2 cores, and the
-# checks of 1400 seeds take about 4 of them); a session that changes the compiler runs
+# checks of 1000 seeds take about 3 of them); a session that changes the compiler runs
 # RUNE_JIT_FUZZ=4000 or more. The generator's own statistics below sample SAMPLE seeds
 # (generating a program costs next to nothing; checking it, the compiles).
-DEFAULT = 1400
+DEFAULT = 1000
 SAMPLE = 2000
-QUICK = 200  # seeds past these are marked slow: the quick run checks the first 200
+QUICK = 100  # seeds past these are marked slow: the quick run checks the first 100
 CHUNK = 25
 START = int(os.environ.get("RUNE_JIT_FUZZ_START", "0"))
 COUNT = int(os.environ.get("RUNE_JIT_FUZZ", str(DEFAULT)))
