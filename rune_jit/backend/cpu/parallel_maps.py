@@ -48,6 +48,13 @@ def _rows_per_block(shape: tuple, work: int, loop_free: bool) -> int:
     return rows
 
 
+def _block_rows(lw: Lowerer, j: ir.Value, rows: int, n: int) -> tuple[ir.Value, ir.Value]:
+    """The first and one-past-last row of block j of `rows` rows, of n in all."""
+    start = lw.b.mul(j, lw.i64(rows))
+    stop = lw.b.add(start, lw.i64(rows))
+    return start, lw.b.select(lw.b.icmp_signed("<", stop, lw.i64(n)), stop, lw.i64(n))
+
+
 def elements_in_parallel(lw: Lowerer, shape: tuple, work: int,
                          body: Callable[[list[ir.Value]], None], loop_free: bool = True
                          ) -> bool:
@@ -63,10 +70,7 @@ def elements_in_parallel(lw: Lowerer, shape: tuple, work: int,
         return False
 
     def block(j: ir.Value) -> None:
-        start = lw.b.mul(j, lw.i64(rows))
-        stop = lw.b.add(start, lw.i64(rows))
-        stop = lw.b.select(lw.b.icmp_signed("<", stop, lw.i64(shape[0])), stop,
-                           lw.i64(shape[0]))
+        start, stop = _block_rows(lw, j, rows, shape[0])
         lw.fn.loop(start, stop, 1, [], lambda r, _: lw.loop_nest(
             shape[1:], lambda idx: body([r] + idx)) or [])
 
@@ -90,10 +94,7 @@ def fold_in_blocks(lw: Lowerer, shape: tuple, work: int, acc_dtype: np.dtype,
     partials = lw.buffer(Type(acc_dtype, (n_blocks,)))
 
     def block(j: ir.Value) -> None:
-        start = lw.b.mul(j, lw.i64(rows))
-        stop = lw.b.add(start, lw.i64(rows))
-        stop = lw.b.select(lw.b.icmp_signed("<", stop, lw.i64(shape[0])), stop,
-                           lw.i64(shape[0]))
+        start, stop = _block_rows(lw, j, rows, shape[0])
         (acc,) = lw.fn.loop(start, stop, 1, [init], lambda r, acc: lw.fold(
             shape[1:], acc, lambda idx, a: [combine(a[0], element([r] + idx))]))
         lw.store_at(partials, acc_dtype, j, acc)
