@@ -250,13 +250,109 @@ def test_large_maps_run_on_the_pool_with_the_same_bits(name):
     np.testing.assert_allclose(shared, fn(x), rtol=1e-12, atol=1e-15)
 
 
-def test_maps_inside_loops_and_small_maps_stay_on_the_calling_thread():
+def test_small_maps_stay_on_the_calling_thread():
     before = threads.regions()
     rune.jit(lambda x: rnp.sin(x) + 1.0)(np.ones(1000))
     rune.jit(lambda x: rnp.sum(rnp.sin(x)))(np.ones(100_000))  # a small sum
     rune.jit(lambda x: rune.scan(lambda c, _: (rnp.sin(c) + 1.0, None), x, length=3)[0])(
-        np.ones(100_000))
+        np.ones(10_000))
     assert threads.regions() == before
+
+
+def test_large_maps_in_a_loop_step_run_on_the_pool_each_step_with_the_same_bits():
+    def f(x):
+        return rune.scan(lambda c, _: (rnp.sin(c) * 2.0 + rnp.exp(-c), rnp.sum(c)), x,
+                         length=3)
+    x = np.random.default_rng(2).normal(size=100_003)
+    alone, shared, regions = one_and_all(rune.jit(f), x)
+    assert regions == 3  # each step's map (its sum is too small a fold to split)
+    assert_identical(alone, shared)
+    c, sums = x, []
+    for _ in range(3):
+        sums.append(np.sum(c))
+        c = np.sin(c) * 2.0 + np.exp(-c)
+    np.testing.assert_allclose(shared[0], c, rtol=1e-12)
+    np.testing.assert_allclose(shared[1], sums, rtol=1e-9)
+
+
+def scattered(op, n_out=1000, n=100_003, dtype=np.float64, seed=3):
+    """An output, ids (some past either end) and updates for a large scatter."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(-n_out - 50, n_out + 50, n)
+    if dtype == np.float64:
+        return rng.normal(size=n_out), ids, rng.normal(size=n)
+    return (rng.integers(-9, 9, n_out).astype(dtype), ids,
+            rng.integers(-3, 4, n).astype(dtype) if op != "multiply" else
+            rng.choice(np.array([-1, 1, 1, 1], dtype), n))
+
+
+def numpy_scatter(op, x, ids, u):
+    inside = (ids >= -x.size) & (ids < x.size)
+    out = x.copy()
+    getattr(np, op if op not in ("min", "max") else op + "imum").at(out, ids[inside],
+                                                                      u[inside])
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.int32])
+@pytest.mark.parametrize("op", ["add", "multiply", "min", "max"])
+def test_a_large_scatter_runs_in_parts_with_the_same_bits(op, dtype):
+    """Updates ten times the output's size: split in parts, each into its own copy of the
+    output, combined in order; the same parts on one thread as on several."""
+    x, ids, u = scattered(op, dtype=dtype)
+    f = rune.jit(lambda x, ids, u: getattr(x.at[ids], op)(u, mode="drop"))
+    alone, shared, regions = one_and_all(f, x, ids, u)
+    assert regions == 1
+    assert_identical(alone, shared)
+    want = numpy_scatter(op, x, ids, u)
+    if dtype == np.float64 and op in ("add", "multiply"):
+        np.testing.assert_allclose(shared, want, rtol=1e-11, atol=1e-12)
+    else:
+        assert np.array_equal(shared, want)
+
+
+def test_a_scatter_in_parts_keeps_negative_zeros_it_does_not_touch():
+    x = np.full(1000, -0.0)
+    ids = np.random.default_rng(4).integers(0, 500, 100_003) * 2  # even positions only
+    out = rune.jit(lambda x, ids, u: x.at[ids].add(u))(x, ids, np.ones(ids.size))
+    assert np.signbit(out[1::2]).all()
+    assert np.array_equal(out[::2], np.bincount(ids // 2, minlength=500).astype(float))
+
+
+def test_a_scatter_in_parts_names_the_first_index_out_of_bounds():
+    x, ids, u = scattered("add")
+    ids = ids % 1000
+    ids[70_000], ids[90_000] = 1234, 5678  # in different parts; the first is named
+    f = rune.jit(lambda x, ids, u: x.at[ids].add(u))
+    with pytest.raises(IndexError, match="1234"):
+        f(x, ids, u)
+
+
+def test_a_sparse_product_in_a_scan_step_scatters_in_parts_each_step():
+    """The W8 bench's loop: x' = tanh(A x + b), A x = segment_sum(vals * x[cols], rows)."""
+    rng = np.random.default_rng(5)
+    n, nnz, steps = 2000, 60_000, 4
+    rows, cols = rng.integers(0, n, nnz), rng.integers(0, n, nnz)
+    vals, b = rng.normal(0, 0.1, nnz), rng.normal(size=n)
+
+    def f(vals, x):
+        step = lambda x, _: (rnp.tanh(rune.ops.segment_sum(vals * x[cols], rows, n) + b),
+                             None)
+        return rune.scan(step, x, length=steps)[0]
+
+    x0 = rng.normal(size=n)
+    alone, shared, regions = one_and_all(rune.jit(f), vals, x0)
+    assert regions == steps
+    assert_identical(alone, shared)
+    x = x0
+    for _ in range(steps):
+        x = np.tanh(np.bincount(rows, vals * x[cols], minlength=n) + b)
+    np.testing.assert_allclose(shared, x, rtol=1e-12, atol=1e-14)
+    g = rune.jit(rune.grad(lambda vals, x: rnp.sum(f(vals, x))))
+    alone, shared, regions = one_and_all(g, vals, x0)
+    assert regions >= 2 * steps  # the forward scatter and the backward one, each step
+    assert_identical(alone, shared)
+    rune.check_grads(lambda v: f(v, x0), vals, modes=("rev",))
 
 
 def test_a_sum_split_in_blocks_rounds_alike_on_one_thread():

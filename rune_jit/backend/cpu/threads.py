@@ -6,7 +6,8 @@ parallel_maps.py), with the block loop outlined as `i64 body(ptr ctx, i64 first,
 i64 end, ptr null)` (outline.py: `parallel_loop` here). The pool is a small module of
 native code (pool_code.py), compiled once per process (and cached on disk like
 programs), so that idle workers sleep on a condition variable without the GIL and a
-region starts in microseconds:
+region starts in microseconds (in well under one when the workers are still polling
+for work after the last region: the steps of a loop):
 
 - the workers (RUNE_JIT_NUM_THREADS - 1 of them: the caller works too) are started by
   the first region, with pthread_create from native code, and block every signal
@@ -50,11 +51,11 @@ def in_use() -> bool:
     return config.num_threads > 1
 
 
-def may_start(lw: Lowerer) -> bool:
+def may_start(lw: Lowerer, in_loops: bool = False) -> bool:
     """Whether code `lw` emits now may be a parallel region: there are threads, and it is
-    not inside a loop (a region a step would pay the start of a region each step, and
-    inside a region's blocks it would run inline anyway)."""
-    return in_use() and lw.fn.loops == 0
+    not inside a loop unless `in_loops` (work large enough to pay a region's start each
+    step; inside a region's blocks a region runs inline anyway)."""
+    return in_use() and (in_loops or lw.fn.loops == 0)
 
 
 def parallel_loop(lw: Lowerer, n_blocks: int, block: Callable[[ir.Value], None]) -> None:
