@@ -13,8 +13,13 @@ SPEED_TARGETS = [("W1", ("jax", "numba"), 4.0), ("W2", ("jax",), 4.0), ("W2", ("
                  ("W4", ("numba",), 5.0), ("W4s", ("jax",), 20.0), ("W5", ("jax",), 1.0),
                  ("W5", ("jax_unrolled",), 5.0), ("W6", ("jax",), 1.0), ("D", ("numba",), 1.0),
                  ("ST", ("jax",), 1.0),
-                 # issue 19: the heat stencil no slower than the hand loops
-                 *[(hs, (peer,), 1.0) for hs in ("HS", "HSat", "HS32") for peer in ("c", "numba")]]
+                 # issue 13: the sparse product and its gradient 2x JAX, no slower than Numba
+                 *[(w, (peer,), factor) for w in ("W8", "W8g")
+                   for peer, factor in (("jax", 2.0), ("numba", 1.0))],
+                 # issue 19: the heat stencil no slower than the hand loops, nor the Kalman
+                 # filter than C
+                 *[(hs, (peer,), 1.0) for hs in ("HS", "HSat", "HS32") for peer in ("c", "numba")],
+                 ("KF", ("c",), 1.0)]
 COMPILE_TARGET_WORKLOADS = ("W1", "W2", "W3", "W3g", "W4", "W4s", "W5", "U")
 # issue 18: eager rnp calls at most 2x NumPy's time
 EAGER_NUMPY_TARGETS = [f"E{fn}{n}" for fn in ("add", "sin", "sum") for n in ("1", "1k")]
@@ -93,7 +98,7 @@ def _target(text: str, measured: float, bound: str, want: float) -> dict:
 
 
 def targets(results: dict) -> list[dict]:
-    """Issue 6's targets that this run measured, each with its measured ratio."""
+    """The issues' targets that this run measured, each with its measured ratio."""
     out = []
     for name, peers, factor in SPEED_TARGETS:
         rune = _median(results, name, "rune_jit")

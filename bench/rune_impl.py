@@ -93,6 +93,11 @@ def heat(at: bool):
     return make
 
 
+def kf(p):
+    f = rune.jit(wl.kalman(rnp, rnp.linalg.solve, rune.scan))
+    return lambda: f(p.F, p.Q, p.H, p.R, p.zs, p.x0, p.P0)
+
+
 def _spmv_loop(p):
     def loop(vals, rows, cols, x0, b):
         def step(x, _):
@@ -271,7 +276,7 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,
-         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh}
+         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "KF": kf}
 
 
 def kept_bytes(name: str, p) -> int:

@@ -63,6 +63,8 @@ _HS_SIZES = {"full": dict(n=10_000, steps=10_000), "quick": dict(n=10_000, steps
              "tiny": dict(n=100, steps=10)}
 HEAT_K = 0.25  # at most 1/2: the explicit scheme is stable
 _HS_PEERS = ("rune_jit", "c", "numba", "jax", "numpy")
+# KF: issue 19's Kalman filter, 4 states observed through a 4x4 H: matrices of 16 elements
+_KF_SIZES = {"full": dict(t=100_000), "quick": dict(t=10_000), "tiny": dict(t=100)}
 # float32 peers round alike step by step, but an ulp apart anywhere drifts over the steps
 _F32 = {peer: (lambda _: 1e-5, "float32 rounding over the steps")
         for peer in _HS_PEERS}
@@ -159,6 +161,10 @@ WORKLOADS = [
     Workload("Escan-jit", "E", "Escan jitted: W1 at 1000 rows",
              ("rune_jit", "jax", "numba", "numpy"), dict(c=_NO_DISPATCH),
              {m: dict(n=1000) for m in MODES}),
+    Workload("KF", "KF", "Kalman filter in a scan, 4 states, 4x4 matrices (F, P, Q, H, R, "
+             "S = H P H' + R solved each step): the final state and covariance",
+             ("rune_jit", "c", "numba", "jax", "numpy"),
+             dict(numpy="10^5 Python steps of ten small NumPy calls each"), _KF_SIZES),
     Workload("ST", "ST", "sum(tanh(x)), x 10^7 float64: a reduction to a scalar (on the "
              "pool's threads) and tanh's cost an element", ("rune_jit", "c", "numba", "jax",
                                                             "numpy"), {}, _ST_SIZES),
@@ -214,6 +220,14 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         return SimpleNamespace(rows=rng.integers(0, n, nnz), cols=rng.integers(0, n, nnz),
                                vals=rng.normal(0, 0.5 / np.sqrt(nnz / n), nnz),
                                b=rng.normal(0, 0.1, n), x0=np.zeros(n), **size)
+    if w.group == "KF":  # a tracked point's position and velocity, observed noisily
+        t, dt = size["t"], 0.01
+        F = np.eye(4) + dt * np.eye(4, k=2)
+        H = np.eye(4) + 0.05 * rng.normal(size=(4, 4))
+        truth = np.cumsum(rng.normal(0, 0.1, (t, 4)), axis=0)
+        return SimpleNamespace(F=F, Q=0.01 * np.eye(4), H=H, R=0.1 * np.eye(4),
+                               zs=truth @ H.T + rng.normal(0, 0.3, (t, 4)), x0=np.zeros(4),
+                               P0=np.eye(4), **size)
     if w.group == "ST":
         return SimpleNamespace(x=rng.normal(size=size["n"]), **size)
     if w.group == "W9":
@@ -255,6 +269,21 @@ def gradient_args(name: str, p: SimpleNamespace) -> tuple:
     if name in ("RM", "RMr"):
         return (0, 1), (p.W, p.b, p.h0)
     return 0, (p.W, p.xs, p.c0)
+
+
+def kalman(np_like, solve, scan):
+    """KF's filter for a NumPy-like namespace (rune_jit.numpy, jax.numpy) and its `solve`
+    and `scan`: the final state and covariance, as one array."""
+    def run(F, Q, H, R, zs, x0, P0):
+        def step(carry, z):
+            x, P = carry
+            x, P = F @ x, F @ P @ F.T + Q
+            S = H @ P @ H.T + R
+            K = solve(S, H @ P).T  # P H' S^-1, S and P symmetric
+            return (x + K @ (z - H @ x), P - K @ (H @ P)), None
+        x, P = scan(step, (x0, P0), zs)[0]
+        return np_like.concatenate([x, P.ravel()])
+    return run
 
 
 def w3g_with_no_input(w3g):

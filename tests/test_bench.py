@@ -50,3 +50,21 @@ def test_first_calls_are_medians_of_the_processes_that_measured_them():
             {"W1": {"jax": {"s": 2.0}, "c": {"error": "no cc"}}}]
     assert harness._medians(runs) == {"W1": {"jax": {"s": 2.0, "samples": [3.0, 1.0, 2.0]},
                                              "c": {"error": "no cc"}}}
+
+
+def test_compile_scaling_measures_each_stage_in_fresh_processes(tmp_path):
+    """bench/compile_scaling.py (issue 18's compile workload) at two small sizes: every
+    run reports its stages, and the table gives their growth exponents."""
+    out = tmp_path / "scaling.json"
+    cmd = [sys.executable, str(BENCH / "compile_scaling.py"), "--ks", "10,20", "--modes",
+           "f,grad", "--peers", "rune_jit", "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads(out.read_text())
+    for mode in ("f", "grad"):
+        for k in ("10", "20"):
+            run = results[mode][k]["rune_jit"]
+            assert run["wall"] > 0 and run["cpu"] > 0, run
+            assert {"trace", "passes", "lowering", "LLVM optimize", "LLVM codegen"} <= set(
+                run["stages"]), run
+    assert "exponents: " in proc.stdout and "| 20 |" in proc.stdout

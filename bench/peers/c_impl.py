@@ -153,6 +153,17 @@ def heat(p):
     return run
 
 
+def kf(p):
+    f, t = _library().kalman, ctypes.c_long(p.t)
+    fixed = [np.ascontiguousarray(a) for a in (p.F, p.Q, p.H, p.R, p.zs)]
+
+    def run():
+        out = np.empty(20)
+        f(*[_p(a) for a in fixed], t, _p(p.x0), _p(p.P0), _p(out))
+        return out
+    return run
+
+
 def _w8_args(p):
     ints = [np.ascontiguousarray(a, np.int64) for a in (p.rows, p.cols)]
     n, nnz, steps = (ctypes.c_long(v) for v in (p.n, p.vals.size, p.steps))
@@ -187,4 +198,4 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7, "W8": w8, "W8g": w8
          "W4s": lambda p: _lanes(_library().newton, p),
          "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6,
          "RM": wl.w3g_with_no_input(w3g), "HS": heat, "HSat": heat, "HS32": heat,
-         "ST": lambda p: lambda: _library().sum_tanh(_p(p.x), ctypes.c_long(p.n))}
+         "KF": kf, "ST": lambda p: lambda: _library().sum_tanh(_p(p.x), ctypes.c_long(p.n))}

@@ -194,3 +194,68 @@ void spmv_grad(const double *vals, const long *rows, const long *cols, long nnz,
     }
 HEAT(heat, double)
 HEAT(heatf, float)
+
+/* KF: 4x4 products, S = H P H' + R by Cholesky, K = (S^-1 H P)', x += K (z - H x),
+   P -= K H P; out = (x, P) */
+static void mm4(const double *a, const double *b, double *c, int bt) {
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            double s = 0.0;
+            for (int k = 0; k < 4; k++) s += a[4 * i + k] * (bt ? b[4 * j + k] : b[4 * k + j]);
+            c[4 * i + j] = s;
+        }
+}
+
+void kalman(const double *F, const double *Q, const double *H, const double *Rn,
+            const double *zs, long t, const double *x0, const double *P0, double *out) {
+    double x[4], P[16], T[16], S[16], HP[16], L[16], K[16], xp[4], y[4];
+    for (int i = 0; i < 4; i++) x[i] = x0[i];
+    for (int i = 0; i < 16; i++) P[i] = P0[i];
+    for (long s = 0; s < t; s++) {
+        for (int i = 0; i < 4; i++) {
+            xp[i] = 0.0;
+            for (int k = 0; k < 4; k++) xp[i] += F[4 * i + k] * x[k];
+        }
+        mm4(F, P, T, 0);
+        mm4(T, F, P, 1);
+        for (int i = 0; i < 16; i++) P[i] += Q[i];
+        mm4(H, P, HP, 0);
+        mm4(HP, H, S, 1);
+        for (int i = 0; i < 16; i++) S[i] += Rn[i];
+        for (int j = 0; j < 4; j++) {  /* S = L L' */
+            double d = S[5 * j];
+            for (int k = 0; k < j; k++) d -= L[4 * j + k] * L[4 * j + k];
+            L[5 * j] = sqrt(d);
+            for (int i = j + 1; i < 4; i++) {
+                double v = S[4 * i + j];
+                for (int k = 0; k < j; k++) v -= L[4 * i + k] * L[4 * j + k];
+                L[4 * i + j] = v / L[5 * j];
+            }
+        }
+        for (int c = 0; c < 4; c++) {  /* column c of S^-1 HP, stored as row c of K */
+            double w[4];
+            for (int i = 0; i < 4; i++) {
+                double v = HP[4 * i + c];
+                for (int k = 0; k < i; k++) v -= L[4 * i + k] * w[k];
+                w[i] = v / L[5 * i];
+            }
+            for (int i = 3; i >= 0; i--) {
+                double v = w[i];
+                for (int k = i + 1; k < 4; k++) v -= L[4 * k + i] * K[4 * c + k];
+                K[4 * c + i] = v / L[5 * i];
+            }
+        }
+        for (int i = 0; i < 4; i++) {
+            y[i] = zs[4 * s + i];
+            for (int k = 0; k < 4; k++) y[i] -= H[4 * i + k] * xp[k];
+        }
+        for (int i = 0; i < 4; i++) {
+            x[i] = xp[i];
+            for (int k = 0; k < 4; k++) x[i] += K[4 * i + k] * y[k];
+        }
+        mm4(K, HP, T, 0);
+        for (int i = 0; i < 16; i++) P[i] -= T[i];
+    }
+    for (int i = 0; i < 4; i++) out[i] = x[i];
+    for (int i = 0; i < 16; i++) out[4 + i] = P[i];
+}

@@ -136,6 +136,11 @@ def w_heat(p):
     return _ready(jax.jit(loop), p.u0)
 
 
+def kf(p):
+    return _ready(jax.jit(wl.kalman(jnp, jnp.linalg.solve, jax.lax.scan)), p.F, p.Q, p.H,
+                  p.R, p.zs, p.x0, p.P0)
+
+
 def _spmv_loop(p):
     def loop(vals, rows, cols, x0, b):
         def step(x, _):
@@ -246,7 +251,7 @@ def dmix_arrays(p):
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
          "RMr": _grad_of("RMr"), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
-         "W10": w10, "W10b": w10, "HS": w_heat, "HSat": w_heat, "HS32": w_heat,
+         "W10": w10, "W10b": w10, "HS": w_heat, "HSat": w_heat, "HS32": w_heat, "KF": kf,
          "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},

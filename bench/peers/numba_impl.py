@@ -154,6 +154,17 @@ def heat(p):
     return lambda: f(p.u0, p.steps, kind(p.k), kind(2))
 
 
+def _kalman(F, Q, H, R, zs, x0, P0):
+    """KF as a Numba user writes it: the same matrix products, np.linalg.solve for S."""
+    x, P = x0.copy(), P0.copy()
+    for t in range(zs.shape[0]):
+        x, P = F @ x, F @ P @ F.T + Q
+        HP = H @ P
+        K = np.linalg.solve(H @ P @ H.T + R, HP).T
+        x, P = x + K @ (zs[t] - H @ x), P - K @ HP
+    return np.concatenate((x, P.ravel()))
+
+
 def _add1(x):
     return x + 1
 
@@ -277,6 +288,7 @@ IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "W9g": _make(_paths_grad, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "W8": _make(_spmv_loop, "vals", "rows", "cols", "x0", "b", "steps"),
          "W8g": _make(_spmv_grad, "vals", "rows", "cols", "x0", "b", "steps"),
+         "KF": _make(_kalman, "F", "Q", "H", "R", "zs", "x0", "P0"),
          "W1": _make(_scan1, "xs"), "W2": _make(_scan1_adjoint, "xs"), "W3": w3, "W3g": w3g,
          "W4": _make(_newton, "a", "max_steps"), "W4s": _make(_newton, "a", "max_steps"),
          "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "W7": _make(_pendulum, "s0", "xs"),
