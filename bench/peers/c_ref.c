@@ -197,11 +197,20 @@ HEAT(heatf, float)
 
 /* KF: 4x4 products, S = H P H' + R by Cholesky, K = (S^-1 H P)', x += K (z - H x),
    P -= K H P; out = (x, P) */
-static void mm4(const double *a, const double *b, double *c, int bt) {
+static inline void mm4(const double *a, const double *b, double *c) {  /* c = a b */
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
             double s = 0.0;
-            for (int k = 0; k < 4; k++) s += a[4 * i + k] * (bt ? b[4 * j + k] : b[4 * k + j]);
+            for (int k = 0; k < 4; k++) s += a[4 * i + k] * b[4 * k + j];
+            c[4 * i + j] = s;
+        }
+}
+
+static inline void mm4t(const double *a, const double *b, double *c) {  /* c = a b' */
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            double s = 0.0;
+            for (int k = 0; k < 4; k++) s += a[4 * i + k] * b[4 * j + k];
             c[4 * i + j] = s;
         }
 }
@@ -216,11 +225,11 @@ void kalman(const double *F, const double *Q, const double *H, const double *Rn,
             xp[i] = 0.0;
             for (int k = 0; k < 4; k++) xp[i] += F[4 * i + k] * x[k];
         }
-        mm4(F, P, T, 0);
-        mm4(T, F, P, 1);
+        mm4(F, P, T);
+        mm4t(T, F, P);
         for (int i = 0; i < 16; i++) P[i] += Q[i];
-        mm4(H, P, HP, 0);
-        mm4(HP, H, S, 1);
+        mm4(H, P, HP);
+        mm4t(HP, H, S);
         for (int i = 0; i < 16; i++) S[i] += Rn[i];
         for (int j = 0; j < 4; j++) {  /* S = L L' */
             double d = S[5 * j];
@@ -253,7 +262,7 @@ void kalman(const double *F, const double *Q, const double *H, const double *Rn,
             x[i] = xp[i];
             for (int k = 0; k < 4; k++) x[i] += K[4 * i + k] * y[k];
         }
-        mm4(K, HP, T, 0);
+        mm4(K, HP, T);
         for (int i = 0; i < 16; i++) P[i] -= T[i];
     }
     for (int i = 0; i < 4; i++) out[i] = x[i];
