@@ -275,6 +275,21 @@ def test_large_maps_in_a_loop_step_run_on_the_pool_each_step_with_the_same_bits(
     np.testing.assert_allclose(shared[1], sums, rtol=1e-9)
 
 
+def test_a_vmapped_scan_runs_its_lanes_on_the_pool_each_step_with_the_same_bits():
+    """A vmapped scan's step is one map over the lanes: each step, a region of its own."""
+    def f(a):
+        return rune.scan(lambda c, _: (rnp.sin(c) * a + rnp.cos(c * 0.5) * 0.1, c), a,
+                         length=5)
+    a = np.random.default_rng(6).uniform(0, 1, 40_001)
+    alone, shared, regions = one_and_all(rune.jit(rune.vmap(f)), a)
+    assert regions == 5
+    assert_identical(alone, shared)
+    c = a
+    for _ in range(5):
+        c = np.sin(c) * a + np.cos(c * 0.5) * 0.1
+    np.testing.assert_allclose(shared[0], c, rtol=1e-12)
+
+
 def scattered(op, n_out=1000, n=100_003, dtype=np.float64, seed=3):
     """An output, ids (some past either end) and updates for a large scatter."""
     rng = np.random.default_rng(seed)
