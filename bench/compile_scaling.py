@@ -155,8 +155,12 @@ def main() -> None:
     ap.add_argument("--json")
     a = ap.parse_args()
     ks, modes = [int(k) for k in a.ks.split(",")], a.modes.split(",")
-    results = {m: {k: {p: measure(m, k, p, a.timeout) for p in a.peers.split(",")}
-                   for k in ks} for m in modes}
+    results: dict = {m: {k: {} for k in ks} for m in modes}
+    for m in modes:
+        for k in ks:
+            for p in a.peers.split(","):
+                results[m][k][p] = run = measure(m, k, p, a.timeout)
+                print(f"{m} k={k} {p}: {_s(run)}", flush=True)
     print(report(results, ks, modes))
     if a.json:
         with open(a.json, "w") as f:
