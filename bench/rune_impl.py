@@ -191,6 +191,21 @@ def sum_tanh(p):
     return lambda: f(p.x)
 
 
+def _xent(W, X, labels):
+    logp = rune.nn.log_softmax(X @ W, axis=-1)
+    return -rnp.mean(logp[rnp.arange(X.shape[0]), labels])
+
+
+def softmax_train(p):
+    def train(W0, X, labels):
+        def step(W, _):
+            loss, g = rune.value_and_grad(_xent)(W, X, labels)
+            return W - p.lr * g, loss
+        return rune.scan(step, W0, length=p.steps)
+    f = rune.jit(train)
+    return lambda: f(p.W0, p.X, p.labels)
+
+
 def dispatch(p):
     f = rune.jit(lambda x: x + 1)
     return lambda: f(p.x)
@@ -276,7 +291,8 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,
-         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "KF": kf}
+         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "KF": kf,
+         "SX": softmax_train}
 
 
 def kept_bytes(name: str, p) -> int:

@@ -54,6 +54,12 @@ _NO_REMAT_RM = "no remat variant: its RM row already keeps only c per step"
 _NO_VECTOR_RM = "a Python loop of 1e6 steps of a 16-float state (seconds a call)"
 # ST: issue 19's big reduction, on every core the peer uses by default
 _ST_SIZES = {"full": dict(n=10_000_000), "quick": dict(n=1_000_000), "tiny": dict(n=10_000)}
+# SX: issue 19's softmax cross-entropy training scan: full-batch SGD on a 300 x 5
+# logistic regression over 5 classes
+_SX_SIZES = {"full": dict(n=300, d=5, k=5, steps=1000),
+             "quick": dict(n=300, d=5, k=5, steps=100), "tiny": dict(n=30, d=5, k=5, steps=10)}
+SX_LR = 0.5
+_NO_C_SX = "a hand loop like Numba's: the Numba row"
 _W8_SIZES = {"full": dict(n=10_000, nnz=100_000, steps=1000),
              "quick": dict(n=10_000, nnz=100_000, steps=100),
              "tiny": dict(n=100, nnz=500, steps=10)}
@@ -168,6 +174,9 @@ WORKLOADS = [
     Workload("ST", "ST", "sum(tanh(x)), x 10^7 float64: a reduction to a scalar (on the "
              "pool's threads) and tanh's cost an element", ("rune_jit", "c", "numba", "jax",
                                                             "numpy"), {}, _ST_SIZES),
+    Workload("SX", "SX", "softmax cross-entropy training: a scan of full-batch SGD steps W -= "
+             "lr grad(mean(logsumexp(X W) - (X W)[label])), X 300 x 5, 5 classes; ys = losses",
+             ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_C_SX), _SX_SIZES),
     Workload("Dmix", "Dmix", "dispatch: jitted x * s + d['a'] - d['b'] * n, x a one-element "
              "array, s a Python float, d a dict of two one-element arrays, n a static int "
              "(Numba: d's arrays as two arguments)", ("rune_jit", "numba", "jax", "numpy"),
@@ -230,6 +239,12 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
                                P0=np.eye(4), **size)
     if w.group == "ST":
         return SimpleNamespace(x=rng.normal(size=size["n"]), **size)
+    if w.group == "SX":  # labels from a noisy linear model, so that the classes overlap
+        n, d, k = size["n"], size["d"], size["k"]
+        X = rng.normal(size=(n, d))
+        scores = X @ rng.normal(size=(d, k)) + rng.gumbel(size=(n, k))
+        return SimpleNamespace(X=X, labels=np.argmax(scores, axis=1),
+                               W0=np.zeros((d, k)), lr=SX_LR, **size)
     if w.group == "W9":
         return SimpleNamespace(seed=20240501, mu=MU, sigma=SIGMA, dt=HORIZON / size["steps"],
                                **size)

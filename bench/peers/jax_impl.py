@@ -206,6 +206,20 @@ def sum_tanh(p):
     return _ready(jax.jit(lambda x: jnp.sum(jnp.tanh(x))), p.x)
 
 
+def _xent(W, X, labels):
+    logp = jax.nn.log_softmax(X @ W, axis=-1)
+    return -jnp.mean(logp[jnp.arange(X.shape[0]), labels])
+
+
+def softmax_train(p):
+    def train(W0, X, labels):
+        def step(W, _):
+            loss, g = jax.value_and_grad(_xent)(W, X, labels)
+            return W - p.lr * g, loss
+        return jax.lax.scan(step, W0, length=p.steps)
+    return _ready(jax.jit(train), p.W0, p.X, p.labels)
+
+
 def dispatch(p):
     return _ready(jax.jit(lambda x: x + 1), p.x)
 
@@ -257,7 +271,7 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_sin_loss)), p.a),
          "Escan": escan, "Escan-jit": lambda p: _ready(jax.jit(_scan1), p.xs),
-         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh}
+         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "SX": softmax_train}
 UNROLLED = {"W5": w5_unrolled}
 
 

@@ -224,6 +224,38 @@ def _sum_tanh(x):
     return total
 
 
+def _softmax_train(X, labels, W0, steps, lr):
+    n, d = X.shape
+    k = W0.shape[1]
+    W, g, z = W0.copy(), np.empty_like(W0), np.empty(k)
+    losses = np.empty(steps)
+    for s in range(steps):
+        g[:] = 0.0
+        total = 0.0
+        for i in range(n):
+            top = -np.inf
+            for j in range(k):
+                acc = 0.0
+                for f in range(d):
+                    acc += X[i, f] * W[f, j]
+                z[j] = acc
+                top = max(top, acc)
+            lse = 0.0
+            for j in range(k):
+                lse += math.exp(z[j] - top)
+            lse = top + math.log(lse)
+            total += lse - z[labels[i]]
+            for j in range(k):  # d loss_i / d z_j = softmax_j - [j == label]
+                dz = math.exp(z[j] - lse) - (1.0 if j == labels[i] else 0.0)
+                for f in range(d):
+                    g[f, j] += X[i, f] * dz
+        losses[s] = total / n
+        for f in range(d):
+            for j in range(k):
+                W[f, j] -= lr * (g[f, j] / n)
+    return W, losses
+
+
 def _make(kernel, *fields):
     def factory(p):
         f = numba.njit(kernel)
@@ -295,4 +327,5 @@ IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "RM": wl.w3g_with_no_input(w3g), "D": _make(_add1, "x"), "HS": heat, "HSat": heat,
          "HS32": heat,
          "Egrad-jit": _make(_loss_grad, "a"), "Escan-jit": _make(_scan1, "xs"), "Dmix": dmix,
-         "Dmix-arrays": dmix_arrays, "ST": _make(_sum_tanh, "x")}
+         "Dmix-arrays": dmix_arrays, "ST": _make(_sum_tanh, "x"),
+         "SX": _make(_softmax_train, "X", "labels", "W0", "steps", "lr")}

@@ -171,6 +171,21 @@ def _linalg(A, b):
     return np.linalg.solve(A, b), np.linalg.cholesky(A), w, v * v
 
 
+def softmax_train(p):
+    rows, onehot = np.arange(p.n), np.eye(p.k)[p.labels]
+
+    def run():
+        W, losses = p.W0.copy(), np.empty(p.steps)
+        for s in range(p.steps):
+            z = p.X @ W
+            top = z.max(axis=1, keepdims=True)
+            lse = top + np.log(np.sum(np.exp(z - top), axis=1, keepdims=True))
+            losses[s] = np.mean(lse[:, 0] - z[rows, p.labels])
+            W = W - p.lr * (p.X.T @ (np.exp(z - lse) - onehot) / p.n)
+        return W, losses
+    return run
+
+
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W6": w6,
          "W8": w8, "HS": heat, "HSat": heat, "HS32": heat,
          "W9": lambda p: _paths(p, False), "W9g": lambda p: _paths(p, True),
@@ -180,4 +195,4 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
             for label in ("1", "1k")},
          "Egrad": _loss_grad, "Egrad-jit": _loss_grad, "Escan": w1, "Escan-jit": w1,
          "Dmix": dmix, "Dmix-arrays": dmix,
-         "ST": lambda p: lambda: np.sum(np.tanh(p.x))}
+         "ST": lambda p: lambda: np.sum(np.tanh(p.x)), "SX": softmax_train}

@@ -1,7 +1,8 @@
 """Elementwise primitives on registers: one element, or a vector of lanes (lane blocks).
 
 One row per primitive. A primitive without a row here is lowered through its portable
-element rule (see lower.py); math functions call libm and, vectorized, libmvec.
+element rule (see lower.py); math functions call libm and, vectorized, libmvec (tanh is
+inline: tanh.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ...ops.linalg import diag_solve_p
 from . import arith as A
 from . import mathlib
 from .lower import ELEMENTS, element_lowering
+from .tanh import tanh
 
 
 def _math(name: str) -> Callable:
@@ -77,10 +79,11 @@ ROWS: dict[str, Callable] = {
         lw.b, A.population_count(lw.b, A.absolute(lw.b, x)), np.dtype(np.uint8)),
     "bitcast_convert": lambda lw, x, *, dtype: A.bitcast(lw.b, x, np.dtype(dtype)),
     "convert": lambda lw, x, *, dtype: A.convert(lw.b, x, np.dtype(dtype)),
-    **{n: _math(n) for n in ("sin", "cos", "tan", "exp", "log", "expm1", "log1p", "tanh",
-                             "sinh", "cosh", "arctan", "arctan2", "erf", "erfc", "arcsin",
-                             "arccos", "arcsinh", "arccosh", "arctanh", "cbrt", "log2",
-                             "log10", "exp2", "hypot")},
+    **{n: _math(n) for n in ("sin", "cos", "tan", "exp", "log", "expm1", "log1p", "sinh",
+                             "cosh", "arctan", "arctan2", "erf", "erfc", "arcsin", "arccos",
+                             "arcsinh", "arccosh", "arctanh", "cbrt", "log2", "log10", "exp2",
+                             "hypot")},
+    "tanh": lambda lw, x: tanh(lw.b, x),  # inline, not libm's (see tanh.py)
     # rounding: LLVM's intrinsics (rint rounds half to even, as NumPy's); halves in float32
     **{n: _rounding(i) for n, i in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"),
                                     ("rint", "roundeven"))},
