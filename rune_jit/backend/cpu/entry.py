@@ -1,5 +1,5 @@
-"""A native entry for jitted calls: a Python builtin, compiled with LLVM next to the
-program, that checks its arguments and runs the program without running Python.
+"""A native entry for jitted calls: a Python builtin, compiled with LLVM once per
+signature, that checks its arguments and runs the program without running Python.
 
 Through Python a jitted call costs about 2 µs; NumPy's `ctypes` attributes alone
 cost 1.5 µs an array. The entry is a `METH_FASTCALL | METH_KEYWORDS` builtin for
@@ -10,16 +10,18 @@ allocates the outputs with NumPy's C API, releases the GIL around the program
 and returns the result. Anything else (another signature, keywords) goes to
 the Python path, and a failure status to a Python function that raises the
 right error. Addresses that differ between processes (NumPy's types, dtypes
-and API table, Python's number types, those two Python functions) are read
-from a table in the module, filled in after linking, so the object code stays
-cacheable on disk; so are which arguments are Python numbers (one program
-serves a Python float and a NumPy float64: the trace tells them apart, the
-program may not).
+and API table, Python's number types) are resolved by linking, so the object
+code stays cacheable on disk; those of the two Python functions and of the
+program are read from the builtin's table, and so are which arguments are
+Python numbers (one program serves a Python float and a NumPy float64: the trace
+tells them apart, the program may not). The entry's code thus depends on the
+signature alone: the programs of one signature share it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import weakref
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -29,7 +31,8 @@ import numpy as np
 from ... import config, python_loops
 from ...dtypes import SUPPORTED
 from ...ir import Type
-from .emit import I8, I32, I64, PTR, declare
+from . import llvm
+from .emit import I8, I32, I64, PTR, Indirect, declare
 
 # PyArrayObject_fields (64-bit CPython): ob_type at 8, data at 16 (after PyObject_HEAD),
 # nd at 24, dimensions at 32, descr at 56, flags at 64; NPY_ARRAY_C_CONTIGUOUS | ALIGNED
@@ -62,18 +65,48 @@ def eligible(in_types: Sequence[Type], out_types: Sequence[Type], scratch: int) 
             and all(exported(name) for name in C_API))
 
 
-def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
-              in_types: Sequence[Type], out_types: Sequence[Type]) -> None:
-    """Emit `symbol`, the entry of `kernel` for exactly these argument types."""
-    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64, PTR]), symbol)
+SYMBOL = "rune_entry"
+SLOW, ON_ERROR, WEAK, KERNEL = range(4)  # the words of an entry's table (_Table)
+
+
+class Code:
+    """The entry of the programs of one signature, mapped as long as this lives (each
+    program of the signature whose entry was asked for holds it)."""
+
+    def __init__(self, in_types: tuple[Type, ...], out_types: tuple[Type, ...]):
+        signature = (f"entry {', '.join(map(str, in_types))} -> "
+                     f"{', '.join(map(str, out_types))}")
+        obj = llvm.object_code(signature, ".entry", lambda: module_ir(in_types, out_types))
+        self.image, (self.address,) = llvm.link(obj, [SYMBOL], imports())
+
+
+_codes: weakref.WeakValueDictionary[tuple, Code] = weakref.WeakValueDictionary()
+
+
+def code(in_types: Sequence[Type], out_types: Sequence[Type]) -> Code:
+    """The entry of the programs of these argument types. Its code does not depend on the
+    program (it calls the one its table names), so it is compiled once per signature and
+    kept in the disk cache: a small program compiles in a third of the time its entry
+    would add to it, and programs that differ only in their operations share one."""
+    key = (tuple(in_types), tuple(out_types))
+    found = _codes.get(key)
+    if found is None:
+        found = _codes[key] = Code(*key)
+    return found
+
+
+def module_ir(in_types: Sequence[Type], out_types: Sequence[Type]) -> str:
+    """The LLVM IR of `SYMBOL`, the entry of the programs of exactly these argument types."""
+    module = ir.Module(SYMBOL)
+    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64, PTR]), SYMBOL)
     table_obj, args, nargsf, kwnames = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     slow = fn.append_basic_block("slow")
     c = lambda n: ir.Constant(I64, n)  # noqa: E731
     table = data_pointer(b, table_obj)  # the builtin's self: an int64 array
 
-    def python(i):  # the slow path (0) and the error raiser (1) of this jitted function
-        return b.inttoptr(b.load(b.gep(table, [c(i)], source_etype=I64), typ=I64), PTR)
+    def word(i):
+        return b.load(b.gep(table, [c(i)], source_etype=I64), typ=I64)
 
     def fail_unless(cond):
         ok = fn.append_basic_block("ok")
@@ -88,12 +121,14 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
     nargs = b.and_(nargsf, c((1 << 63) - 1))  # less PY_VECTORCALL_ARGUMENTS_OFFSET
     fail_unless(b.and_(b.icmp_unsigned("==", kwnames, ir.Constant(PTR, None)),
                        b.icmp_unsigned("==", nargs, c(len(in_types)))))
-    weak = b.load(b.gep(table, [c(2)], source_etype=I64), typ=I64)  # Python numbers' bits
+    weak = word(WEAK)  # Python numbers' bits
     objs = [_input(b, module, b.load(b.gep(args, [c(i)], source_etype=PTR), typ=PTR), t,
                    _bit(b, weak, i), fail_unless) for i, t in enumerate(in_types)]
     empty = declare(module, "rune.empty", PTR, [I32, PTR, PTR, I32])
-    outs = [_new_array(b, module, empty, t, f"{symbol}.dims{k}") for k, t in enumerate(out_types)]
+    outs = [_new_array(b, module, empty, t, f"{SYMBOL}.dims{k}") for k, t in enumerate(out_types)]
     _fail_if_null(b, fn, module, outs)
+    kernel = Indirect(b.inttoptr(word(KERNEL), PTR), ir.FunctionType(I64, [PTR] * (
+        len(objs) + len(outs) + 1)))
     state = b.call(declare(module, "PyEval_SaveThread", PTR, []), [])
     status = b.call(kernel, objs + outs + [ir.Constant(PTR, None)])
     b.call(declare(module, "PyEval_RestoreThread", ir.VoidType(), [PTR]), [state])
@@ -101,10 +136,11 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
     b.cbranch(b.icmp_unsigned("!=", status, c(0)), failed, done)
     b.position_at_end(failed)
     _release(b, module, outs)
-    code = b.call(declare(module, "PyLong_FromLongLong", PTR, [I64]), [status])
+    number = b.call(declare(module, "PyLong_FromLongLong", PTR, [I64]), [status])
     # the error, made (not raised: raised here, its traceback has no frame of ours)
-    err = b.call(declare(module, "PyObject_CallOneArg", PTR, [PTR, PTR]), [python(1), code])
-    _release(b, module, [code])
+    err = b.call(declare(module, "PyObject_CallOneArg", PTR, [PTR, PTR]),
+                 [b.inttoptr(word(ON_ERROR), PTR), number])
+    _release(b, module, [number])
     with b.if_then(b.icmp_unsigned("!=", err, ir.Constant(PTR, None))):
         b.call(declare(module, "PyErr_SetObject", ir.VoidType(), [PTR, PTR]),
                [_field(b, err, OB_TYPE, PTR), err])
@@ -114,7 +150,8 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
     b.ret(outs[0] if len(outs) == 1 else _tuple(b, module, outs))
     b.position_at_end(slow)
     vectorcall = declare(module, "PyObject_Vectorcall", PTR, [PTR, PTR, I64, PTR])
-    b.ret(b.call(vectorcall, [python(0), args, nargsf, kwnames]))
+    b.ret(b.call(vectorcall, [b.inttoptr(word(SLOW), PTR), args, nargsf, kwnames]))
+    return str(module)
 
 
 # ------------------------------------------------------------- calls into Python
@@ -308,11 +345,12 @@ class PyMethodDef(ctypes.Structure):
 
 class _Table(ctypes.Structure):
     """What an entry reads (the addresses of its two Python functions, which arguments
-    are Python numbers) and the method definition its builtin points to, in one block
-    of memory."""
+    are Python numbers, the program it runs) and the method definition its builtin
+    points to, in one block of memory."""
 
     _fields_ = [("slow", ctypes.c_void_p), ("on_error", ctypes.c_void_p),
-                ("weak", ctypes.c_uint64), ("method", PyMethodDef)]
+                ("weak", ctypes.c_uint64), ("kernel", ctypes.c_void_p),
+                ("method", PyMethodDef)]
 
 
 _NAME = b"rune_jit_entry"  # lives as long as the module: the definitions point to it
@@ -323,16 +361,16 @@ _new_builtin.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
 def builtin(address: int, slow: Callable, on_error: Callable, owner: object,
-            weak: int = 0, name: bytes = _NAME) -> Callable:
+            weak: int = 0, name: bytes = _NAME, kernel: int = 0) -> Callable:
     """The builtin of one program's entry for one jitted function: call it like the
     function, with the arguments whose bits `weak` sets Python numbers (traced weakly)
-    and the others arrays or NumPy scalars (`name`, bytes that outlive it, is its
-    `__name__`). It owns all it points to, however it is
+    and the others arrays or NumPy scalars; it runs the program at `kernel` (`name`,
+    bytes that outlive it, is its `__name__`). It owns all it points to, however it is
     reached and however late the garbage collector frees it: its self is an array over
     the table, which CPython keeps until after the last read of the method definition,
     and its module slot holds the two functions (the collector sees them there) and
-    `owner`, which keeps the code at `address` mapped."""
-    table = _Table(id(slow), id(on_error), weak,
+    `owner`, which keeps the code at `address` and `kernel` mapped."""
+    table = _Table(id(slow), id(on_error), weak, kernel,
                    PyMethodDef(name, address, METH_FASTCALL_KEYWORDS, None))
     table_array = np.frombuffer(table, np.int64)  # its base keeps `table` alive
     return _new_builtin(ctypes.addressof(table.method), table_array, (slow, on_error, owner))
