@@ -21,6 +21,7 @@ signature alone: the programs of one signature share it.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import weakref
 from functools import lru_cache
 from typing import Callable, Sequence
@@ -70,13 +71,13 @@ SLOW, ON_ERROR, WEAK, KERNEL = range(4)  # the words of an entry's table (_Table
 
 
 class Code:
-    """The entry of the programs of one signature, mapped as long as this lives (each
-    program of the signature whose entry was asked for holds it)."""
+    """The entry of the programs of one structure (`kinds`), mapped as long as this lives
+    (each program of the structure whose entry was asked for holds it)."""
 
-    def __init__(self, in_types: tuple[Type, ...], out_types: tuple[Type, ...]):
-        signature = (f"entry {', '.join(map(str, in_types))} -> "
-                     f"{', '.join(map(str, out_types))}")
-        obj = llvm.object_code(signature, ".entry", lambda: module_ir(in_types, out_types))
+    def __init__(self, in_kinds: tuple[Type, ...], out_kinds: tuple[Type, ...]):
+        structure = (f"entry {', '.join(map(_named, in_kinds))} -> "
+                     f"{', '.join(map(_named, out_kinds))}")
+        obj = llvm.object_code(structure, ".entry", lambda: module_ir(in_kinds, out_kinds))
         self.image, (self.address,) = llvm.link(obj, [SYMBOL], imports())
 
 
@@ -84,19 +85,35 @@ _codes: weakref.WeakValueDictionary[tuple, Code] = weakref.WeakValueDictionary()
 
 
 def code(in_types: Sequence[Type], out_types: Sequence[Type]) -> Code:
-    """The entry of the programs of these argument types. Its code does not depend on the
-    program (it calls the one its table names), so it is compiled once per signature and
-    kept in the disk cache: a small program compiles in a third of the time its entry
-    would add to it, and programs that differ only in their operations share one."""
-    key = (tuple(in_types), tuple(out_types))
+    """The entry of the programs of these argument types. Its code depends on their dtypes
+    and ranks alone (it calls the program its table names, and checks and allocates the
+    dimensions the table holds: `dims`), so it is compiled once per structure and kept in
+    the disk cache: a small program compiles in a third of the time its entry would add to
+    it, and programs that differ only in their operations or shapes share one."""
+    key = (tuple(map(kind, in_types)), tuple(map(kind, out_types)))
     found = _codes.get(key)
     if found is None:
         found = _codes[key] = Code(*key)
     return found
 
 
-def module_ir(in_types: Sequence[Type], out_types: Sequence[Type]) -> str:
-    """The LLVM IR of `SYMBOL`, the entry of the programs of exactly these argument types."""
+def kind(t: Type) -> Type:
+    """What an entry's code knows of a type: its dtype and rank (shape all zeros)."""
+    return Type(t.dtype, (0,) * t.ndim)
+
+
+def _named(k: Type) -> str:
+    return f"{k.dtype.str}/{k.ndim}"
+
+
+def dims(in_types: Sequence[Type], out_types: Sequence[Type]) -> list[int]:
+    """The words of an entry's table after its header (from SHAPES on): each input's
+    dimensions, then each output's."""
+    return [n for t in [*in_types, *out_types] for n in t.shape]
+
+
+def module_ir(in_kinds: Sequence[Type], out_kinds: Sequence[Type]) -> str:
+    """The LLVM IR of `SYMBOL`, the entry of the programs of these kinds of arguments."""
     module = ir.Module(SYMBOL)
     fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64, PTR]), SYMBOL)
     table_obj, args, nargsf, kwnames = fn.args
@@ -120,12 +137,16 @@ def module_ir(in_types: Sequence[Type], out_types: Sequence[Type]) -> str:
                                   ir.Constant(I32, 0)))
     nargs = b.and_(nargsf, c((1 << 63) - 1))  # less PY_VECTORCALL_ARGUMENTS_OFFSET
     fail_unless(b.and_(b.icmp_unsigned("==", kwnames, ir.Constant(PTR, None)),
-                       b.icmp_unsigned("==", nargs, c(len(in_types)))))
+                       b.icmp_unsigned("==", nargs, c(len(in_kinds)))))
     weak = word(WEAK)  # Python numbers' bits
+    at = list(itertools.accumulate([t.ndim for t in [*in_kinds, *out_kinds]], initial=SHAPES))
     objs = [_input(b, module, b.load(b.gep(args, [c(i)], source_etype=PTR), typ=PTR), t,
-                   _bit(b, weak, i), fail_unless) for i, t in enumerate(in_types)]
+                   lambda d, i=i: word(at[i] + d), _bit(b, weak, i), fail_unless)
+            for i, t in enumerate(in_kinds)]
     empty = declare(module, "rune.empty", PTR, [I32, PTR, PTR, I32])
-    outs = [_new_array(b, module, empty, t, f"{SYMBOL}.dims{k}") for k, t in enumerate(out_types)]
+    outs = [_new_array(b, module, empty, t, b.gep(table, [c(at[len(in_kinds) + k])],
+                                                  source_etype=I64))
+            for k, t in enumerate(out_kinds)]
     _fail_if_null(b, fn, module, outs)
     kernel = Indirect(b.inttoptr(word(KERNEL), PTR), ir.FunctionType(I64, [PTR] * (
         len(objs) + len(outs) + 1)))
@@ -195,9 +216,10 @@ def data_pointer(b: ir.IRBuilder, array: ir.Value) -> ir.Value:
     return _field(b, array, DATA, PTR)
 
 
-def _is_array_of(b, module, obj, t: Type, fail_unless) -> ir.Value:
-    """obj is an exact ndarray with t's dtype (descriptor) and shape, C order, aligned;
-    each field read only once those before it say that it may be."""
+def _is_array_of(b, module, obj, t: Type, dim: Callable, fail_unless) -> ir.Value:
+    """obj is an exact ndarray with t's dtype (descriptor) and rank, its dimension d
+    `dim(d)`, C order, aligned; each field read only once those before it say that it
+    may be."""
     def field(offset, typ):
         return _field(b, obj, offset, typ)
 
@@ -209,9 +231,9 @@ def _is_array_of(b, module, obj, t: Type, fail_unless) -> ir.Value:
                          ir.Constant(I32, CARRAY))
     if t.ndim:
         dims = field(DIMS, PTR)
-        for d, n in enumerate(t.shape):
+        for d in range(t.ndim):
             got = b.load(b.gep(dims, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
-            ok = b.and_(ok, b.icmp_signed("==", got, ir.Constant(I64, n)))
+            ok = b.and_(ok, b.icmp_signed("==", got, dim(d)))
     return ok
 
 
@@ -222,13 +244,14 @@ def _bit(b, word, i: int) -> ir.Value:
     return b.trunc(b.lshr(word, ir.Constant(I64, i)), ir.IntType(1))
 
 
-def _input(b, module, obj, t: Type, weak, fail_unless) -> ir.Value:
-    """What the kernel is given for the argument obj: obj, an array of t; or for a 0-d t
+def _input(b, module, obj, t: Type, dim: Callable, weak, fail_unless) -> ir.Value:
+    """What the kernel is given for the argument obj: obj, an array of t's kind whose
+    dimension d is `dim(d)`; or for a 0-d t
     a stand-in for one (the kernel reads only an array's data pointer, at DATA) pointing
     to obj's value: obj a 0-d array of t, a NumPy scalar of t's dtype or, where `weak`
     (an argument traced as a Python number), a Python float, int or bool."""
     if t.ndim:
-        fail_unless(_is_array_of(b, module, obj, t, fail_unless))
+        fail_unless(_is_array_of(b, module, obj, t, dim, fail_unless))
         return obj
     with b.goto_entry_block():
         slot, overflow, holder = b.alloca(ir.ArrayType(I64, 4)), b.alloca(I32), b.alloca(PTR)
@@ -244,7 +267,7 @@ def _input(b, module, obj, t: Type, weak, fail_unless) -> ir.Value:
             is_array = b.icmp_unsigned("==", typ, global_named(module, "rune.ndarray"))
             with b.if_else(is_array) as (array, scalar):
                 with array:
-                    fail_unless(_is_array_of(b, module, obj, t, fail_unless))
+                    fail_unless(_is_array_of(b, module, obj, t, dim, fail_unless))
                     b.store(data_pointer(b, obj), data)
                 with scalar:  # a NumPy scalar's value follows its PyObject header
                     fail_unless(b.icmp_unsigned("==", typ, global_named(
@@ -274,11 +297,8 @@ def _python_number(b, module, obj, typ, t: Type, value, overflow, fail_unless) -
     return value
 
 
-def _new_array(b, module, empty, t: Type, name: str) -> ir.Value:
-    dims_t = ir.ArrayType(I64, max(t.ndim, 1))
-    dims = ir.GlobalVariable(module, dims_t, name)
-    dims.global_constant = True
-    dims.initializer = ir.Constant(dims_t, list(t.shape) or [0])
+def _new_array(b, module, empty, t: Type, dims: ir.Value) -> ir.Value:
+    """A new array of t's kind, its dimensions the t.ndim int64s at `dims`."""
     descr = global_named(module, descr_symbol(t.dtype))
     b.call(declare(module, "Py_IncRef", ir.VoidType(), [PTR]), [descr])  # Empty steals it
     return b.call(empty, [ir.Constant(I32, t.ndim), dims, descr, ir.Constant(I32, 0)])
@@ -345,14 +365,15 @@ class PyMethodDef(ctypes.Structure):
 
 class _Table(ctypes.Structure):
     """What an entry reads (the addresses of its two Python functions, which arguments
-    are Python numbers, the program it runs) and the method definition its builtin
-    points to, in one block of memory."""
+    are Python numbers, the program it runs; then, from word SHAPES on, `dims`) and the
+    method definition its builtin points to, in one block of memory."""
 
     _fields_ = [("slow", ctypes.c_void_p), ("on_error", ctypes.c_void_p),
                 ("weak", ctypes.c_uint64), ("kernel", ctypes.c_void_p),
                 ("method", PyMethodDef)]
 
 
+SHAPES = ctypes.sizeof(_Table) // 8
 _NAME = b"rune_jit_entry"  # lives as long as the module: the definitions point to it
 
 _new_builtin = ctypes.pythonapi.PyCFunction_NewEx
@@ -361,16 +382,20 @@ _new_builtin.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
 def builtin(address: int, slow: Callable, on_error: Callable, owner: object,
-            weak: int = 0, name: bytes = _NAME, kernel: int = 0) -> Callable:
+            weak: int = 0, name: bytes = _NAME, kernel: int = 0,
+            shapes: Sequence[int] = ()) -> Callable:
     """The builtin of one program's entry for one jitted function: call it like the
     function, with the arguments whose bits `weak` sets Python numbers (traced weakly)
-    and the others arrays or NumPy scalars; it runs the program at `kernel` (`name`,
-    bytes that outlive it, is its `__name__`). It owns all it points to, however it is
+    and the others arrays or NumPy scalars; it runs the program at `kernel` on arguments
+    and results of the dimensions `shapes` (`dims`; `name`, bytes that outlive it, is its
+    `__name__`). It owns all it points to, however it is
     reached and however late the garbage collector frees it: its self is an array over
     the table, which CPython keeps until after the last read of the method definition,
     and its module slot holds the two functions (the collector sees them there) and
     `owner`, which keeps the code at `address` and `kernel` mapped."""
-    table = _Table(id(slow), id(on_error), weak, kernel,
-                   PyMethodDef(name, address, METH_FASTCALL_KEYWORDS, None))
-    table_array = np.frombuffer(table, np.int64)  # its base keeps `table` alive
-    return _new_builtin(ctypes.addressof(table.method), table_array, (slow, on_error, owner))
+    words = np.empty(SHAPES + len(shapes), np.int64)
+    words[SHAPES:] = shapes
+    table = _Table.from_buffer(words)  # a view: `words` holds the memory
+    table.slow, table.on_error, table.weak, table.kernel = id(slow), id(on_error), weak, kernel
+    table.method = PyMethodDef(name, address, METH_FASTCALL_KEYWORDS, None)
+    return _new_builtin(ctypes.addressof(table.method), words, (slow, on_error, owner))

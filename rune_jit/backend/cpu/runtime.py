@@ -138,7 +138,7 @@ class Compiled:
         return callback.SYMBOL.encode() not in self.obj
 
     def entry_address(self) -> int:
-        """The address of the native entry of this program's signature (meta.entry)."""
+        """The address of the native entry of this program's kind of arguments (meta.entry)."""
         if self.entry_code is None:
             with compile_log.stage("entry"):
                 self.entry_code = entry.code(self.meta.in_types, self.meta.out_types)
@@ -199,8 +199,10 @@ class Executable(NamedTuple):
         code = self.compiled
         if not code.meta.entry or self.constants:
             return None
+        meta = code.meta
         leaves = entry.builtin(code.entry_address(), slow if plan is None else dispatch.missed,
-                               raiser(code.meta.sites), code, weak, kernel=code.address)
+                               raiser(meta.sites), code, weak, kernel=code.address,
+                               shapes=entry.dims(meta.in_types, meta.out_types))
         return leaves if plan is None else front.front(plan, leaves, slow)
 
 
