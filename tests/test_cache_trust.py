@@ -364,10 +364,10 @@ def test_cache_info_and_clear(tmp_path):
     env = dict(os.environ, RUNE_JIT_CACHE_DIR=str(cache))
     info = subprocess.run([sys.executable, "-m", "rune_jit", "cache", "info"], env=env,
                           capture_output=True, text=True, check=True).stdout
-    assert str(cache) in info and "entries: 1" in info
+    assert str(cache) in info and "entries: 2" in info  # the program and its native entry
     subprocess.run([sys.executable, "-m", "rune_jit", "cache", "clear"], env=env, check=True,
                    capture_output=True)
-    assert not _entries(cache)
+    assert not _entries(cache) and not list(cache.rglob("*.entry"))
     bad = subprocess.run([sys.executable, "-m", "rune_jit", "cache", "empty"], env=env,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "usage" in bad.stderr

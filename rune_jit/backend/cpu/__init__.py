@@ -30,8 +30,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ...ir import Region
-from . import (control, elementwise, gather, linalg, llvm, loops, reduce,  # noqa: F401
-               runtime, sort, views)
+from . import (control, elementwise, entry, gather, linalg, llvm, loops,  # noqa: F401
+               reduce, runtime, sort, views)
 from . import callback  # noqa: F401  (calls into Python)
 from . import lapack  # noqa: F401  (decompositions: LAPACK calls)
 from . import parallel_maps  # noqa: F401  (large maps on the pool's threads)
@@ -68,7 +68,8 @@ def _instructions(module) -> int:
 
 
 class Lowered:
-    """A program's stages as text: `.ir` (rune_jit IR), `.llvm_ir`, `.asm`."""
+    """A program's stages as text: `.ir` (rune_jit IR), `.llvm_ir` (and its native
+    entry's, `.entry_llvm_ir`), `.asm`."""
 
     def __init__(self, region: Region, built: runtime.Built):
         self.region, self.built = region, built
@@ -81,6 +82,13 @@ class Lowered:
     @property
     def llvm_ir(self) -> str:
         return self.built.llvm_ir
+
+    @property
+    def entry_llvm_ir(self) -> str:
+        """The LLVM IR of the native entry of the program's signature, a module of its own
+        (entry.py), or "" if it has none."""
+        meta = self.built.meta
+        return entry.module_ir(meta.in_types, meta.out_types) if meta.entry else ""
 
     def cost(self) -> dict:
         """What the program costs to compile: rune_jit equations, LLVM instructions

@@ -83,6 +83,17 @@ def declare(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type])
     return fn
 
 
+class Indirect:
+    """A call through a function pointer (llvmlite's IRBuilder.call wants a callee that
+    knows its function type, which an opaque pointer does not)."""
+
+    def __init__(self, ptr: ir.Value, ftype: ir.FunctionType):
+        self.ptr, self.function_type, self.type = ptr, ftype, ptr.type
+
+    def get_reference(self) -> str:
+        return self.ptr.get_reference()
+
+
 class Fn:
     """One LLVM function being built, with its arena, exit and loop helpers."""
 

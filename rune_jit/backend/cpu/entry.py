@@ -1,5 +1,5 @@
-"""A native entry for jitted calls: a Python builtin, compiled with LLVM next to the
-program, that checks its arguments and runs the program without running Python.
+"""A native entry for jitted calls: a Python builtin, compiled with LLVM once per
+signature, that checks its arguments and runs the program without running Python.
 
 Through Python a jitted call costs about 2 µs; NumPy's `ctypes` attributes alone
 cost 1.5 µs an array. The entry is a `METH_FASTCALL | METH_KEYWORDS` builtin for
@@ -10,16 +10,19 @@ allocates the outputs with NumPy's C API, releases the GIL around the program
 and returns the result. Anything else (another signature, keywords) goes to
 the Python path, and a failure status to a Python function that raises the
 right error. Addresses that differ between processes (NumPy's types, dtypes
-and API table, Python's number types, those two Python functions) are read
-from a table in the module, filled in after linking, so the object code stays
-cacheable on disk; so are which arguments are Python numbers (one program
-serves a Python float and a NumPy float64: the trace tells them apart, the
-program may not).
+and API table, Python's number types) are resolved by linking, so the object
+code stays cacheable on disk; those of the two Python functions and of the
+program are read from the builtin's table, and so are which arguments are
+Python numbers (one program serves a Python float and a NumPy float64: the trace
+tells them apart, the program may not). The entry's code thus depends on the
+signature alone: the programs of one signature share it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import itertools
+import weakref
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -29,7 +32,8 @@ import numpy as np
 from ... import config, python_loops
 from ...dtypes import SUPPORTED
 from ...ir import Type
-from .emit import I8, I32, I64, PTR, declare
+from . import llvm
+from .emit import I8, I32, I64, PTR, Indirect, declare
 
 # PyArrayObject_fields (64-bit CPython): ob_type at 8, data at 16 (after PyObject_HEAD),
 # nd at 24, dimensions at 32, descr at 56, flags at 64; NPY_ARRAY_C_CONTIGUOUS | ALIGNED
@@ -62,18 +66,64 @@ def eligible(in_types: Sequence[Type], out_types: Sequence[Type], scratch: int) 
             and all(exported(name) for name in C_API))
 
 
-def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
-              in_types: Sequence[Type], out_types: Sequence[Type]) -> None:
-    """Emit `symbol`, the entry of `kernel` for exactly these argument types."""
-    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64, PTR]), symbol)
+SYMBOL = "rune_entry"
+SLOW, ON_ERROR, WEAK, KERNEL = range(4)  # the words of an entry's table (_Table)
+
+
+class Code:
+    """The entry of the programs of one structure (`kinds`), mapped as long as this lives
+    (each program of the structure whose entry was asked for holds it)."""
+
+    def __init__(self, in_kinds: tuple[Type, ...], out_kinds: tuple[Type, ...]):
+        structure = (f"entry {', '.join(map(_named, in_kinds))} -> "
+                     f"{', '.join(map(_named, out_kinds))}")
+        obj = llvm.object_code(structure, ".entry", lambda: module_ir(in_kinds, out_kinds))
+        self.image, (self.address,) = llvm.link(obj, [SYMBOL], imports())
+
+
+_codes: weakref.WeakValueDictionary[tuple, Code] = weakref.WeakValueDictionary()
+
+
+def code(in_types: Sequence[Type], out_types: Sequence[Type]) -> Code:
+    """The entry of the programs of these argument types. Its code depends on their dtypes
+    and ranks alone (it calls the program its table names, and checks and allocates the
+    dimensions the table holds: `dims`), so it is compiled once per structure and kept in
+    the disk cache: a small program compiles in a third of the time its entry would add to
+    it, and programs that differ only in their operations or shapes share one."""
+    key = (tuple(map(kind, in_types)), tuple(map(kind, out_types)))
+    found = _codes.get(key)
+    if found is None:
+        found = _codes[key] = Code(*key)
+    return found
+
+
+def kind(t: Type) -> Type:
+    """What an entry's code knows of a type: its dtype and rank (shape all zeros)."""
+    return Type(t.dtype, (0,) * t.ndim)
+
+
+def _named(k: Type) -> str:
+    return f"{k.dtype.str}/{k.ndim}"
+
+
+def dims(in_types: Sequence[Type], out_types: Sequence[Type]) -> list[int]:
+    """The words of an entry's table after its header (from SHAPES on): each input's
+    dimensions, then each output's."""
+    return [n for t in [*in_types, *out_types] for n in t.shape]
+
+
+def module_ir(in_kinds: Sequence[Type], out_kinds: Sequence[Type]) -> str:
+    """The LLVM IR of `SYMBOL`, the entry of the programs of these kinds of arguments."""
+    module = ir.Module(SYMBOL)
+    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64, PTR]), SYMBOL)
     table_obj, args, nargsf, kwnames = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     slow = fn.append_basic_block("slow")
     c = lambda n: ir.Constant(I64, n)  # noqa: E731
     table = data_pointer(b, table_obj)  # the builtin's self: an int64 array
 
-    def python(i):  # the slow path (0) and the error raiser (1) of this jitted function
-        return b.inttoptr(b.load(b.gep(table, [c(i)], source_etype=I64), typ=I64), PTR)
+    def word(i):
+        return b.load(b.gep(table, [c(i)], source_etype=I64), typ=I64)
 
     def fail_unless(cond):
         ok = fn.append_basic_block("ok")
@@ -87,13 +137,19 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
                                   ir.Constant(I32, 0)))
     nargs = b.and_(nargsf, c((1 << 63) - 1))  # less PY_VECTORCALL_ARGUMENTS_OFFSET
     fail_unless(b.and_(b.icmp_unsigned("==", kwnames, ir.Constant(PTR, None)),
-                       b.icmp_unsigned("==", nargs, c(len(in_types)))))
-    weak = b.load(b.gep(table, [c(2)], source_etype=I64), typ=I64)  # Python numbers' bits
+                       b.icmp_unsigned("==", nargs, c(len(in_kinds)))))
+    weak = word(WEAK)  # Python numbers' bits
+    at = list(itertools.accumulate([t.ndim for t in [*in_kinds, *out_kinds]], initial=SHAPES))
     objs = [_input(b, module, b.load(b.gep(args, [c(i)], source_etype=PTR), typ=PTR), t,
-                   _bit(b, weak, i), fail_unless) for i, t in enumerate(in_types)]
+                   lambda d, i=i: word(at[i] + d), _bit(b, weak, i), fail_unless)
+            for i, t in enumerate(in_kinds)]
     empty = declare(module, "rune.empty", PTR, [I32, PTR, PTR, I32])
-    outs = [_new_array(b, module, empty, t, f"{symbol}.dims{k}") for k, t in enumerate(out_types)]
+    outs = [_new_array(b, module, empty, t, b.gep(table, [c(at[len(in_kinds) + k])],
+                                                  source_etype=I64))
+            for k, t in enumerate(out_kinds)]
     _fail_if_null(b, fn, module, outs)
+    kernel = Indirect(b.inttoptr(word(KERNEL), PTR), ir.FunctionType(I64, [PTR] * (
+        len(objs) + len(outs) + 1)))
     state = b.call(declare(module, "PyEval_SaveThread", PTR, []), [])
     status = b.call(kernel, objs + outs + [ir.Constant(PTR, None)])
     b.call(declare(module, "PyEval_RestoreThread", ir.VoidType(), [PTR]), [state])
@@ -101,10 +157,11 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
     b.cbranch(b.icmp_unsigned("!=", status, c(0)), failed, done)
     b.position_at_end(failed)
     _release(b, module, outs)
-    code = b.call(declare(module, "PyLong_FromLongLong", PTR, [I64]), [status])
+    number = b.call(declare(module, "PyLong_FromLongLong", PTR, [I64]), [status])
     # the error, made (not raised: raised here, its traceback has no frame of ours)
-    err = b.call(declare(module, "PyObject_CallOneArg", PTR, [PTR, PTR]), [python(1), code])
-    _release(b, module, [code])
+    err = b.call(declare(module, "PyObject_CallOneArg", PTR, [PTR, PTR]),
+                 [b.inttoptr(word(ON_ERROR), PTR), number])
+    _release(b, module, [number])
     with b.if_then(b.icmp_unsigned("!=", err, ir.Constant(PTR, None))):
         b.call(declare(module, "PyErr_SetObject", ir.VoidType(), [PTR, PTR]),
                [_field(b, err, OB_TYPE, PTR), err])
@@ -114,7 +171,8 @@ def add_entry(module: ir.Module, kernel: ir.Function, symbol: str,
     b.ret(outs[0] if len(outs) == 1 else _tuple(b, module, outs))
     b.position_at_end(slow)
     vectorcall = declare(module, "PyObject_Vectorcall", PTR, [PTR, PTR, I64, PTR])
-    b.ret(b.call(vectorcall, [python(0), args, nargsf, kwnames]))
+    b.ret(b.call(vectorcall, [b.inttoptr(word(SLOW), PTR), args, nargsf, kwnames]))
+    return str(module)
 
 
 # ------------------------------------------------------------- calls into Python
@@ -158,9 +216,10 @@ def data_pointer(b: ir.IRBuilder, array: ir.Value) -> ir.Value:
     return _field(b, array, DATA, PTR)
 
 
-def _is_array_of(b, module, obj, t: Type, fail_unless) -> ir.Value:
-    """obj is an exact ndarray with t's dtype (descriptor) and shape, C order, aligned;
-    each field read only once those before it say that it may be."""
+def _is_array_of(b, module, obj, t: Type, dim: Callable, fail_unless) -> ir.Value:
+    """obj is an exact ndarray with t's dtype (descriptor) and rank, its dimension d
+    `dim(d)`, C order, aligned; each field read only once those before it say that it
+    may be."""
     def field(offset, typ):
         return _field(b, obj, offset, typ)
 
@@ -172,9 +231,9 @@ def _is_array_of(b, module, obj, t: Type, fail_unless) -> ir.Value:
                          ir.Constant(I32, CARRAY))
     if t.ndim:
         dims = field(DIMS, PTR)
-        for d, n in enumerate(t.shape):
+        for d in range(t.ndim):
             got = b.load(b.gep(dims, [ir.Constant(I64, d)], source_etype=I64), typ=I64)
-            ok = b.and_(ok, b.icmp_signed("==", got, ir.Constant(I64, n)))
+            ok = b.and_(ok, b.icmp_signed("==", got, dim(d)))
     return ok
 
 
@@ -185,13 +244,14 @@ def _bit(b, word, i: int) -> ir.Value:
     return b.trunc(b.lshr(word, ir.Constant(I64, i)), ir.IntType(1))
 
 
-def _input(b, module, obj, t: Type, weak, fail_unless) -> ir.Value:
-    """What the kernel is given for the argument obj: obj, an array of t; or for a 0-d t
+def _input(b, module, obj, t: Type, dim: Callable, weak, fail_unless) -> ir.Value:
+    """What the kernel is given for the argument obj: obj, an array of t's kind whose
+    dimension d is `dim(d)`; or for a 0-d t
     a stand-in for one (the kernel reads only an array's data pointer, at DATA) pointing
     to obj's value: obj a 0-d array of t, a NumPy scalar of t's dtype or, where `weak`
     (an argument traced as a Python number), a Python float, int or bool."""
     if t.ndim:
-        fail_unless(_is_array_of(b, module, obj, t, fail_unless))
+        fail_unless(_is_array_of(b, module, obj, t, dim, fail_unless))
         return obj
     with b.goto_entry_block():
         slot, overflow, holder = b.alloca(ir.ArrayType(I64, 4)), b.alloca(I32), b.alloca(PTR)
@@ -207,7 +267,7 @@ def _input(b, module, obj, t: Type, weak, fail_unless) -> ir.Value:
             is_array = b.icmp_unsigned("==", typ, global_named(module, "rune.ndarray"))
             with b.if_else(is_array) as (array, scalar):
                 with array:
-                    fail_unless(_is_array_of(b, module, obj, t, fail_unless))
+                    fail_unless(_is_array_of(b, module, obj, t, dim, fail_unless))
                     b.store(data_pointer(b, obj), data)
                 with scalar:  # a NumPy scalar's value follows its PyObject header
                     fail_unless(b.icmp_unsigned("==", typ, global_named(
@@ -237,11 +297,8 @@ def _python_number(b, module, obj, typ, t: Type, value, overflow, fail_unless) -
     return value
 
 
-def _new_array(b, module, empty, t: Type, name: str) -> ir.Value:
-    dims_t = ir.ArrayType(I64, max(t.ndim, 1))
-    dims = ir.GlobalVariable(module, dims_t, name)
-    dims.global_constant = True
-    dims.initializer = ir.Constant(dims_t, list(t.shape) or [0])
+def _new_array(b, module, empty, t: Type, dims: ir.Value) -> ir.Value:
+    """A new array of t's kind, its dimensions the t.ndim int64s at `dims`."""
     descr = global_named(module, descr_symbol(t.dtype))
     b.call(declare(module, "Py_IncRef", ir.VoidType(), [PTR]), [descr])  # Empty steals it
     return b.call(empty, [ir.Constant(I32, t.ndim), dims, descr, ir.Constant(I32, 0)])
@@ -308,13 +365,15 @@ class PyMethodDef(ctypes.Structure):
 
 class _Table(ctypes.Structure):
     """What an entry reads (the addresses of its two Python functions, which arguments
-    are Python numbers) and the method definition its builtin points to, in one block
-    of memory."""
+    are Python numbers, the program it runs; then, from word SHAPES on, `dims`) and the
+    method definition its builtin points to, in one block of memory."""
 
     _fields_ = [("slow", ctypes.c_void_p), ("on_error", ctypes.c_void_p),
-                ("weak", ctypes.c_uint64), ("method", PyMethodDef)]
+                ("weak", ctypes.c_uint64), ("kernel", ctypes.c_void_p),
+                ("method", PyMethodDef)]
 
 
+SHAPES = ctypes.sizeof(_Table) // 8
 _NAME = b"rune_jit_entry"  # lives as long as the module: the definitions point to it
 
 _new_builtin = ctypes.pythonapi.PyCFunction_NewEx
@@ -323,16 +382,20 @@ _new_builtin.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
 def builtin(address: int, slow: Callable, on_error: Callable, owner: object,
-            weak: int = 0, name: bytes = _NAME) -> Callable:
+            weak: int = 0, name: bytes = _NAME, kernel: int = 0,
+            shapes: Sequence[int] = ()) -> Callable:
     """The builtin of one program's entry for one jitted function: call it like the
     function, with the arguments whose bits `weak` sets Python numbers (traced weakly)
-    and the others arrays or NumPy scalars (`name`, bytes that outlive it, is its
+    and the others arrays or NumPy scalars; it runs the program at `kernel` on arguments
+    and results of the dimensions `shapes` (`dims`; `name`, bytes that outlive it, is its
     `__name__`). It owns all it points to, however it is
     reached and however late the garbage collector frees it: its self is an array over
     the table, which CPython keeps until after the last read of the method definition,
     and its module slot holds the two functions (the collector sees them there) and
-    `owner`, which keeps the code at `address` mapped."""
-    table = _Table(id(slow), id(on_error), weak,
-                   PyMethodDef(name, address, METH_FASTCALL_KEYWORDS, None))
-    table_array = np.frombuffer(table, np.int64)  # its base keeps `table` alive
-    return _new_builtin(ctypes.addressof(table.method), table_array, (slow, on_error, owner))
+    `owner`, which keeps the code at `address` and `kernel` mapped."""
+    words = np.empty(SHAPES + len(shapes), np.int64)
+    words[SHAPES:] = shapes
+    table = _Table.from_buffer(words)  # a view: `words` holds the memory
+    table.slow, table.on_error, table.weak, table.kernel = id(slow), id(on_error), weak, kernel
+    table.method = PyMethodDef(name, address, METH_FASTCALL_KEYWORDS, None)
+    return _new_builtin(ctypes.addressof(table.method), words, (slow, on_error, owner))

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import llvmlite.ir as ir
 
-from ... import disk_cache, dispatch
+from ... import dispatch
 from . import entry, llvm
 from .emit import I8, I32, I64, PTR, declare
 
@@ -100,13 +100,7 @@ def _object_code(shape: tuple) -> bytes:
     the disk cache (its code names the objects it compares with, and linking gives them)."""
     obj = _objects.get(shape)
     if obj is None:
-        k = disk_cache.key(repr(shape), llvm.fingerprint())
-        found = disk_cache.load(k, ".front")
-        obj = found.payload if found is not None else None
-        if obj is None:
-            obj = llvm.emit_object(llvm.optimize(_module(shape)))
-            disk_cache.store(k, {}, obj, ".front")
-        _objects[shape] = obj
+        obj = _objects[shape] = llvm.object_code(repr(shape), ".front", lambda: _module(shape))
     return obj
 
 

@@ -12,12 +12,13 @@ import itertools
 import sys
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import Callable
 
 import llvmlite
 import llvmlite.binding as llvm
 from llvmlite.binding.newpassmanagers import NewPassManager
 
-from ... import config
+from ... import config, disk_cache
 from ...forks import renew_in_child
 from . import elf_loader, openblas
 
@@ -143,6 +144,20 @@ def _slp_threshold(value: int):
             yield
         finally:
             llvm.set_option("rune_jit", "-slp-threshold=0")
+
+
+def object_code(what: str, kind: str, module_ir: Callable[[], str]) -> bytes:
+    """The object code of a module that depends on `what` alone (a native entry's
+    signature, a front's shape), from the disk cache (entries of their own `kind`, a
+    suffix), else compiled from `module_ir()` and stored there: a process that loads its
+    programs from disk need not start LLVM for these either."""
+    k = disk_cache.key(what, fingerprint())
+    found = disk_cache.load(k, kind)
+    if found is not None:
+        return found.payload
+    obj = emit_object(optimize(module_ir()))
+    disk_cache.store(k, {}, obj, kind)
+    return obj
 
 
 def emit_object(mod: llvm.ModuleRef) -> bytes:

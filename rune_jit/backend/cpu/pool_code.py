@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from .emit import I1, I32, I64, PTR, declare
+from .emit import I1, I32, I64, PTR, Indirect, declare
 
 SYMBOL = "rune.parallel_for"
 FIELDS = ("wanted", "started", "limit", "busy", "generation", "born", "fn", "ctx",
@@ -27,17 +27,6 @@ POLL_CYCLES = 1 << 18  # a worker's polling for the next region (time-stamp coun
 def module_ir() -> str:
     """The pool's module, as LLVM IR."""
     return _Builder().build()
-
-
-class _Indirect:
-    """A call through a function pointer (llvmlite's IRBuilder.call wants a callee that
-    knows its function type, which an opaque pointer does not)."""
-
-    def __init__(self, ptr: ir.Value, ftype: ir.FunctionType):
-        self.ptr, self.function_type, self.type = ptr, ftype, ptr.type
-
-    def get_reference(self) -> str:
-        return self.ptr.get_reference()
 
 
 class _Builder:
@@ -121,7 +110,7 @@ class _Builder:
                      b.icmp_signed(">", j, self.get(b, "failed_block", atomic=True)))
         b.cbranch(past, done, run)
         b.position_at_end(run)
-        status = b.call(_Indirect(body, self.body_t), [ctx, j, b.add(j, ir.Constant(I64, 1)),
+        status = b.call(Indirect(body, self.body_t), [ctx, j, b.add(j, ir.Constant(I64, 1)),
                                                         ir.Constant(PTR, None)])
         b.cbranch(b.icmp_unsigned("!=", status, ir.Constant(I64, 0)), failed, take)
         b.position_at_end(failed)
@@ -251,7 +240,7 @@ class _Builder:
             b.cbranch(b.extract_value(pair, 1), claimed, inline)
         b.branch(inline)
         b.position_at_end(inline)
-        b.ret(b.call(_Indirect(body, self.body_t), [ctx, zero, n, ir.Constant(PTR, None)]))
+        b.ret(b.call(Indirect(body, self.body_t), [ctx, zero, n, ir.Constant(PTR, None)]))
         b.position_at_end(claimed)
         self.call(b, "lock", "mutex")
         with b.if_then(b.icmp_signed("<", self.get(b, "started"), self.get(b, "wanted")),

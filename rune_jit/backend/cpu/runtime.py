@@ -47,7 +47,7 @@ class Meta:
     out_types: list[Type]
     sites: list = field(default_factory=list)
     scratch_bytes: int = 0
-    entry: bool = False  # whether the module holds a native entry (entry.py)
+    entry: bool = False  # whether the program has a native entry (entry.py)
     program: str = ""  # the digest of the program it is the code of
 
     def to_json(self) -> dict:
@@ -97,11 +97,8 @@ def build(region: Region, symbol: str | None = None) -> Built:
         lw.store(v, dest)
     fn.finish()
     mathlib.finish_module(module)
-    has_entry = entry.eligible(region.in_types, region.out_types, fn.scratch_bytes)
-    if has_entry:
-        entry.add_entry(module, fn.func, f"{symbol}.entry", region.in_types, region.out_types)
     meta = Meta(symbol, region.in_types, region.out_types, sites.sites, fn.scratch_bytes,
-                has_entry)
+                entry.eligible(region.in_types, region.out_types, fn.scratch_bytes))
     return Built(str(module), meta, fn.arena_size)
 
 
@@ -118,17 +115,17 @@ class Compiled:
 
     def __init__(self, key: str, meta: Meta, obj: bytes):
         # key: the program's disk cache key; obj: its object code (jit saves it with
-        # the traced program, so that a new process loads one file)
+        # the traced program, so that a new process loads one file, and one for the
+        # entry of each signature)
         self.key, self.meta, self.obj = key, meta, obj
-        symbols = [meta.symbol] + ([f"{meta.symbol}.entry"] if meta.entry else [])
         # the image (or tracker) keeps the code mapped as long as this object lives
         with compile_log.stage("load"):
-            self.image, addresses = llvm.link(obj, symbols, {
-                **entry.imports(), **callback.imports(), **interrupt.imports(),
+            self.image, (self.address,) = llvm.link(obj, [meta.symbol], {
+                **callback.imports(), **interrupt.imports(),
                 **(threads.imports() if threads.needed_by(obj) else {})})
-        address, self.entry_address = addresses[0], (addresses[1:] or [None])[0]
         n = len(meta.in_types) + len(meta.out_types) + 1
-        self.cfunc = _signature(n)(address)
+        self.cfunc = _signature(n)(self.address)
+        self.entry_code: entry.Code | None = None  # made when a caller asks for it
         self.allocators = [POOL.allocator(t) for t in meta.out_types]
         for t in meta.out_types:
             POOL.prepare(t)
@@ -139,6 +136,13 @@ class Compiled:
         """Whether another process may run this code (it calls back into none of this
         process's Python functions)."""
         return callback.SYMBOL.encode() not in self.obj
+
+    def entry_address(self) -> int:
+        """The address of the native entry of this program's kind of arguments (meta.entry)."""
+        if self.entry_code is None:
+            with compile_log.stage("entry"):
+                self.entry_code = entry.code(self.meta.in_types, self.meta.out_types)
+        return self.entry_code.address
 
     def scratch(self) -> tuple[int, Any]:
         """(the address of scratch memory for a call, 64-byte aligned; what holds it):
@@ -193,13 +197,13 @@ class Executable(NamedTuple):
         call to `slow`), if it has one; with a plan, for calls of that structure (the
         entry behind a front: front.py)."""
         code = self.compiled
-        if code.entry_address is None or self.constants:
+        if not code.meta.entry or self.constants:
             return None
-        if plan is None:
-            return entry.builtin(code.entry_address, slow, raiser(code.meta.sites), code, weak)
-        leaves = entry.builtin(code.entry_address, dispatch.missed, raiser(code.meta.sites),
-                               code, weak)
-        return front.front(plan, leaves, slow)
+        meta = code.meta
+        leaves = entry.builtin(code.entry_address(), slow if plan is None else dispatch.missed,
+                               raiser(meta.sites), code, weak, kernel=code.address,
+                               shapes=entry.dims(meta.in_types, meta.out_types))
+        return leaves if plan is None else front.front(plan, leaves, slow)
 
 
 def load(record: dict, obj: bytes, constants: list) -> Executable | None:
