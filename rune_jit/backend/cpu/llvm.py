@@ -129,7 +129,7 @@ def _dispose(mpm) -> None:
 # LLVM's SLP vectorizer packs two isomorphic scalar chains as soon as it expects any gain,
 # a small loop carry's included: then a recurrence waits for its whole state each step
 # (bench W7, a 2-vector state: 17 ms at LLVM's default of 0, 10.8 at 1). A threshold of 1
-# keeps the packs that pay (a row of tanh calls; W3 is unchanged).
+# keeps the packs that pay (a row of math calls, such as the sin of a small carry; W3 is unchanged).
 SLP_THRESHOLD = 1
 _options_lock = renew_in_child(sys.modules[__name__], "_options_lock")
 
