@@ -16,10 +16,10 @@ SPEED_TARGETS = [("W1", ("jax", "numba"), 4.0), ("W2", ("jax",), 4.0), ("W2", ("
                  # issue 13: the sparse product and its gradient 2x JAX, no slower than Numba
                  *[(w, (peer,), factor) for w in ("W8", "W8g")
                    for peer, factor in (("jax", 2.0), ("numba", 1.0))],
-                 # issue 19: the heat stencil no slower than the hand loops, nor the Kalman
-                 # filter than C
+                 # issue 19: the heat stencil no slower than the hand loops, the Kalman
+                 # filter than C, the softmax training scan than JAX
                  *[(hs, (peer,), 1.0) for hs in ("HS", "HSat", "HS32") for peer in ("c", "numba")],
-                 ("KF", ("c",), 1.0)]
+                 ("KF", ("c",), 1.0), ("SX", ("jax",), 1.0)]
 COMPILE_TARGET_WORKLOADS = ("W1", "W2", "W3", "W3g", "W4", "W4s", "W5", "U")
 # issue 18: eager rnp calls at most 2x NumPy's time
 EAGER_NUMPY_TARGETS = [f"E{fn}{n}" for fn in ("add", "sin", "sum") for n in ("1", "1k")]
