@@ -191,18 +191,9 @@ def sum_tanh(p):
     return lambda: f(p.x)
 
 
-def _xent(W, X, labels):
-    logp = rune.nn.log_softmax(X @ W, axis=-1)
-    return -rnp.mean(logp[rnp.arange(X.shape[0]), labels])
-
-
 def softmax_train(p):
-    def train(W0, X, labels):
-        def step(W, _):
-            loss, g = rune.value_and_grad(_xent)(W, X, labels)
-            return W - p.lr * g, loss
-        return rune.scan(step, W0, length=p.steps)
-    f = rune.jit(train)
+    f = rune.jit(wl.softmax_training(rnp, rune.nn.log_softmax, rune.value_and_grad, rune.scan,
+                                     p.lr, p.steps))
     return lambda: f(p.W0, p.X, p.labels)
 
 

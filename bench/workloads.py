@@ -301,6 +301,21 @@ def kalman(np_like, solve, scan):
     return run
 
 
+def softmax_training(np_like, log_softmax, value_and_grad, scan, lr: float, steps: int):
+    """SX's training scan for a NumPy-like namespace and its transformations (rune_jit's,
+    JAX's): (the trained weights, the loss at each step)."""
+    def xent(W, X, labels):
+        logp = log_softmax(X @ W, axis=-1)
+        return -np_like.mean(logp[np_like.arange(X.shape[0]), labels])
+
+    def train(W0, X, labels):
+        def step(W, _):
+            loss, g = value_and_grad(xent)(W, X, labels)
+            return W - lr * g, loss
+        return scan(step, W0, length=steps)
+    return train
+
+
 def w3g_with_no_input(w3g):
     """RM in a peer that has W3g: W3g's loops with no input rows (d = 0), so that
     h' = tanh(W h + b); -> the gradients w.r.t. (W, b)."""

@@ -197,20 +197,12 @@ HEAT(heatf, float)
 
 /* KF: 4x4 products, S = H P H' + R by Cholesky, K = (S^-1 H P)', x += K (z - H x),
    P -= K H P; out = (x, P) */
-static inline void mm4(const double *a, const double *b, double *c) {  /* c = a b */
+/* c = a b, b read at b[sk k + sj j]: (4, 1) for b, (1, 4) for b' (gcc unrolls both) */
+static inline void mm4(const double *a, const double *b, double *c, int sk, int sj) {
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
             double s = 0.0;
-            for (int k = 0; k < 4; k++) s += a[4 * i + k] * b[4 * k + j];
-            c[4 * i + j] = s;
-        }
-}
-
-static inline void mm4t(const double *a, const double *b, double *c) {  /* c = a b' */
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            double s = 0.0;
-            for (int k = 0; k < 4; k++) s += a[4 * i + k] * b[4 * j + k];
+            for (int k = 0; k < 4; k++) s += a[4 * i + k] * b[sk * k + sj * j];
             c[4 * i + j] = s;
         }
 }
@@ -225,11 +217,11 @@ void kalman(const double *F, const double *Q, const double *H, const double *Rn,
             xp[i] = 0.0;
             for (int k = 0; k < 4; k++) xp[i] += F[4 * i + k] * x[k];
         }
-        mm4(F, P, T);
-        mm4t(T, F, P);
+        mm4(F, P, T, 4, 1);
+        mm4(T, F, P, 1, 4);
         for (int i = 0; i < 16; i++) P[i] += Q[i];
-        mm4(H, P, HP);
-        mm4t(HP, H, S);
+        mm4(H, P, HP, 4, 1);
+        mm4(HP, H, S, 1, 4);
         for (int i = 0; i < 16; i++) S[i] += Rn[i];
         for (int j = 0; j < 4; j++) {  /* S = L L' */
             double d = S[5 * j];
@@ -262,7 +254,7 @@ void kalman(const double *F, const double *Q, const double *H, const double *Rn,
             x[i] = xp[i];
             for (int k = 0; k < 4; k++) x[i] += K[4 * i + k] * y[k];
         }
-        mm4(K, HP, T);
+        mm4(K, HP, T, 4, 1);
         for (int i = 0; i < 16; i++) P[i] -= T[i];
     }
     for (int i = 0; i < 4; i++) out[i] = x[i];

@@ -206,17 +206,9 @@ def sum_tanh(p):
     return _ready(jax.jit(lambda x: jnp.sum(jnp.tanh(x))), p.x)
 
 
-def _xent(W, X, labels):
-    logp = jax.nn.log_softmax(X @ W, axis=-1)
-    return -jnp.mean(logp[jnp.arange(X.shape[0]), labels])
-
-
 def softmax_train(p):
-    def train(W0, X, labels):
-        def step(W, _):
-            loss, g = jax.value_and_grad(_xent)(W, X, labels)
-            return W - p.lr * g, loss
-        return jax.lax.scan(step, W0, length=p.steps)
+    train = wl.softmax_training(jnp, jax.nn.log_softmax, jax.value_and_grad, jax.lax.scan,
+                                p.lr, p.steps)
     return _ready(jax.jit(train), p.W0, p.X, p.labels)
 
 
