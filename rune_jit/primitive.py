@@ -38,6 +38,8 @@ TRAITS = {
     "ordered": "seen in program order (it calls Python): no pass moves it across loop steps",
     "expands": "cheap to recompute, and its result may be larger than its first operand: "
                "reverse mode saves that operand instead (partial evaluation)",
+    "checks": "its result is its only operand, which it checks (an effect): the known side "
+              "of a partial evaluation runs it, so the unknown side may read the operand",
     "view": "its only operand's elements in another shape, in the same order (reshape): "
             "free to compute, so passes take it from the operand rather than keep it",
 }

@@ -498,6 +498,8 @@ def _gather_scatter() -> list[Case]:
         ("take", "gather", _take(axis=0), lambda x, i: np.take(x, i, axis=0),
          (((5,), (4,)), ((4, 3), (2, 2)), ((3,), ()), ((3, 0), (2,)), ((4,), (0,))),
          ("any", "index")),
+        ("index_check", "index_check", lambda x, i: gt.gather(x, [i]),
+         lambda x, i: np.take(x, i, axis=0), (((5,), (4,)), ((4, 3), (2, 2))), ("any", "index")),
         ("take_flat_clip", "gather", _take(mode="clip"), lambda x, i: np.take(x, i, mode="clip"),
          (((2, 3), (4,)), ((4,), (2, 3))), ("any", "start")),
         ("take_axis1_wrap", "gather", _take(axis=1, mode="wrap"),

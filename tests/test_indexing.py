@@ -88,6 +88,23 @@ def test_generated_keys_read_as_numpy_reads_them(key):
 
 
 @INDEXING
+@given(key=keys(outside=True), part=st.sampled_from([None, 1, 0]))
+def test_generated_keys_out_of_bounds_raise_as_numpy_whatever_is_read(key, part):
+    """Index arrays past both ends, the result read whole or only in part (its first
+    element, or none of it): an error exactly where NumPy gives one (a compiled check
+    once ran only where an element was read)."""
+    def f(v):
+        return v[key] if part is None else v[key].reshape(-1)[:part]
+
+    kind, want = _numpy_or_error(lambda: f(X))
+    if kind != "ok":
+        with pytest.raises(kind):
+            rune.jit(f)(X)
+        return
+    np.testing.assert_array_equal(rune.jit(f)(X), want, err_msg=str(key))
+
+
+@INDEXING
 @given(key=keys(), op=st.sampled_from(["set", "add", "multiply", "min", "max"]))
 def test_generated_updates_write_as_numpy_writes(key, op):
     kind, view = _numpy_or_error(lambda: X[key])
@@ -651,6 +668,49 @@ def test_out_of_bounds_indices_raise_like_numpy(path, monkeypatch):
     np.testing.assert_array_equal(d(M, np.array([7, 1])), M + np.array([[0], [1], [0]]))
     with pytest.raises(IndexError, match="out of bounds"):
         on(path, lambda x, i: rnp.at(x)[i].add(1.0), monkeypatch)(M, np.array([7]))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_index_out_of_bounds_raises_even_where_nothing_reads_what_it_selects(
+        path, monkeypatch):
+    """Regression: compiled code checked an index where its element was read, so
+    `x[i][:1]` with a bad index in i[1:] returned a result where NumPy raises. Now every
+    index array is checked whole (index_check), in a loop step too, before it broadcasts
+    to the result's shape, and unsigned ones never count from the end."""
+    x = np.arange(5.0)
+    bad = np.array([0, 9])
+    for g in (lambda x, i: x[i][:1], lambda x, i: rnp.take(x, i)[0],
+              lambda x, i: rune.scan(lambda c, _: (c + x[i][0], None), 0.0, length=3)[0]):
+        with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
+            on(path, g, monkeypatch)(x, bad)
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        on(path, lambda x, i: x[i][:1], monkeypatch)(x, np.array([1, 5], np.uint64))
+    empty = np.zeros((5, 0))  # x[i] is empty, and so was the index broadcast to its shape
+    for g in (lambda x, i: x[i], lambda x, i: rnp.at(x)[i].add(1.0)):
+        with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
+            on(path, g, monkeypatch)(empty, bad)
+    np.testing.assert_array_equal(on(path, lambda x, i: x[i], monkeypatch)(
+        x, np.array([4, 0], np.uint8)), x[[4, 0]])
+
+
+def test_a_loop_checks_a_loop_invariant_index_array_once_before_it_runs():
+    """The check of an index array the step captures leaves the loop (so the step's read
+    has no branch and vectorizes); in reverse mode the backward loop reads the indices
+    themselves, not a tape of checked copies."""
+    def loop(x0, cols):
+        return rnp.sum(rune.scan(lambda x, _: (rnp.tanh(x[cols][:8] * 0.5), None), x0,
+                                 length=4)[0])
+
+    cols = np.arange(16) % 8
+    for fn in (loop, rune.grad(loop)):
+        region = rune.jit(fn).lower(np.ones(8), cols).region
+        assert "index_check" in [e.prim.name for e in region.eqns]
+        for e in region.eqns:
+            if e.prim.name == "scan":
+                inner = [q.prim.name for q in e.params["step"].eqns]
+                assert {"gather", "scatter"} & set(inner) and "index_check" not in inner, inner
+                assert all(v.type.dtype.kind == "f" for v in e.outputs)  # no tape of indices
+    rune.check_grads(loop, np.linspace(0.1, 0.8, 8), cols)
 
 
 @pytest.mark.parametrize("path", PATHS)

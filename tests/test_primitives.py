@@ -105,6 +105,7 @@ STRICT = [
     *[Strict("scatter", "xis", ALL, lambda x, i, s, op=op: gt.scatter(x, [i], s, op))
       for op in gt.SCATTER_OPS],
     Strict("scatter", "fxf", INTS, lambda f, x, u: gt.scatter(f, [x], u, "add", "drop")),
+    Strict("index_check", "x", INTS, lambda i: gt.index_check(i, 9, 0)),
     Strict("sort", "x", ALL, lambda x: so.sort(x)[0]),
     Strict("sort", "m", ALL, lambda m: so.sort(m, descending=True)[1]),
     Strict("cumulative", "m", NUMERIC, params=(("axis", 1), ("op", "sum"), ("reverse", False))),

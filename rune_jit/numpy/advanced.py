@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..ops import elementwise as ew
-from ..ops.gather import gather, scatter
+from ..ops.gather import gather, index_check, scatter
 from ..ops.index import dynamic_update_slice
 from ..ops.shape import broadcast_in_dim, iota, reshape
 from ..trace import Tracer, type_of_value
@@ -123,11 +123,17 @@ class Coordinates(NamedTuple):
     shape: tuple[int, ...]
 
 
-def coordinates(x_shape: tuple[int, ...], key: Any) -> Coordinates:
-    """Where each element of x[key] comes from in x, as NumPy reads the key."""
+def coordinates(x_shape: tuple[int, ...], key: Any, mode: str = "raise"
+                ) -> tuple[Coordinates, str]:
+    """Where each element of x[key] comes from in x, as NumPy reads the key, and the mode
+    to read them in. In mode "raise" the key's index arrays are checked here, before they
+    broadcast to the result's shape (where an empty slice would leave none to check), and
+    then read in mode "checked"."""
     entries = _entries(key, x_shape)
     arrays = [e for e in entries if e.kind == "array"]
     values = [_index_array(e.value) for e in arrays]
+    if mode == "raise":
+        values = [index_check(v, x_shape[e.axis], e.axis) for e, v in zip(arrays, values)]
     try:
         b_shape = broadcast_shapes(*[shape_of(v) for v in values]) if values else ()
     except ValueError:
@@ -162,7 +168,7 @@ def coordinates(x_shape: tuple[int, ...], key: Any) -> Coordinates:
             coords[e.axis] = ew.add(ew.mul(iota(shape, at, INDEX), np.asarray(step, INDEX)),
                                     np.asarray(start, INDEX))
         at += size
-    return Coordinates(coords, shape)
+    return Coordinates(coords, shape), "checked" if mode == "raise" else mode
 
 
 def _spread(v: Any, shape: tuple, at: int, block: int) -> Any:
@@ -176,7 +182,7 @@ def _spread(v: Any, shape: tuple, at: int, block: int) -> Any:
 
 def take(x: Any, key: Any, mode: str = "raise", fill_value: Any = 0) -> Any:
     """x[key] for a key with index arrays: a gather at the key's coordinates."""
-    c = coordinates(type_of_value(x).shape, key)
+    c, mode = coordinates(type_of_value(x).shape, key, mode)
     return reshape(gather(x, c.coords, mode, fill_value), c.shape)
 
 
@@ -250,10 +256,9 @@ class _AtRef:
         box = _box(self.key, type_of_value(x).shape) if op == "set" else None
         if box is not None:
             return _set_box(x, v, *box)
-        c = coordinates(type_of_value(x).shape, self.key)
+        c, smode = coordinates(type_of_value(x).shape, self.key, AT_MODES[mode])
         v = _broadcast_values(v, c.shape, op)
-        return scatter(x, _jax_coords(c.coords, type_of_value(x).shape, mode), v, op,
-                       AT_MODES[mode])
+        return scatter(x, _jax_coords(c.coords, type_of_value(x).shape, mode), v, op, smode)
 
     def set(self, values: Any, mode: str | None = None) -> Any:
         """x with x[key] = values (a repeated position takes the last value, in order)."""
@@ -282,9 +287,8 @@ class _AtRef:
             return take(self.x, self.key, "fill",
                         default_fill(dt) if fill_value is None else fill_value)
         shape = type_of_value(self.x).shape
-        c = coordinates(shape, self.key)
-        return reshape(gather(self.x, _jax_coords(c.coords, shape, mode), AT_MODES.get(
-            mode, mode)), c.shape)
+        c, gmode = coordinates(shape, self.key, AT_MODES.get(mode, mode))
+        return reshape(gather(self.x, _jax_coords(c.coords, shape, mode), gmode), c.shape)
 
 
 def _jax_coords(coords: list, shape: tuple, mode: str | None) -> list:

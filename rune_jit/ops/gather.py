@@ -11,6 +11,13 @@ IndexError naming the index, the axis and its size, from compiled code too), "cl
 (into bounds), "wrap" (modulo the size), and for a gather "fill" (`fill_value` there),
 for a scatter "drop" (the update is skipped).
 
+"raise" is not a mode of the IR: `gather` and `scatter` pass each index array through
+`index_check`, which raises for any entry out of bounds, and then read in mode "checked".
+So every index is checked, even one whose element nothing reads (`x[i][:1]`), and the
+check is an equation of its own: a loop step that reads a loop-invariant index array
+checks it once, before the loop (fission's loop-invariant code motion), and the read
+itself has no branch, so it vectorizes (a hardware gather where there is one).
+
 Scatter ops: "set" (repeated positions: the last update in row-major order of B wins,
 as NumPy's `x[idx] = v`), "add" and "mul" (repeated positions accumulate), "min",
 "max". A gather's transpose is a scatter-add, a scatter-add's a gather.
@@ -25,16 +32,17 @@ import numpy as np
 
 from ..ad_util import UndefinedPrimal, Zero, is_undefined
 from ..ir import Type
-from ..primitive import Primitive
-from ..trace import bind1, type_of_value
+from ..primitive import NOT_LINEAR, Primitive
+from ..trace import Tracer, bind1, type_of_value
 from . import elementwise as ew
 from .shape import broadcast_in_dim, iota, materialize
 from .tangents import instantiate, zeros
 
 gather_p = Primitive("gather", traits=("expands",))
 scatter_p = Primitive("scatter")
-GATHER_MODES = ("raise", "clip", "wrap", "fill")
-SCATTER_MODES = ("raise", "clip", "wrap", "drop")
+index_check_p = Primitive("index_check", traits=("effect", "checks"))
+GATHER_MODES = ("checked", "clip", "wrap", "fill")
+SCATTER_MODES = ("checked", "clip", "wrap", "drop")
 SCATTER_OPS = ("set", "add", "mul", "min", "max")
 
 
@@ -72,15 +80,15 @@ def _gather_shape(x: Type, *indices: Type, mode, fill_value):
 def positions(indices: Sequence[np.ndarray], sizes: Sequence[int], mode: str
               ) -> tuple[list[np.ndarray], np.ndarray]:
     """(indices made in range as `mode` says, which entries were in range): the NumPy
-    meaning, shared by gather and scatter. "raise" raises NumPy's IndexError."""
+    meaning, shared by gather and scatter. In mode "checked", index_check has seen the
+    indices; NumPy's IndexError here is only a second look, which costs nothing."""
     out, ok = [], np.ones(np.shape(indices[0]), bool)
     for axis, (i, n) in enumerate(zip(indices, sizes)):
         i = np.asarray(i, np.int64)
         wrapped = np.where(i < 0, i + n, i)
         inside = (wrapped >= 0) & (wrapped < n)
-        if mode == "raise" and not inside.all():
-            bad = int(i[~inside].reshape(-1)[0])
-            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+        if mode == "checked" and not inside.all():
+            raise_out_of_bounds(i, inside, axis, n)
         if mode == "clip":
             wrapped = np.clip(i, 0, n - 1)  # as JAX and np.take's clip: no counting from the end
         elif mode == "wrap":
@@ -88,6 +96,11 @@ def positions(indices: Sequence[np.ndarray], sizes: Sequence[int], mode: str
         ok &= inside if mode in ("fill", "drop") else True
         out.append(np.where(ok, wrapped, 0) if mode in ("fill", "drop") else wrapped)
     return out, ok
+
+
+def raise_out_of_bounds(i: np.ndarray, inside: np.ndarray, axis: int, n: int) -> None:
+    bad = int(i[~inside].reshape(-1)[0])
+    raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
 
 
 @gather_p.def_rule("impl")
@@ -103,7 +116,16 @@ def _gather_impl(x, *indices, mode, fill_value):
 
 
 def gather(x: Any, indices: Sequence[Any], mode: str = "raise", fill_value: Any = 0) -> Any:
+    indices, mode = _checked(indices, type_of_value(x).shape, mode)
     return bind1(gather_p, x, *indices, mode=mode, fill_value=_scalar(fill_value))
+
+
+def _checked(indices: Sequence[Any], shape: tuple, mode: str) -> tuple[list, str]:
+    """Mode "raise" as index_check on every index array, then mode "checked"."""
+    if mode != "raise":
+        return list(indices), mode
+    return [index_check(i, n, axis) for axis, (i, n) in enumerate(zip(indices, shape))
+            ], "checked"
 
 
 def _scalar(v: Any) -> Any:
@@ -181,6 +203,7 @@ def _scatter_impl(x, *rest, op, mode):
 
 def scatter(x: Any, indices: Sequence[Any], updates: Any, op: str = "set",
             mode: str = "raise") -> Any:
+    indices, mode = _checked(indices, type_of_value(x).shape, mode)
     return bind1(scatter_p, x, *indices, updates, op=op, mode=mode)
 
 
@@ -296,8 +319,44 @@ def _scatter_batch(size, args, dims, *, op, mode):
     return [scatter(x, [_lane_indices(size, b_shape[1:]), *idx], u, op, mode)], [0]
 
 
+# ------------------------------------------------------------- index_check
+# (an effect: it stays even when nothing reads what it checks, for eager calls raise,
+# and so must every transformed one)
 
-# A raising gather or scatter stays even when nothing reads it: eager calls raise, so
-# must every transformed one (dead code is not dead if it can fail)
-gather_p.def_rule("effect", lambda *, mode, fill_value: mode == "raise")
-scatter_p.def_rule("effect", lambda *, op, mode: mode == "raise")
+
+@index_check_p.def_rule("shape")
+def _index_check_shape(i: Type, *, size: int, axis: int):
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"arrays used as indices must be of integer type, got {i.dtype.name}")
+    return [i]
+
+
+def _inside(i: np.ndarray, size: int) -> np.ndarray:
+    if i.dtype.kind == "u":  # never from the end
+        return i < size
+    wide = i.astype(np.int64)
+    return (wide >= -size) & (wide < size)
+
+
+@index_check_p.def_rule("impl")
+def _index_check_impl(i, *, size, axis):
+    inside = _inside(np.asarray(i), size)
+    if not inside.all():
+        raise_out_of_bounds(np.asarray(i), inside, axis, size)
+    return [i]
+
+
+def index_check(i: Any, size: int, axis: int) -> Any:
+    """`i`, after raising NumPy's IndexError if an entry is out of bounds for an axis of
+    `size` (the `axis`-th indexed one; a negative entry counts from the end)."""
+    if not isinstance(i, Tracer) and _inside(np.asarray(i), size).all():
+        return i  # a constant in bounds: nothing to check (one out of bounds raises only
+        # where it is read: perhaps in a branch not taken)
+    return bind1(index_check_p, i, size=size, axis=axis)
+
+
+index_check_p.def_rule("jvp", lambda primals, tangents, *, size, axis: (
+    [index_check(primals[0], size, axis)], [Zero(type_of_value(primals[0]))]))
+index_check_p.def_rule("transpose", NOT_LINEAR)
+index_check_p.def_rule("batch", lambda n, args, dims, *, size, axis: (
+    [index_check(args[0], size, axis)], dims))

@@ -44,6 +44,8 @@ class PartialEval:
     def lift(self, t: Tracer) -> Tracer:
         if t.ir_var in self.recomputed:
             return self.recomputed[t.ir_var]
+        if self.unchecked(t.ir_var) is not t.ir_var:  # (a row or capture: no tape of it)
+            return self.lift(Tracer(self.unchecked(t.ir_var), self.known))
         eqn = self.known.producers.get(t.ir_var)
         if t.ir_var not in self.residuals and eqn is not None and self.recompute(eqn):
             ins, params = eqn.closed
@@ -55,6 +57,14 @@ class PartialEval:
         if t.ir_var not in self.residuals:
             self.residuals[t.ir_var] = (t, Tracer(Var(t.type), self.unknown))
         return self.residuals[t.ir_var][1]
+
+    def unchecked(self, a: Atom) -> Atom:
+        """What `a` is a checked copy of: the check has run on the known side by the time
+        the unknown side reads it."""
+        eqn = self.known.producers.get(a) if isinstance(a, Var) else None
+        if eqn is None or "checks" not in eqn.prim.traits or not isinstance(eqn.inputs[0], Var):
+            return a
+        return self.unchecked(eqn.inputs[0])
 
     def recompute(self, eqn: Eqn) -> bool:
         """Whether to recompute `eqn` on the unknown side rather than save its result: a
@@ -69,7 +79,8 @@ class PartialEval:
         if "expands" not in eqn.prim.traits:
             return False
         x, *rest = eqn.inputs
-        forwarded = all(isinstance(a, Literal) or a in self.known.params for a in rest)
+        forwarded = all(isinstance(a, Literal) or self.unchecked(a) in self.known.params
+                        for a in rest)
         return forwarded and sum(o.type.nbytes for o in eqn.outputs) > x.type.nbytes
 
     def known_value(self, a: Atom) -> Any:

@@ -3,7 +3,9 @@ fused with each of its consumers, as a slice is); a scatter copies its operand a
 writes the updates in row-major order of the index arrays (so a repeated position takes
 the last "set"); a large accumulating one, in parts on the pool's threads
 (parallel_maps.scatter_parts).
-An index out of bounds in mode "raise" fails the call with its value, axis and size."""
+An index_check fails the call, naming an index out of bounds, its axis and its size: it
+folds the index array to its least and greatest entries (a loop LLVM vectorizes), and
+only if one is out of bounds looks again for the first entry that is."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ...ir import Type
-from ...ops.gather import gather_p, scatter_p
+from ...ops.gather import gather_p, index_check_p, scatter_p
 from . import arith as A
 from .lower import Lowerer, lowering
 from .parallel_maps import block_rows, in_blocks, scatter_parts
@@ -21,7 +23,7 @@ INT64 = np.dtype(np.int64)
 UPDATE_OPS = 4  # an update's operations, about: a read and a write at a computed position
 
 
-def _position(lw: Lowerer, i: ir.Value, n: int, mode: str, site: int | None
+def _position(lw: Lowerer, i: ir.Value, n: int, mode: str
               ) -> tuple[ir.Value, ir.Value | None]:
     """(the position index `i` stands for on an axis of size `n`, whether it is inside;
     None when the mode makes every index inside)."""
@@ -32,29 +34,56 @@ def _position(lw: Lowerer, i: ir.Value, n: int, mode: str, site: int | None
         r = b.srem(i, size) if n else i
         return (b.select(b.icmp_signed("<", r, zero), b.add(r, size), r) if n else r), None
     wrapped = b.select(b.icmp_signed("<", i, zero), b.add(i, size), i)
-    inside = b.and_(b.icmp_signed(">=", wrapped, zero), b.icmp_signed("<", wrapped, size))
-    if mode == "raise":
-        lw.fail_if_any(b.not_(inside), "index", site, i)
+    if mode == "checked":
         return wrapped, None
+    inside = b.and_(b.icmp_signed(">=", wrapped, zero), b.icmp_signed("<", wrapped, size))
     return b.select(inside, wrapped, zero), inside
 
 
-def _positions(lw: Lowerer, indices: list, sizes: tuple, at_b: list, mode: str,
-               sites: list) -> tuple[list[ir.Value], ir.Value | None]:
+def _positions(lw: Lowerer, indices: list, sizes: tuple, at_b: list, mode: str
+               ) -> tuple[list[ir.Value], ir.Value | None]:
     """The position along each indexed axis of index entry `at_b`, and whether all are
     inside (None: always)."""
     pos, ok = [], None
-    for i, n, site in zip(indices, sizes, sites):
-        p, inside = _position(lw, A.convert(lw.b, lw.load(i, at_b), INT64), n, mode, site)
+    for i, n in zip(indices, sizes):
+        p, inside = _position(lw, A.convert(lw.b, lw.load(i, at_b), INT64), n, mode)
         pos.append(p)
         if inside is not None:
             ok = inside if ok is None else lw.b.and_(ok, inside)
     return pos, ok
 
 
-def _sites(lw: Lowerer, sizes: tuple, mode: str) -> list:
-    return [lw.errors.add("index", axis=a, size=n) if mode == "raise" else None
-            for a, n in enumerate(sizes)]
+@lowering(index_check_p)
+def _index_check(lw, args, out_types, *, size, axis):
+    (i,) = args
+    if cost(i) > 0 and not lw.read_whole(0):  # read twice: here, and where it is used
+        i = lw.materialize(i)
+    signed = i.type.dtype.kind == "i"
+    wide = INT64 if signed else np.dtype(np.uint64)  # an unsigned index never wraps
+    site = lw.errors.add("index", axis=axis, size=size)
+
+    # (lw.b, not a builder kept here: a lazy value may be read in an outlined function)
+    def entry(idx):
+        return A.convert(lw.b, lw.load(i, idx), wide)
+
+    def bad(lo: ir.Value, hi: ir.Value) -> ir.Value:
+        over = A.compare(lw.b, ">=", hi, lw.const(wide, size))
+        return (lw.b.or_(over, A.compare(lw.b, "<", lo, lw.const(wide, -size))) if signed
+                else over)
+
+    def check(idx) -> None:
+        v = entry(idx)
+        lw.fail_if_any(bad(v, v), "index", site, A.convert(lw.b, v, INT64))
+
+    if lw.read_whole(0):  # each index is read where it is used, and checked there
+        return [Lazy(i.type, lambda idx: check(idx) or lw.load(i, idx), cost(i) + 1)]
+    info = np.iinfo(wide)
+    lo, hi = lw.fold(i.type.shape, [lw.const(wide, info.max), lw.const(wide, info.min)],
+                     lambda idx, v: [A.maximum(lw.b, v[0], entry(idx), False),
+                                     A.maximum(lw.b, v[1], entry(idx), True)])
+    with lw.b.if_then(lw.any_lane(bad(lo, hi)), likely=False):  # which one, for the message
+        lw.elements(i.type.shape, check)
+    return [i]
 
 
 @lowering(gather_p)
@@ -64,10 +93,10 @@ def _gather(lw, args, out_types, *, mode, fill_value):
     if cost(x) > 0 and out.size > x.type.size:  # else each read computes x's element again
         x = lw.materialize(x)
     k, nb = len(indices), indices[0].type.ndim
-    sizes, sites = x.type.shape[:k], _sites(lw, x.type.shape[:k], mode)
+    sizes = x.type.shape[:k]
 
     def at(idx):
-        pos, ok = _positions(lw, indices, sizes, idx[:nb], mode, sites)
+        pos, ok = _positions(lw, indices, sizes, idx[:nb], mode)
         value = lw.load(x, pos + idx[nb:])
         return value if ok is None else lw.b.select(ok, value, lw.const(out.dtype, fill_value))
 
@@ -91,10 +120,10 @@ def _scatter(lw, args, out_types, *, op, mode):
     out = out_types[0]
     ptr = lw.materialize(x, lw.out_buffer(0, out)).ptr  # a copy: x itself is not written
     k, nb = len(indices), indices[0].type.ndim
-    sizes, sites = out.shape[:k], _sites(lw, out.shape[:k], mode)
+    sizes = out.shape[:k]
 
     def put(idx, dest):
-        pos, ok = _positions(lw, indices, sizes, idx[:nb], mode, sites)
+        pos, ok = _positions(lw, indices, sizes, idx[:nb], mode)
 
         def write():
             at = lw.offset(out.shape, pos + idx[nb:])

@@ -35,6 +35,7 @@ from ...passes import note
 from ...source_info import where
 from ...primitive import Primitive
 from . import arith, emit, interrupt, reuse
+from .demand import read_whole
 from .emit import I64, Fn, reg_type
 from .values import Array, Lazy, Scalar, Value, cost, row_bytes, strides
 
@@ -113,6 +114,7 @@ class Lowerer:
         # per output of the equation being lowered: the function's output buffer it is
         # (None if it is not one, or once claimed), so it is computed in place
         self.pending: list[ir.Value | None] = []
+        self.whole: list[bool] = []  # per output of that equation: read whole (demand.py)
 
     @property
     def b(self) -> ir.IRBuilder:
@@ -129,12 +131,17 @@ class Lowerer:
         `site` (default: a new one) says where and what."""
         b = self.b
         site = self.errors.add(kind) if site is None else site
-        if isinstance(condition.type, ir.VectorType):
-            condition = arith.intrinsic(b, "vector.reduce.or", condition, ret=emit.I1)
+        condition = self.any_lane(condition)
         status = ir.Constant(I64, emit.KINDS[kind] | site << 8)
         if lane is not None:
             status = b.or_(status, b.shl(lane, self.i64(32)))
         self.fn.fail(condition, status)
+
+    def any_lane(self, condition: ir.Value) -> ir.Value:
+        """Whether `condition` holds in some lane (a scalar holds in its only one)."""
+        if isinstance(condition.type, ir.VectorType):
+            return arith.intrinsic(self.b, "vector.reduce.or", condition, ret=emit.I1)
+        return condition
 
     def poll_interrupt(self, step: ir.Value, region: Region) -> None:
         """Every few steps of a loop whose step is `region` (interrupt.interval): return
@@ -243,6 +250,10 @@ class Lowerer:
             self.pending[i] = None
         return dest
 
+    def read_whole(self, i: int) -> bool:
+        """Whether output `i` of the equation being lowered is read whole (demand.py)."""
+        return i < len(self.whole) and self.whole[i]
+
     def out_buffer(self, i: int, t: Type) -> ir.Value:
         """A buffer for output `i` of the equation being lowered: where the function's
         caller wants it, if it is one of the function's outputs (no copy at the end)."""
@@ -325,7 +336,8 @@ class Lowerer:
             return env[a]
 
         depth: dict[Var, int] = {}  # lazy values read through, from each lazy value
-        enclosing = self.pending  # of the equation whose rule lowers this region
+        enclosing = self.pending, self.whole  # of the equation whose rule lowers this region
+        whole = read_whole(region)
         clusters = elementwise_clusters(region, uses)
         over = reuse.homes(region, dests, clusters) if dests else {}
         home = {o: dests[o] for o in over.values()}
@@ -336,6 +348,7 @@ class Lowerer:
             ins, params = eqn.closed
             out_types = [v.type for v in eqn.outputs]
             self.pending = [dests.get(v) if dests else None for v in eqn.outputs]
+            self.whole = [v in whole for v in eqn.outputs]
             if members:
                 outs, ins = [self.cluster(members, read)], cluster_inputs(members)
             else:
@@ -353,7 +366,7 @@ class Lowerer:
                 if isinstance(val, Lazy):
                     depth[var] = below
                 env[var] = self.settle(val)
-        self.pending = enclosing
+        self.pending, self.whole = enclosing
         return [read(o) for o in region.outputs]
 
     def cluster(self, members: list[Eqn], read: Callable[[Any], Value]) -> Lazy:
