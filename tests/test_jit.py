@@ -744,3 +744,41 @@ def test_static_values_equal_by_eq_but_not_alike_get_their_own_programs():
         for n in ((0.0,), (-0.0,), (2,)):
             with np.errstate(divide="ignore"):
                 np.testing.assert_array_equal(over(x, n=n), x / np.float64(n[0]))
+
+
+@pytest.mark.parametrize("shape", [(300, 5), (7, 3, 5), (40, 15), (6, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_maps_over_a_short_last_axis_are_numpys(shape, dtype):
+    """A stored map whose last axis is short runs as one flat loop (each index from the
+    flat one by quotient and remainder): values, broadcasting along either axis, in a
+    scan step too, against NumPy."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=shape).astype(dtype)
+    row = rng.normal(size=shape[:-1] + (1,)).astype(dtype)
+    col = rng.normal(size=shape[-1:]).astype(dtype)
+
+    def f(x, row, col):
+        return rnp.exp(-rnp.abs(x - row)) * col + rnp.tanh(x)
+
+    want = f(x, row, col)
+    np.testing.assert_allclose(rune.jit(f)(x, row, col), want, rtol=1e-5, atol=1e-6)
+    looped = rune.jit(lambda x, row, col: rune.scan(
+        lambda c, _: (f(c, row, col), None), x, length=3)[0])(x, row, col)
+    np.testing.assert_allclose(looped, f(f(f(x, row, col), row, col), row, col), rtol=1e-4,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("m, k, n", [(300, 5, 5), (4, 7, 9), (9, 8, 3)])
+def test_short_contractions_are_numpys_and_differentiate(m, k, n):
+    """Contractions of up to 8 terms are lazy sums of products (fused with their
+    consumer): values as NumPy's, eager and jitted, and gradients by finite differences."""
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))
+
+    def f(a, b):
+        return rnp.sum(rnp.exp(0.1 * (a @ b)) * rnp.arange(n))
+
+    want = np.sum(np.exp(0.1 * (a @ b)) * np.arange(n))
+    np.testing.assert_allclose(rune.jit(f)(a, b), want, rtol=1e-12)
+    np.testing.assert_allclose(rune.jit(lambda a, b: a @ b)(a, b), a @ b, rtol=1e-12)
+    rune.check_grads(f, a, b)

@@ -30,7 +30,7 @@ def _canonical(lw, x, batch: Sequence[int], free: Sequence[int], contract: Seque
     return lw.materialize(view)
 
 
-SMALL_K = 4  # contractions this short stay lazy: an outer product fuses with its consumer
+SMALL_K = 8  # contractions this short stay lazy: an outer product fuses with its consumer
 
 
 def _in_place(x, order) -> bool:
