@@ -30,7 +30,8 @@ def _canonical(lw, x, batch: Sequence[int], free: Sequence[int], contract: Seque
     return lw.materialize(view)
 
 
-SMALL_K = 8  # contractions this short stay lazy: an outer product fuses with its consumer
+SMALL_K = 4  # contractions this short stay lazy: an outer product fuses with its consumer
+SHORT_K = 8  # up to this many terms a product is a sum of products per element, stored
 
 
 def _in_place(x, order) -> bool:
@@ -54,8 +55,9 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
     fa, fb = free_axes(a.type.ndim, ca, ba), free_axes(b.type.ndim, cb, bb)
     size = lambda x, axes: math.prod([x.type.shape[i] for i in axes])  # noqa
     nb, m, n, k = size(a, ba), size(a, fa), size(b, fb), size(a, ca)
-    if k <= SMALL_K:
-        return [_lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)]
+    if k <= SHORT_K:  # stored unless an outer product, in one flat loop (Lowerer._flat)
+        lazy = _lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)
+        return [lazy if k <= SMALL_K else lw.materialize(lazy, lw.out_buffer(0, out))]
     if m >= TILE and n >= TILE and out.dtype.kind == "f" and _in_place(
             a, list(ba) + list(ca) + list(fa)) and _in_place(b, list(bb) + list(cb) + list(fb)):
         return [_outer_dot(lw, a, b, out, nb, m, n, k)]
