@@ -88,13 +88,18 @@ def test_generated_keys_read_as_numpy_reads_them(key):
 
 
 @INDEXING
-@given(key=keys(outside=True), part=st.sampled_from([None, 1, 0]))
-def test_generated_keys_out_of_bounds_raise_as_numpy_whatever_is_read(key, part):
+@given(key=keys(outside=True), part=st.sampled_from([None, 1, 0]),
+       through=st.sampled_from(["none", "product", "row sums"]))
+def test_generated_keys_out_of_bounds_raise_as_numpy_whatever_is_read(key, part, through):
     """Index arrays past both ends, the result read whole or only in part (its first
-    element, or none of it): an error exactly where NumPy gives one (a compiled check
-    once ran only where an element was read)."""
+    element, or none of it), directly or through a lazy product or a reduction: an error
+    exactly where NumPy gives one (a compiled check once ran only where an element was
+    read, and then was fused into a product read in part)."""
     def f(v):
-        return v[key] if part is None else v[key].reshape(-1)[:part]
+        flat = v[key].reshape(-1, 1)
+        flat = {"none": flat, "product": flat @ np.ones((1, 2)),
+                "row sums": flat.sum(axis=1)}[through]
+        return flat if part is None else flat.reshape(-1)[:part]
 
     kind, want = _numpy_or_error(lambda: f(X))
     if kind != "ok":
@@ -680,6 +685,7 @@ def test_an_index_out_of_bounds_raises_even_where_nothing_reads_what_it_selects(
     x = np.arange(5.0)
     bad = np.array([0, 9])
     for g in (lambda x, i: x[i][:1], lambda x, i: rnp.take(x, i)[0],
+              lambda x, i: (x[i][:, None] @ np.ones((1, 2)))[:1],  # a lazy product, in part
               lambda x, i: rune.scan(lambda c, _: (c + x[i][0], None), 0.0, length=3)[0]):
         with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
             on(path, g, monkeypatch)(x, bad)

@@ -80,15 +80,13 @@ def _gather_shape(x: Type, *indices: Type, mode, fill_value):
 def positions(indices: Sequence[np.ndarray], sizes: Sequence[int], mode: str
               ) -> tuple[list[np.ndarray], np.ndarray]:
     """(indices made in range as `mode` says, which entries were in range): the NumPy
-    meaning, shared by gather and scatter. In mode "checked", index_check has seen the
-    indices; NumPy's IndexError here is only a second look, which costs nothing."""
+    meaning, shared by gather and scatter (in mode "checked", index_check has seen the
+    indices)."""
     out, ok = [], np.ones(np.shape(indices[0]), bool)
-    for axis, (i, n) in enumerate(zip(indices, sizes)):
+    for i, n in zip(indices, sizes):
         i = np.asarray(i, np.int64)
         wrapped = np.where(i < 0, i + n, i)
         inside = (wrapped >= 0) & (wrapped < n)
-        if mode == "checked" and not inside.all():
-            raise_out_of_bounds(i, inside, axis, n)
         if mode == "clip":
             wrapped = np.clip(i, 0, n - 1)  # as JAX and np.take's clip: no counting from the end
         elif mode == "wrap":
@@ -96,11 +94,6 @@ def positions(indices: Sequence[np.ndarray], sizes: Sequence[int], mode: str
         ok &= inside if mode in ("fill", "drop") else True
         out.append(np.where(ok, wrapped, 0) if mode in ("fill", "drop") else wrapped)
     return out, ok
-
-
-def raise_out_of_bounds(i: np.ndarray, inside: np.ndarray, axis: int, n: int) -> None:
-    bad = int(i[~inside].reshape(-1)[0])
-    raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
 
 
 @gather_p.def_rule("impl")
@@ -342,7 +335,8 @@ def _inside(i: np.ndarray, size: int) -> np.ndarray:
 def _index_check_impl(i, *, size, axis):
     inside = _inside(np.asarray(i), size)
     if not inside.all():
-        raise_out_of_bounds(np.asarray(i), inside, axis, size)
+        bad = int(np.asarray(i)[~inside].reshape(-1)[0])
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
     return [i]
 
 

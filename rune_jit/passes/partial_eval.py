@@ -44,8 +44,9 @@ class PartialEval:
     def lift(self, t: Tracer) -> Tracer:
         if t.ir_var in self.recomputed:
             return self.recomputed[t.ir_var]
-        if self.unchecked(t.ir_var) is not t.ir_var:  # (a row or capture: no tape of it)
-            return self.lift(Tracer(self.unchecked(t.ir_var), self.known))
+        source = self.unchecked(t.ir_var)
+        if source is not t.ir_var:  # (a row or a capture: no tape of it)
+            return self.lift(Tracer(source, self.known))
         eqn = self.known.producers.get(t.ir_var)
         if t.ir_var not in self.residuals and eqn is not None and self.recompute(eqn):
             ins, params = eqn.closed

@@ -17,24 +17,26 @@ from ...ops.reduce import P as REDUCTIONS
 from ...ops.shape import broadcast_in_dim_p, concatenate_p, reshape_p, rev_p, transpose_p
 from ...ops.sort import cumulative_p, sort_p
 
-READS_ALL = {scatter_p, dot_general_p, sort_p, cumulative_p, *REDUCTIONS.values()}
-# each element of the result reads its own elements of the operands
-ALONG = {broadcast_in_dim_p, concatenate_p, reshape_p, rev_p, transpose_p, index_check_p}
+# what lowering reads whole of each operand: a scatter, all of its indices and updates;
+# these, the elements that their result's elements need, which is every element only
+# when their result is read whole (a product of a few terms is lazy, as a slice is)
+THROUGH = {broadcast_in_dim_p, concatenate_p, reshape_p, rev_p, transpose_p, index_check_p,
+           dot_general_p, sort_p, cumulative_p, *REDUCTIONS.values()}
 
 
 def read_whole(region: Region) -> set[Var]:
-    """The region's values that lowering reads whole (its outputs, what a reduction or a
-    scatter reads, and what a value read whole is computed from element by element)."""
+    """The region's values that lowering reads whole: its outputs, what a scatter reads,
+    and what a value read whole is computed from (through the equations named above)."""
     whole = {o for o in region.outputs if isinstance(o, Var)}
     for eqn in reversed(region.eqns):
         if eqn.regions or any(o.type.size == 0 for o in eqn.outputs):
             continue  # (an empty result reads nothing, however large its operands)
         out_whole = all(o in whole for o in eqn.outputs)
-        if eqn.prim in READS_ALL:
+        if eqn.prim is scatter_p:
             reads = eqn.inputs
         elif eqn.prim is gather_p:  # every index, not every element of the table
             reads = eqn.inputs[1:] if out_whole else ()
-        elif "elementwise" in eqn.prim.traits or eqn.prim in ALONG:
+        elif "elementwise" in eqn.prim.traits or eqn.prim in THROUGH:
             reads = eqn.inputs if out_whole else ()
         else:
             reads = ()

@@ -56,8 +56,6 @@ def _positions(lw: Lowerer, indices: list, sizes: tuple, at_b: list, mode: str
 @lowering(index_check_p)
 def _index_check(lw, args, out_types, *, size, axis):
     (i,) = args
-    if cost(i) > 0 and not lw.read_whole(0):  # read twice: here, and where it is used
-        i = lw.materialize(i)
     signed = i.type.dtype.kind == "i"
     wide = INT64 if signed else np.dtype(np.uint64)  # an unsigned index never wraps
     site = lw.errors.add("index", axis=axis, size=size)
@@ -77,6 +75,7 @@ def _index_check(lw, args, out_types, *, size, axis):
 
     if lw.read_whole(0):  # each index is read where it is used, and checked there
         return [Lazy(i.type, lambda idx: check(idx) or lw.load(i, idx), cost(i) + 1)]
+    i = lw.materialize(i) if cost(i) > 0 else i  # read twice: here, and where it is used
     info = np.iinfo(wide)
     lo, hi = lw.fold(i.type.shape, [lw.const(wide, info.max), lw.const(wide, info.min)],
                      lambda idx, v: [A.maximum(lw.b, v[0], entry(idx), False),
