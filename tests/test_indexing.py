@@ -719,6 +719,38 @@ def test_a_loop_checks_a_loop_invariant_index_array_once_before_it_runs():
     rune.check_grads(loop, np.linspace(0.1, 0.8, 8), cols)
 
 
+def test_maps_that_read_gathers_run_in_vectors_and_are_numpys():
+    """A map that reads a gather is a loop LLVM vectorizes only when told its steps are
+    independent (emit.Fn.while_loop: no runtime check can compare a gather's addresses
+    with the store's). Each case here is one such loop: a step's carry gathered from
+    the carry it replaces, the reversal of a gather stored over what it reads from
+    (reuse.py's softmax), and a map read whole after a short gather; sizes that leave a
+    vector loop's remainder, in float32 and float64."""
+    rng = np.random.default_rng(7)
+    for n, dtype, tol in ((1003, np.float64, 1e-12), (517, np.float32, 1e-5)):
+        close = dict(rtol=tol, atol=tol)
+        x0 = rng.standard_normal(n).astype(dtype)
+        perm = rng.permutation(n)
+
+        def loop(x0, perm):
+            return rune.scan(lambda x, _: (rnp.tanh(x[perm] * 1.5 + x[::-1]), None), x0,
+                             length=3)[0]
+
+        want = x0
+        for _ in range(3):
+            want = np.tanh(want[perm] * dtype(1.5) + want[::-1])
+        np.testing.assert_allclose(rune.jit(loop)(x0, perm), want, **close)
+
+        def softmax(x, perm):
+            e = rnp.exp(x[perm][::-1] - rnp.max(x))
+            return e / rnp.sum(e)
+
+        e = np.exp(x0[perm][::-1] - x0.max())
+        np.testing.assert_allclose(rune.jit(softmax)(x0, perm), e / e.sum(), **close)
+        ends = rune.jit(lambda x, i: rnp.sin(x[i]) + x[1:4].sum())(x0, perm[:40])
+        np.testing.assert_allclose(ends, np.sin(x0[perm[:40]]) + x0[1:4].sum(), **close)
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_a_constant_table_read_at_a_traced_index(path, monkeypatch):
     """log_B[:, o] of a constant table with o a scan row: through rnp.asarray, and a clear

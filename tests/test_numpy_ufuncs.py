@@ -188,4 +188,7 @@ def test_vmap_matches_a_loop(name, backend):
     a, b = rng.standard_normal((5, 3)), rng.standard_normal(3) + 2.0
     f = getattr(rnp, name)
     got = backend(rune.vmap(f, in_axes=(0, None)))(a, b)
-    np.testing.assert_array_equal(got, np.stack([f(r, b) for r in a]))
+    # exact, but for ulps where the batch runs in vectors and each row alone does not:
+    # a math function's vector and scalar variants may round differently
+    ulps = 2 if name in ("logaddexp", "hypot") else 0
+    np.testing.assert_array_max_ulp(got, np.stack([f(r, b) for r in a]), maxulp=ulps)

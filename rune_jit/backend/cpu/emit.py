@@ -94,6 +94,32 @@ class Indirect:
         return self.ptr.get_reference()
 
 
+class _Distinct(ir.values.MDValue):
+    """A metadata node LLVM keeps apart from every equal one (`distinct !{...}`)."""
+
+    def descr(self, buf) -> None:
+        buf.append("distinct ")
+        super().descr(buf)
+
+    # equal to itself alone, also as a key of the module's cache of uniqued nodes
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
+
+def _distinct(module: ir.Module, operands: list) -> _Distinct:
+    return _Distinct(module, operands, name=str(len(module.metadata)))
+
+
+def _loop_id(module: ir.Module, group: ir.MDValue) -> ir.MDValue:
+    """A loop's ID (itself first, by LLVM's convention) saying its steps are independent
+    in the accesses of `group`."""
+    node = _distinct(module, [])
+    node.operands = (node, module.add_metadata([
+        ir.MetaDataString(module, "llvm.loop.parallel_accesses"), group]))
+    return node
+
+
 class Fn:
     """One LLVM function being built, with its arena, exit and loop helpers."""
 
@@ -117,6 +143,8 @@ class Fn:
         # that passes scratch memory (an outlined part of a program, run by the pool)
         self.own_arena = False
         self.loops = 0  # loops whose body is being emitted (threads.may_start)
+        # the access group of the innermost parallel loop being emitted (`while_loop`)
+        self.access_group: ir.MDValue | None = None
 
     # ------------------------------------------------------------- buffers
 
@@ -175,8 +203,10 @@ class Fn:
         self.b.position_at_end(ok)
 
     def loop(self, start: ir.Value, stop: ir.Value, step: int, carried: Sequence[ir.Value],
-             body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]]) -> list[ir.Value]:
-        """for t in range(start, stop, step): carried = body(t, carried); -> final carried."""
+             body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]],
+             parallel: bool = False) -> list[ir.Value]:
+        """for t in range(start, stop, step): carried = body(t, carried); -> final carried.
+        `parallel`: see `while_loop`."""
         cmp = "<" if step > 0 else ">"
 
         def advance(regs):
@@ -184,7 +214,8 @@ class Fn:
             return [self.b.add(regs[0], ir.Constant(I64, step))] + new
 
         return self.while_loop([start] + list(carried),
-                               lambda regs: self.b.icmp_signed(cmp, regs[0], stop), advance)[1:]
+                               lambda regs: self.b.icmp_signed(cmp, regs[0], stop), advance,
+                               parallel)[1:]
 
     def counted_loop(self, n: ir.Value, reverse: bool, carried: Sequence[ir.Value],
                      body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]]
@@ -197,8 +228,16 @@ class Fn:
 
     def while_loop(self, carried: Sequence[ir.Value],
                    test: Callable[[list[ir.Value]], ir.Value],
-                   body: Callable[[list[ir.Value]], Sequence[ir.Value]]) -> list[ir.Value]:
-        """while test(carried): carried = body(carried); -> final carried."""
+                   body: Callable[[list[ir.Value]], Sequence[ir.Value]],
+                   parallel: bool = False) -> list[ir.Value]:
+        """while test(carried): carried = body(carried); -> final carried.
+
+        `parallel`: the memory accesses the body makes in `access_group` (the loads of
+        Lowerer.load_at, and the stores it is told are the loop's own) touch no location
+        another step writes. LLVM then vectorizes a loop it cannot prove that of (a
+        store beside a gather, whose addresses no runtime check can compare); any other
+        access in the loop (a scratch store, a call that writes memory) makes it serial
+        again, as LLVM sees it."""
         b = self.b
         pre = b.block
         header = self.func.append_basic_block("while")
@@ -212,14 +251,20 @@ class Fn:
         b.cbranch(test(list(phis)), inside, after)
         b.position_at_end(inside)
         self.loops += 1
+        outer_group = self.access_group
+        if parallel:
+            self.access_group = _distinct(self.module, [])
         try:
             new = list(body(list(phis)))
         finally:
             self.loops -= 1
+            group, self.access_group = self.access_group, outer_group
         latch = b.block
         for p, v in zip(phis, new):
             p.add_incoming(v, latch)
-        b.branch(header)
+        back = b.branch(header)
+        if parallel:
+            back.set_metadata("llvm.loop", _loop_id(self.module, group))
         b.position_at_end(after)
         return list(phis)
 

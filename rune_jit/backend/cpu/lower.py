@@ -194,14 +194,20 @@ class Lowerer:
         """The element at `offset`, or the `width` elements from there as one vector."""
         v = self.b.load(self.address(ptr, dtype, offset), typ=emit.mem_type(dtype, width),
                         align=dtype.itemsize)
+        if self.fn.access_group is not None:
+            v.set_metadata("llvm.access.group", self.fn.access_group)
         # NumPy stores a bool as a byte; a register holds it as an i1
         return self.b.icmp_unsigned("!=", v, arith.const_like(v, 0)) if dtype.kind == "b" else v
 
-    def store_at(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value, v: ir.Value) -> None:
-        """Write `v`, one element or a vector of them, at `offset`."""
+    def store_at(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value, v: ir.Value,
+                 own: bool = False) -> None:
+        """Write `v`, one element or a vector of them, at `offset`. `own`: the store is
+        the parallel loop's own (emit.Fn.while_loop): no other step touches `offset`."""
         if dtype.kind == "b":
             v = self.b.zext(v, emit.mem_type(dtype, arith.lanes(v.type)))
-        self.b.store(v, self.address(ptr, dtype, offset), align=dtype.itemsize)
+        st = self.b.store(v, self.address(ptr, dtype, offset), align=dtype.itemsize)
+        if own and self.fn.access_group is not None:
+            st.set_metadata("llvm.access.group", self.fn.access_group)
 
     def load(self, v: Value, idx: Sequence[ir.Value]) -> ir.Value:
         """Element `idx` of a value (a scalar operand broadcasts: any index reads it)."""
@@ -263,30 +269,32 @@ class Lowerer:
 
     def fold(self, shape: Sequence[int], carried: Sequence[ir.Value],
              body: Callable[[list[ir.Value], list[ir.Value]], Sequence[ir.Value]],
-             small: int = SMALL_ELEMENTS, flat: bool = False) -> list[ir.Value]:
+             small: int = SMALL_ELEMENTS, flat: bool = False, parallel: bool = False
+             ) -> list[ir.Value]:
         """carried = body(idx, carried) for every index of `shape`, in order; -> the final
         registers. A shape of at most `small` elements is unrolled: at constant indices,
         its buffers stay in registers (see emit.SMALL_BYTES). `flat`: one loop over all
-        the elements when the last axis is short (see `_flat`)."""
+        the elements when the last axis is short (see `_flat`). `parallel`: the loops
+        are (emit.Fn.while_loop)."""
         if math.prod(shape) <= small:
             vals = list(carried)
             for idx in np.ndindex(*shape):
                 vals = list(body([self.i64(i) for i in idx], vals))
             return vals
         if flat and len(shape) > 1 and shape[-1] < SHORT_AXIS:
-            return self._flat(shape, carried, body)
+            return self._flat(shape, carried, body, parallel)
 
         def level(d: int, idx: list[ir.Value], vals: list[ir.Value]) -> list[ir.Value]:
             if d == len(shape):
                 return list(body(idx, vals))
             return self.fn.loop(self.i64(0), self.i64(shape[d]), 1, vals,
-                                lambda t, v: level(d + 1, idx + [t], v))
+                                lambda t, v: level(d + 1, idx + [t], v), parallel)
 
         return level(0, [], list(carried))
 
     def _flat(self, shape: Sequence[int], carried: Sequence[ir.Value],
-              body: Callable[[list[ir.Value], list[ir.Value]], Sequence[ir.Value]]
-              ) -> list[ir.Value]:
+              body: Callable[[list[ir.Value], list[ir.Value]], Sequence[ir.Value]],
+              parallel: bool) -> list[ir.Value]:
         """`fold` as one loop over the flat index, each axis' index its quotient and
         remainder by constants: LLVM vectorizes that loop (a (300, 5) map runs in vectors,
         its calls to exp too), where a loop of 5 inside one of 300 it would not."""
@@ -299,16 +307,18 @@ class Lowerer:
                 t = b.udiv(t, self.i64(n))
             return list(body([t] + idx[::-1], vals))
 
-        return self.fn.loop(self.i64(0), self.i64(math.prod(shape)), 1, list(carried), at)
+        return self.fn.loop(self.i64(0), self.i64(math.prod(shape)), 1, list(carried), at,
+                            parallel)
 
     def elements(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
         """body(idx), which reads or writes one element, for every index of `shape`."""
         self.fold(shape, [], lambda idx, _: body(idx) or [])
 
-    def loop_nest(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
+    def loop_nest(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None],
+                  parallel: bool = False) -> None:
         """body(idx) for every index of `shape`, as loops however small the shape (a
         kernel's tiles: unrolled, they would only make the code bigger)."""
-        self.fold(shape, [], lambda idx, _: body(idx) or [], small=0)
+        self.fold(shape, [], lambda idx, _: body(idx) or [], small=0, parallel=parallel)
 
     def store(self, v: Value, dest: ir.Value) -> None:
         """Write all of `v` to the buffer at `dest`."""
@@ -324,9 +334,15 @@ class Lowerer:
             # a long chain over a few elements is a loop: unrolled, its code would be
             # that many times longer, for LLVM's vectorizer to fold back together
             small = SMALL_ELEMENTS if cost(v) * t.size <= UNROLLED_OPERATIONS else 0
-            self.fold(t.shape, [], lambda idx, _: self.store_at(
-                dest, t.dtype, self.offset(t.shape, idx), self.load(v, idx)) or [], small,
-                flat=t.size > small)
+            self.fold(t.shape, [], lambda idx, _: self.store_element(v, dest, idx) or [],
+                      small, flat=t.size > small, parallel=True)
+
+    def store_element(self, v: Value, dest: ir.Value, idx: Sequence[ir.Value]) -> None:
+        """Element `idx` of `v` to the buffer at `dest`, in a parallel loop over the
+        elements: no element of `v` reads what another writes (`dest` is a buffer of its
+        own, or v's operand's in place, element for element: reuse.py)."""
+        self.store_at(dest, v.type.dtype, self.offset(v.type.shape, idx), self.load(v, idx),
+                      own=True)
 
     def materialize(self, v: Value, dest: ir.Value | None = None) -> Array:
         """`v` in memory (a buffer of this call unless `dest` is given)."""

@@ -69,12 +69,13 @@ def block_rows(lw: Lowerer, j: ir.Value, rows: int, n: int) -> tuple[ir.Value, i
 
 
 def elements_in_parallel(lw: Lowerer, shape: tuple, work: int,
-                         body: Callable[[list[ir.Value]], None], loop_free: bool = True
-                         ) -> bool:
+                         body: Callable[[list[ir.Value]], None], loop_free: bool = True,
+                         parallel: bool = False) -> bool:
     """body(idx) for every index of `shape` (each independent of the others, `work`
     operations in all; `loop_free`: whether an element's code may have no loop), in
     blocks of rows on the pool's threads, if it is worth it; -> whether it was (else
-    nothing was emitted)."""
+    nothing was emitted). `parallel`: the loops are, in LLVM's sense too
+    (emit.Fn.while_loop)."""
     least = STEP_MAP_WORK if lw.fn.loops else MAP_WORK
     if not threads.may_start(lw, in_loops=True) or not shape or work < least:
         return False
@@ -86,7 +87,7 @@ def elements_in_parallel(lw: Lowerer, shape: tuple, work: int,
     def block(j: ir.Value) -> None:
         start, stop = block_rows(lw, j, rows, shape[0])
         lw.fn.loop(start, stop, 1, [], lambda r, _: lw.loop_nest(
-            shape[1:], lambda idx: body([r] + idx)) or [])
+            shape[1:], lambda idx: body([r] + idx), parallel) or [], parallel)
 
     threads.parallel_loop(lw, n_blocks, block)
     return True
@@ -144,7 +145,7 @@ def _store_in_parallel(lw: Lowerer, v: Lazy, dest: ir.Value) -> bool:
     t = v.type
     return elements_in_parallel(
         lw, t.shape, t.size * max(v.cost, 1),
-        lambda idx: lw.store_at(dest, t.dtype, lw.offset(t.shape, idx), lw.load(v, idx)))
+        lambda idx: lw.store_element(v, dest, idx), parallel=True)
 
 
 STORES.append(_store_in_parallel)
