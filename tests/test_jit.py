@@ -783,3 +783,45 @@ def test_short_contractions_are_numpys_and_differentiate(m, k, n):
     np.testing.assert_allclose(rune.jit(f)(a, b), want, rtol=1e-12)
     np.testing.assert_allclose(rune.jit(lambda a, b: a @ b)(a, b), a @ b, rtol=1e-12)
     rune.check_grads(f, a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_long_contractions_into_few_outputs_are_numpys(dtype):
+    """8 to 28 outputs (AVX-512; 8 to 12 below) over a long k are accumulated in
+    registers in one pass over k (linalg._few_outputs_dot), whatever the operands'
+    layout: stored or lazy, k first or last, batched, two contracted axes; in a scan
+    step, under vmap and grad."""
+    rng = np.random.default_rng(5)
+    x = (rng.normal(size=(300, 5)) * 4).astype(dtype)
+    g = (rng.normal(size=(300, 5)) * 4).astype(dtype)
+    tol = dict(rtol=1e-5, atol=1e-3) if dtype == np.float32 else dict(rtol=1e-12)
+    cases = {
+        "stored, k first": (lambda x, g: x.T @ g, lambda x, g: x.T @ g),
+        "lazy, k first": (lambda x, g: (x * 2 + g).T @ g, lambda x, g: (x * 2 + g).T @ g),
+        "k last": (lambda x, g: x.T[:3] @ g, lambda x, g: x.T[:3] @ g),
+        "batched": (lambda x, g: rnp.einsum("bki,bkj->bij", x.reshape(3, 100, 5),
+                                            g.reshape(3, 100, 5)),
+                    lambda x, g: np.einsum("bki,bkj->bij", x.reshape(3, 100, 5),
+                                           g.reshape(3, 100, 5))),
+        "two contracted axes": (lambda x, g: rnp.einsum("abi,abj->ij", x.reshape(30, 10, 5),
+                                                        g.reshape(30, 10, 5)),
+                                lambda x, g: np.einsum("abi,abj->ij", x.reshape(30, 10, 5),
+                                                       g.reshape(30, 10, 5))),
+    }
+    for name, (f, want) in cases.items():
+        np.testing.assert_allclose(rune.jit(f)(x, g), want(x, g), **tol, err_msg=name)
+    vm = rune.jit(rune.vmap(lambda x, g: x.T @ g))(np.stack([x, g]), np.stack([g, x]))
+    np.testing.assert_allclose(vm, np.stack([x.T @ g, g.T @ x]), **tol)
+    if dtype != np.float64:
+        return
+
+    def train(w, x, g):  # a gradient step's xᵀ (x w - g): SX's shape
+        def step(w, _):
+            return w - 1e-4 * (x.T @ (x @ w - g)), None
+        return rune.scan(step, w, length=5)[0]
+
+    w0, want = np.eye(5), np.eye(5)
+    for _ in range(5):
+        want = want - 1e-4 * (x.T @ (x @ want - g))
+    np.testing.assert_allclose(rune.jit(train)(w0, x, g), want, rtol=1e-12)
+    rune.check_grads(lambda w: rnp.sum(rnp.tanh(train(w, x / 4, g / 4))), w0 * 0.3)

@@ -7,6 +7,7 @@ import math
 from itertools import product
 from typing import Sequence
 
+import llvmlite.ir as ir
 import numpy as np
 
 from ...ops.linalg import free_axes, dot_general_p, solve_p
@@ -58,6 +59,8 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
     if k <= SHORT_K:  # stored unless an outer product, in one flat loop (Lowerer._flat)
         lazy = _lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)
         return [lazy if k <= SMALL_K else lw.materialize(lazy, lw.out_buffer(0, out))]
+    if LATENCY_HIDING <= m * n <= _accumulators(lw):
+        return [_few_outputs_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)]
     if m >= TILE and n >= TILE and out.dtype.kind == "f" and _in_place(
             a, list(ba) + list(ca) + list(fa)) and _in_place(b, list(bb) + list(cb) + list(fb)):
         return [_outer_dot(lw, a, b, out, nb, m, n, k)]
@@ -107,6 +110,55 @@ def _lazy_dot(lw, a, b, out, contract, batch, fa, fb):
         return total if total is not None else lw.const(out.dtype, 0)
 
     return Lazy(out, at, len(terms) + cost(a) + cost(b))
+
+
+# outputs, at least, for _few_outputs_dot: an FMA's latency times the FMAs a cycle, so
+# that its chains of additions keep the FMA units busy (fewer: a dot product's loop,
+# which vectorizes along k, is faster)
+LATENCY_HIDING = 8
+
+
+def _accumulators(lw) -> int:
+    """Outputs of a product, per batch, that fit in registers as accumulators beside the
+    operands' elements of one term: 32 registers with AVX-512, 16 below."""
+    return 28 if vector_bits() >= 512 else 12
+
+
+def _few_outputs_dot(lw, a, b, out, contract, batch, fa, fb):
+    """A long contraction into few outputs (Xᵀ G of two (300, 5) arrays, 5 x 5): every
+    output an accumulator in a register, one pass over k reading each element of A's
+    and B's rows once (lazy operands too: nothing is laid out first). Reading the
+    operands in place for each output instead makes a chain of k dependent additions
+    per output, one output after another."""
+    (ca, cb), (ba, bb) = contract, batch
+    sizes = lambda x, axes: [x.type.shape[i] for i in axes]  # noqa: E731
+    b_shape, k_shape = sizes(a, ba), sizes(a, ca)
+    a_free, b_free = list(np.ndindex(*sizes(a, fa))), list(np.ndindex(*sizes(b, fb)))
+    dt, ptr = out.dtype, lw.out_buffer(0, out)
+
+    def read(x, axes_b, axes_c, axes_f, bi, ki, fi) -> ir.Value:
+        idx = [None] * x.type.ndim
+        for axes, vals in ((axes_b, bi), (axes_c, ki), (axes_f, [lw.i64(v) for v in fi])):
+            for axis, v in zip(axes, vals):
+                idx[axis] = v
+        return lw.load(x, idx)
+
+    def per_batch(bi):
+        def term(ki, acc):
+            xs = [read(a, ba, ca, fa, bi, ki, f) for f in a_free]
+            ys = [read(b, bb, cb, fb, bi, ki, f) for f in b_free]
+            return [lw.b.fadd(acc[i * len(ys) + j], lw.b.fmul(x, y, flags=FUSED), flags=FUSED)
+                    if dt.kind == "f" else A.add(lw.b, acc[i * len(ys) + j], A.mul(lw.b, x, y))
+                    for i, x in enumerate(xs) for j, y in enumerate(ys)]
+
+        zero = lw.const(dt, 0)
+        sums = lw.fold(k_shape, [zero] * (len(a_free) * len(b_free)), term, small=0)
+        for total, fi in zip(sums, np.ndindex(*out.shape[len(b_shape):])):
+            lw.store_at(ptr, dt, lw.offset(out.shape, list(bi) + [lw.i64(v) for v in fi]),
+                        total)
+
+    lw.loop_nest(b_shape, per_batch)
+    return Array(out, ptr)
 
 
 TILE = 4  # a product of big matrices computes TILE x TILE outputs per pass over k
