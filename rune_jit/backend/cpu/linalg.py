@@ -14,7 +14,7 @@ from ...ops.linalg import free_axes, dot_general_p, solve_p
 from . import arith as A
 from . import lapack
 from .llvm import vector_bits
-from .lower import lowering
+from .lower import SHORT_AXIS, lowering
 from .values import Array, Lazy, Scalar, cost
 
 
@@ -33,6 +33,7 @@ def _canonical(lw, x, batch: Sequence[int], free: Sequence[int], contract: Seque
 
 SMALL_K = 4  # contractions this short stay lazy: an outer product fuses with its consumer
 SHORT_K = 8  # up to this many terms a product is a sum of products per element, stored
+# (by rows: _stored_by_rows)
 
 
 def _in_place(x, order) -> bool:
@@ -56,9 +57,9 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
     fa, fb = free_axes(a.type.ndim, ca, ba), free_axes(b.type.ndim, cb, bb)
     size = lambda x, axes: math.prod([x.type.shape[i] for i in axes])  # noqa
     nb, m, n, k = size(a, ba), size(a, fa), size(b, fb), size(a, ca)
-    if k <= SHORT_K:  # stored unless an outer product, in one flat loop (Lowerer._flat)
+    if k <= SHORT_K:  # stored unless an outer product
         lazy = _lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)
-        return [lazy if k <= SMALL_K else lw.materialize(lazy, lw.out_buffer(0, out))]
+        return [lazy if k <= SMALL_K else _stored_by_rows(lw, lazy, lw.out_buffer(0, out))]
     if LATENCY_HIDING <= m * n <= _accumulators(lw):
         return [_few_outputs_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)]
     if m >= TILE and n >= TILE and out.dtype.kind == "f" and _in_place(
@@ -116,6 +117,24 @@ def _lazy_dot(lw, a, b, out, contract, batch, fa, fb):
 # that its chains of additions keep the FMA units busy (fewer: a dot product's loop,
 # which vectorizes along k, is faster)
 LATENCY_HIDING = 8
+
+
+def _stored_by_rows(lw, v: Lazy, dest: ir.Value) -> Array:
+    """A short product stored a row at a time, the row's elements unrolled when the last
+    axis is short, so that the operands' rows are read once a row (X W of (300, 5) and
+    (5, 5): 4.7 -> 0.7 us on znver4). One loop over all the elements (Lowerer._flat)
+    reads both operands through quotients and remainders of the flat index, in gathers."""
+    t = v.type
+    if t.ndim < 2 or t.shape[-1] >= SHORT_AXIS:
+        return lw.materialize(v, dest)
+
+    def row(idx, _):
+        for j in range(t.shape[-1]):
+            lw.store_element(v, dest, idx + [lw.i64(j)])
+        return []
+
+    lw.fold(t.shape[:-1], [], row, small=0, parallel=True)
+    return Array(t, dest)
 
 
 def _accumulators(lw) -> int:
