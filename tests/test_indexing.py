@@ -699,6 +699,24 @@ def test_an_index_out_of_bounds_raises_even_where_nothing_reads_what_it_selects(
         x, np.array([4, 0], np.uint8)), x[[4, 0]])
 
 
+def test_an_index_out_of_bounds_in_one_lane_of_a_vmap_raises_as_numpy():
+    """Under vmap an index array is one lane's: a bad index in any lane raises NumPy's
+    IndexError, read or not, eager and jitted, through take and under grad; a negative
+    one in bounds counts from the end."""
+    x = np.arange(5.0)
+    bad = np.array([[0, 1], [2, 9]])
+    part = lambda i: rnp.asarray(x)[i][:1]  # noqa: E731
+    grad = rune.vmap(rune.grad(lambda t, i: rnp.sum(t[i])), in_axes=(None, 0))
+    for f, args in ((rune.vmap(part), (bad,)), (rune.jit(rune.vmap(part)), (bad,)),
+                    (rune.jit(rune.vmap(lambda i: rnp.take(rnp.asarray(x), i))), (bad,)),
+                    (rune.jit(grad), (x, bad))):
+        with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
+            f(*args)
+    good = np.array([[0, 1], [2, -5]])
+    np.testing.assert_array_equal(rune.jit(rune.vmap(lambda i: rnp.asarray(x)[i]))(good),
+                                  x[good])
+
+
 def test_a_loop_checks_a_loop_invariant_index_array_once_before_it_runs():
     """The check of an index array the step captures leaves the loop (so the step's read
     has no branch and vectorizes); in reverse mode the backward loop reads the indices
