@@ -768,7 +768,7 @@ def test_maps_over_a_short_last_axis_are_numpys(shape, dtype):
                                atol=1e-5)
 
 
-@pytest.mark.parametrize("m, k, n", [(300, 5, 5), (4, 7, 9), (9, 8, 3), (6, 3, 5)])
+@pytest.mark.parametrize("m, k, n", [(300, 5, 5), (4, 7, 9), (9, 8, 3), (6, 3, 5), (2, 6, 3)])
 def test_short_contractions_are_numpys_and_differentiate(m, k, n):
     """Contractions of up to 8 terms are sums of products per element (lazy up to 4,
     stored by a flat loop up to 8): values as NumPy's, eager and jitted, and gradients

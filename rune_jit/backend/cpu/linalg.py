@@ -14,7 +14,7 @@ from ...ops.linalg import free_axes, dot_general_p, solve_p
 from . import arith as A
 from . import lapack
 from .llvm import vector_bits
-from .lower import SHORT_AXIS, lowering
+from .lower import SHORT_AXIS, SMALL_ELEMENTS, lowering
 from .values import Array, Lazy, Scalar, cost
 
 
@@ -87,6 +87,16 @@ def _dot_in_float32(lw, a, b, out, contract, batch):
     return Lazy(out, lambda idx: A.convert(lw.b, lw.load(res, idx), out.dtype), 1 + cost(res))
 
 
+def _operand_index(x, axes_values: Sequence[tuple[Sequence[int], Sequence]]) -> list:
+    """An index of operand `x` whose axes `axes` take `values`, for each pair (its batch,
+    contracted and free axes)."""
+    idx = [None] * x.type.ndim
+    for axes, values in axes_values:
+        for axis, v in zip(axes, values):
+            idx[axis] = v
+    return idx
+
+
 def _lazy_dot(lw, a, b, out, contract, batch, fa, fb):
     """Each element as its own short sum of products, read where it is needed."""
 
@@ -94,29 +104,17 @@ def _lazy_dot(lw, a, b, out, contract, batch, fa, fb):
     terms = list(product(*[range(a.type.shape[i]) for i in ca]))
 
     def at(idx):
-        nbt, nfa = len(ba), len(fa)
+        bi, rest = idx[:len(ba)], idx[len(ba):]
         total = None
         for term in terms:
-            ai, bi = [None] * a.type.ndim, [None] * b.type.ndim
-            for pos, (i, j) in enumerate(zip(ba, bb)):
-                ai[i] = bi[j] = idx[pos]
-            for pos, i in enumerate(fa):
-                ai[i] = idx[nbt + pos]
-            for pos, j in enumerate(fb):
-                bi[j] = idx[nbt + nfa + pos]
-            for t, i, j in zip(term, ca, cb):
-                ai[i] = bi[j] = lw.i64(t)
-            prod = A.mul(lw.b, lw.load(a, ai), lw.load(b, bi))
+            t = [lw.i64(v) for v in term]
+            x = lw.load(a, _operand_index(a, [(ba, bi), (fa, rest[:len(fa)]), (ca, t)]))
+            y = lw.load(b, _operand_index(b, [(bb, bi), (fb, rest[len(fa):]), (cb, t)]))
+            prod = A.mul(lw.b, x, y)
             total = prod if total is None else A.add(lw.b, total, prod)
         return total if total is not None else lw.const(out.dtype, 0)
 
     return Lazy(out, at, len(terms) + cost(a) + cost(b))
-
-
-# outputs, at least, for _few_outputs_dot: an FMA's latency times the FMAs a cycle, so
-# that its chains of additions keep the FMA units busy (fewer: a dot product's loop,
-# which vectorizes along k, is faster)
-LATENCY_HIDING = 8
 
 
 def _stored_by_rows(lw, v: Lazy, dest: ir.Value) -> Array:
@@ -125,8 +123,8 @@ def _stored_by_rows(lw, v: Lazy, dest: ir.Value) -> Array:
     (5, 5): 4.7 -> 0.7 us on znver4). One loop over all the elements (Lowerer._flat)
     reads both operands through quotients and remainders of the flat index, in gathers."""
     t = v.type
-    if t.ndim < 2 or t.shape[-1] >= SHORT_AXIS:
-        return lw.materialize(v, dest)
+    if t.ndim < 2 or t.shape[-1] >= SHORT_AXIS or t.size <= SMALL_ELEMENTS:
+        return lw.materialize(v, dest)  # (a small one unrolled, in registers)
 
     def row(idx, _):
         for j in range(t.shape[-1]):
@@ -135,6 +133,12 @@ def _stored_by_rows(lw, v: Lazy, dest: ir.Value) -> Array:
 
     lw.fold(t.shape[:-1], [], row, small=0, parallel=True)
     return Array(t, dest)
+
+
+# outputs, at least, for _few_outputs_dot: an FMA's latency times the FMAs a cycle, so
+# that its chains of additions keep the FMA units busy (fewer: a dot product's loop,
+# which vectorizes along k, is faster)
+LATENCY_HIDING = 8
 
 
 def _accumulators(lw) -> int:
@@ -156,11 +160,8 @@ def _few_outputs_dot(lw, a, b, out, contract, batch, fa, fb):
     dt, ptr = out.dtype, lw.out_buffer(0, out)
 
     def read(x, axes_b, axes_c, axes_f, bi, ki, fi) -> ir.Value:
-        idx = [None] * x.type.ndim
-        for axes, vals in ((axes_b, bi), (axes_c, ki), (axes_f, [lw.i64(v) for v in fi])):
-            for axis, v in zip(axes, vals):
-                idx[axis] = v
-        return lw.load(x, idx)
+        return lw.load(x, _operand_index(x, [(axes_b, bi), (axes_c, ki),
+                                             (axes_f, [lw.i64(v) for v in fi])]))
 
     def per_batch(bi):
         def term(ki, acc):
