@@ -14,7 +14,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+# The peers take turns in one process, and OpenBLAS's threads (NumPy's, SciPy's for
+# Numba) spin for 2^28 cycles, about 0.1 s, after each call before they sleep: on the
+# cores the next peer's threads need (rune_jit's 1024³ matmul on two threads: 25 ms
+# alone, 33 right after NumPy's). 2^4 cycles lets them sleep at once, so that no peer's
+# time depends on which ran before it. Set before NumPy loads its OpenBLAS.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy as np  # noqa: E402
 
 import workloads as wl
 

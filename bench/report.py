@@ -19,7 +19,13 @@ SPEED_TARGETS = [("W1", ("jax", "numba"), 4.0), ("W2", ("jax",), 4.0), ("W2", ("
                  # issue 19: the heat stencil no slower than the hand loops, the Kalman
                  # filter than C, the softmax training scan than JAX
                  *[(hs, (peer,), 1.0) for hs in ("HS", "HSat", "HS32") for peer in ("c", "numba")],
-                 ("KF", ("c",), 1.0), ("SX", ("jax",), 1.0)]
+                 ("KF", ("c",), 1.0), ("SX", ("jax",), 1.0),
+                 # issue 19: products at the BLAS floor: Tᵀ F no slower than NumPy's
+                 # OpenBLAS, matmul than OpenBLAS on one thread (the C row), the
+                 # matrix-carry scan than JAX
+                 *[(w.name, ("numpy",), 1.0) for w in wl.WORKLOADS if w.group == "TF"],
+                 ("MM", ("c",), 1.0),
+                 *[(w.name, ("jax",), 1.0) for w in wl.WORKLOADS if w.group == "MC"]]
 COMPILE_TARGET_WORKLOADS = ("W1", "W2", "W3", "W3g", "W4", "W4s", "W5", "U")
 # issue 18: eager rnp calls at most 2x NumPy's time
 EAGER_NUMPY_TARGETS = [f"E{fn}{n}" for fn in ("add", "sin", "sum") for n in ("1", "1k")]

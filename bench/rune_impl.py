@@ -191,6 +191,21 @@ def sum_tanh(p):
     return lambda: f(p.x)
 
 
+def transposed_product(p):
+    f = rune.jit(lambda t, f: t.T @ f)
+    return lambda: f(p.T, p.F)
+
+
+def matmul(p):
+    f = rune.jit(lambda a, b: a @ b)
+    return lambda: f(p.A, p.B)
+
+
+def matrix_carry(p):
+    f = rune.jit(wl.matrix_carry(rnp, rune.scan, p.steps))
+    return lambda: f(p.W, p.C0)
+
+
 def softmax_train(p):
     f = rune.jit(wl.softmax_training(rnp, rune.nn.log_softmax, rune.value_and_grad, rune.scan,
                                      p.lr, p.steps))
@@ -283,7 +298,9 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,
          "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "KF": kf,
-         "SX": softmax_train}
+         "SX": softmax_train, "MM": matmul,
+         **{w.name: transposed_product for w in wl.WORKLOADS if w.group == "TF"},
+         **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}
 
 
 def kept_bytes(name: str, p) -> int:

@@ -75,6 +75,17 @@ _KF_SIZES = {"full": dict(t=100_000), "quick": dict(t=10_000), "tiny": dict(t=10
 _F32 = {peer: (lambda _: 1e-5, "float32 rounding over the steps")
         for peer in _HS_PEERS}
 
+# TF, MM, MC: issue 19's products at the BLAS floor. TF: Tᵀ F of two (L, n) arrays over L
+_TF = [(f"TF{e}-{n}", e, n) for e in (5, 6) for n in (16, 64)]
+_TF_PEERS = ("rune_jit", "numba", "jax", "numpy")
+_NO_C_BLAS = "a hand loop is not what C calls for a product: the NumPy row is OpenBLAS"
+_MM_SIZES = {"full": dict(n=1024), "quick": dict(n=512), "tiny": dict(n=64)}
+# MC: a scan whose carry is a matrix, C' = tanh(W C + 0.1), n x n, about 10^7 multiply-adds
+_MC = [(f"MC{n}", {"full": dict(n=n, steps=steps), "quick": dict(n=n, steps=steps // 10),
+                   "tiny": dict(n=min(n, 16), steps=10)})
+       for n, steps in ((8, 100_000), (64, 1000), (256, 50))]
+_NO_C_MC = "a matrix product a step: the Numba row calls BLAS as C would"
+
 WORKLOADS = [
     Workload("W1", "W1", "scalar scan c' = c*0.999999 + sin(x), ys = c'",
              ("rune_jit", "c", "numba", "jax", "numpy"), {},
@@ -177,6 +188,17 @@ WORKLOADS = [
     Workload("SX", "SX", "softmax cross-entropy training: a scan of full-batch SGD steps W -= "
              "lr grad(mean(logsumexp(X W) - (X W)[label])), X 300 x 5, 5 classes; ys = losses",
              ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_C_SX), _SX_SIZES),
+    *[Workload(name, "TF", f"Tᵀ F, T and F (10^{e} x {n}) float64: a long contraction "
+               "into a small output", _TF_PEERS, dict(c=_NO_C_BLAS),
+               {"full": dict(L=10 ** e, n=n), "quick": dict(L=10 ** (e - 1), n=n),
+                "tiny": dict(L=1000, n=min(n, 16))}) for name, e, n in _TF],
+    Workload("MM", "MM", "matmul of two 1024 x 1024 float64 matrices (C: OpenBLAS's dgemm on "
+             "one thread, scipy-openblas64 through ctypes)",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {}, _MM_SIZES),
+    *[Workload(name, "MC", f"matrix-carry scan C' = tanh(W C + 0.1), {sizes['full']['n']} x "
+               f"{sizes['full']['n']}, {sizes['full']['steps']} steps: the final C",
+               ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_C_MC), sizes)
+      for name, sizes in _MC],
     Workload("Dmix", "Dmix", "dispatch: jitted x * s + d['a'] - d['b'] * n, x a one-element "
              "array, s a Python float, d a dict of two one-element arrays, n a static int "
              "(Numba: d's arrays as two arguments)", ("rune_jit", "numba", "jax", "numpy"),
@@ -237,6 +259,16 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         return SimpleNamespace(F=F, Q=0.01 * np.eye(4), H=H, R=0.1 * np.eye(4),
                                zs=truth @ H.T + rng.normal(0, 0.3, (t, 4)), x0=np.zeros(4),
                                P0=np.eye(4), **size)
+    if w.group == "TF":
+        return SimpleNamespace(T=rng.normal(size=(size["L"], size["n"])),
+                               F=rng.normal(size=(size["L"], size["n"])), **size)
+    if w.group == "MM":
+        return SimpleNamespace(A=rng.normal(size=(size["n"],) * 2),
+                               B=rng.normal(size=(size["n"],) * 2), **size)
+    if w.group == "MC":  # W's spectral radius about 0.5: contracting
+        n = size["n"]
+        return SimpleNamespace(W=rng.normal(0, 0.5 / np.sqrt(n), (n, n)),
+                               C0=rng.normal(size=(n, n)), **size)
     if w.group == "ST":
         return SimpleNamespace(x=rng.normal(size=size["n"]), **size)
     if w.group == "SX":  # labels from a noisy linear model, so that the classes overlap
@@ -298,6 +330,14 @@ def kalman(np_like, solve, scan):
             return (x + K @ (z - H @ x), P - K @ (H @ P)), None
         x, P = scan(step, (x0, P0), zs)[0]
         return np_like.concatenate([x, P.ravel()])
+    return run
+
+
+def matrix_carry(np_like, scan, steps: int):
+    """MC's scan for a NumPy-like namespace and its `scan`: the final carry."""
+    def run(W, C0):
+        return scan(lambda C, _: (np_like.tanh(W @ C + 0.1), None), C0, None,
+                    length=steps)[0]
     return run
 
 

@@ -825,3 +825,79 @@ def test_long_contractions_into_few_outputs_are_numpys(dtype):
         want = want - 1e-4 * (x.T @ (x @ want - g))
     np.testing.assert_allclose(rune.jit(train)(w0, x, g), want, rtol=1e-12)
     rune.check_grads(lambda w: rnp.sum(rnp.tanh(train(w, x / 4, g / 4))), w0 * 0.3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_big_products_are_numpys(dtype):
+    """Products with enough work call OpenBLAS's gemm (backend/cpu/blas.py) when its
+    kernels are as wide as the register tiles', else run the tiles; both in parts fixed
+    by shape: by rows of a big output, by blocks of a long contraction into a small one
+    (partial products summed in order). Each operand is read in place either way round,
+    through a transpose too, unless it is lazy, strided or a transpose that reorders the
+    free axes, which are laid out first; batched, in a scan step, under vmap and grad,
+    and on a reverse-mode tape. The next test runs this one under the other kernels."""
+    from rune_jit.backend.cpu import blas
+
+    rng = np.random.default_rng(9)
+    a, b = (rng.normal(size=(2, 256, 256)) / 16).astype(dtype)
+    t, f = rng.normal(size=(2, 1 << 16, 16)).astype(dtype)
+    x = rng.normal(size=(40, 50, 160)).astype(dtype)
+    w = rng.normal(size=(160, 70)).astype(dtype)
+    assert blas.parts(256, 256, 256)[0] == "rows" and blas.parts(256, 256, 256)[1] > 1
+    assert blas.parts(16, 16, 1 << 16)[0] == "k" and blas.parts(16, 16, 1 << 16)[1] > 1
+    calls_gemm = "gemm" in rune.jit(lambda a, b: a @ b).lower(a, b).llvm_ir
+    assert calls_gemm == blas.usable(np.dtype(dtype), 256, 256, 256)
+    tol = dict(rtol=2e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-12)
+    cases = {
+        "a b": (lambda a, b: a @ b, (a, b)),
+        "aᵀ b": (lambda a, b: a.T @ b, (a, b)),
+        "a bᵀ": (lambda a, b: a @ b.T, (a, b)),
+        "aᵀ bᵀ": (lambda a, b: a.T @ b.T, (a, b)),
+        "long k, small output": (lambda t, f: t.T @ f, (t, f)),
+        "lazy and strided": (lambda a, b: (a * 2 + 1)[::2] @ b[:, 1:], (a, b)),
+        "batched": (lambda a, b: rnp.stack([a, b]) @ rnp.stack([b, a]), (a, b)),
+        "free axes reordered": (lambda x, w: rnp.transpose(x, (1, 0, 2)) @ w, (x, w)),
+        "integers": (lambda a, b: (a * 8).astype(np.int64) @ (b * 8).astype(np.int64),
+                     (a, b)),
+    }
+    for name, (fn, args) in cases.items():
+        got = rune.jit(fn)(*args)
+        want = fn(*[np.asarray(v) for v in args]) if name != "batched" else np.stack(
+            [a @ b, b @ a])
+        np.testing.assert_allclose(got, want, **tol, err_msg=name)
+    vm = rune.jit(rune.vmap(lambda a, b: a.T @ b))(np.stack([a, b]), np.stack([b, a]))
+    np.testing.assert_allclose(vm, np.stack([a.T @ b, b.T @ a]), **tol)
+    if dtype != np.float64:
+        return
+
+    def carry(w, c0):  # C' = tanh(W C + 0.1): a product of 128^3 a step
+        return rune.scan(lambda c, _: (rnp.tanh(w @ c + 0.1), c), c0, length=3)
+
+    w128, c128 = a[:128, :128], b[:128, :128] * 4
+    want_c, want_ys = c128, []
+    for _ in range(3):
+        want_ys.append(want_c)
+        want_c = np.tanh(w128 @ want_c + 0.1)
+    got_c, got_ys = rune.jit(carry)(w128, c128)
+    np.testing.assert_allclose(got_c, want_c, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got_ys, np.stack(want_ys), rtol=1e-12, atol=1e-15)
+    # reverse mode: dW = sum over steps of g_t c_tᵀ, a product of the stacked steps
+    loss = lambda w, c: rnp.sum(carry(w, c)[0] ** 2)  # noqa: E731
+    rune.check_grads(loss, w128, c128)
+    np.testing.assert_allclose(rune.jit(rune.grad(loss))(w128, c128),
+                               rune.grad(loss)(w128, c128), rtol=1e-10, atol=1e-15)
+
+
+def test_big_products_are_numpys_under_the_other_openblas_kernels():
+    """Which products call gemm depends on OpenBLAS's kernels on a CPU with AVX-512
+    (blas.py): the test above again, in a process asking for the other kernels, so that
+    both paths run here (where the CPU has no AVX-512, both processes call gemm)."""
+    from rune_jit.backend.cpu import blas
+
+    other = "Haswell" if blas.usable(np.dtype(np.float64), 256, 256, 256) else "SkylakeX"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         f"{__file__}::test_big_products_are_numpys"],
+        env=dict(os.environ, OPENBLAS_CORETYPE=other), capture_output=True, text=True,
+        timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

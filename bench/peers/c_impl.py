@@ -193,9 +193,35 @@ def w8g(p):
     return run
 
 
+def _openblas() -> ctypes.CDLL:
+    """scipy-openblas64's library (the OpenBLAS NumPy and SciPy ship), on one thread."""
+    import scipy_openblas64
+
+    lib = ctypes.CDLL(str(next((Path(scipy_openblas64.__file__).parent / "lib").glob(
+        "libscipy_openblas*.so*"))))
+    lib.scipy_openblas_set_num_threads64_(ctypes.c_int(1))
+    return lib
+
+
+def mm(p):
+    """C = A B as a C program calls it: OpenBLAS's dgemm, one thread (row-major C = A B
+    is column-major Cᵀ = Bᵀ Aᵀ)."""
+    gemm, n = _openblas().scipy_dgemm_64_, p.n
+    ref = [ctypes.c_int64(n), ctypes.c_double(1.0), ctypes.c_double(0.0)]
+    size, one, zero = (ctypes.byref(v) for v in ref)
+
+    def run():
+        c = np.empty((n, n))
+        gemm(b"N", b"N", size, size, size, one, _p(p.B), size, _p(p.A), size, zero, _p(c),
+             size, ctypes.c_int64(1), ctypes.c_int64(1))
+        return c
+    run.keep = ref
+    return run
+
+
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7, "W8": w8, "W8g": w8g,
          "W4": lambda p: _lanes(_library().newton, p),
          "W4s": lambda p: _lanes(_library().newton, p),
          "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6,
          "RM": wl.w3g_with_no_input(w3g), "HS": heat, "HSat": heat, "HS32": heat,
-         "KF": kf, "ST": lambda p: lambda: _library().sum_tanh(_p(p.x), ctypes.c_long(p.n))}
+         "KF": kf, "MM": mm, "ST": lambda p: lambda: _library().sum_tanh(_p(p.x), ctypes.c_long(p.n))}

@@ -212,6 +212,18 @@ def softmax_train(p):
     return _ready(jax.jit(train), p.W0, p.X, p.labels)
 
 
+def transposed_product(p):
+    return _ready(jax.jit(lambda t, f: t.T @ f), p.T, p.F)
+
+
+def matmul(p):
+    return _ready(jax.jit(lambda a, b: a @ b), p.A, p.B)
+
+
+def matrix_carry(p):
+    return _ready(jax.jit(wl.matrix_carry(jnp, jax.lax.scan, p.steps)), p.W, p.C0)
+
+
 def dispatch(p):
     return _ready(jax.jit(lambda x: x + 1), p.x)
 
@@ -263,7 +275,9 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_sin_loss)), p.a),
          "Escan": escan, "Escan-jit": lambda p: _ready(jax.jit(_scan1), p.xs),
-         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "SX": softmax_train}
+         "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "SX": softmax_train,
+         "MM": matmul, **{w.name: transposed_product for w in wl.WORKLOADS if w.group == "TF"},
+         **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}
 UNROLLED = {"W5": w5_unrolled}
 
 

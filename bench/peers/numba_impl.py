@@ -256,6 +256,21 @@ def _softmax_train(X, labels, W0, steps, lr):
     return W, losses
 
 
+def _transposed_product(T, F):
+    return T.T @ F
+
+
+def _matmul(A, B):
+    return A @ B
+
+
+def _matrix_carry(W, C0, steps):
+    C = C0
+    for _ in range(steps):
+        C = np.tanh(W @ C + 0.1)
+    return C
+
+
 def _make(kernel, *fields):
     def factory(p):
         f = numba.njit(kernel)
@@ -328,4 +343,9 @@ IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "HS32": heat,
          "Egrad-jit": _make(_loss_grad, "a"), "Escan-jit": _make(_scan1, "xs"), "Dmix": dmix,
          "Dmix-arrays": dmix_arrays, "ST": _make(_sum_tanh, "x"),
-         "SX": _make(_softmax_train, "X", "labels", "W0", "steps", "lr")}
+         "SX": _make(_softmax_train, "X", "labels", "W0", "steps", "lr"),
+         "MM": _make(_matmul, "A", "B"),
+         **{w.name: _make(_transposed_product, "T", "F") for w in wl.WORKLOADS
+            if w.group == "TF"},
+         **{w.name: _make(_matrix_carry, "W", "C0", "steps") for w in wl.WORKLOADS
+            if w.group == "MC"}}

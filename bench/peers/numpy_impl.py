@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import workloads as wl
+
 R = 0.999999
 
 
@@ -186,6 +188,18 @@ def softmax_train(p):
     return run
 
 
+def _python_scan(step, carry, xs, length):
+    """lax.scan's shape as a Python loop (xs None: `length` steps), the ys dropped."""
+    for _ in range(length):
+        carry, _ = step(carry, None)
+    return carry, None
+
+
+def matrix_carry(p):
+    run = wl.matrix_carry(np, _python_scan, p.steps)
+    return lambda: run(p.W, p.C0)
+
+
 IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W6": w6,
          "W8": w8, "HS": heat, "HSat": heat, "HS32": heat,
          "W9": lambda p: _paths(p, False), "W9g": lambda p: _paths(p, True),
@@ -195,4 +209,7 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
             for label in ("1", "1k")},
          "Egrad": _loss_grad, "Egrad-jit": _loss_grad, "Escan": w1, "Escan-jit": w1,
          "Dmix": dmix, "Dmix-arrays": dmix,
-         "ST": lambda p: lambda: np.sum(np.tanh(p.x)), "SX": softmax_train}
+         "ST": lambda p: lambda: np.sum(np.tanh(p.x)), "SX": softmax_train,
+         "MM": lambda p: lambda: p.A @ p.B,
+         **{w.name: (lambda p: lambda: p.T.T @ p.F) for w in wl.WORKLOADS if w.group == "TF"},
+         **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}

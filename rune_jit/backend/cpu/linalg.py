@@ -12,7 +12,7 @@ import numpy as np
 
 from ...ops.linalg import free_axes, dot_general_p, solve_p
 from . import arith as A
-from . import lapack
+from . import blas, lapack, parallel_maps
 from .llvm import vector_bits
 from .lower import SHORT_AXIS, SMALL_ELEMENTS, lowering
 from .values import Array, Lazy, Scalar, cost
@@ -49,7 +49,8 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
     the inner loop runs along contiguous rows of B and C). Otherwise both operands are
     laid out with k contiguous and C[b, m, n] = sum_k A[b, m, k] B[b, n, k] ("dot": the
     inner loop is a dot product, which vectorizes as its sum reassociates)."""
-    a, b = args
+    a, contract, batch = _see_through(args[0], 0, contract, batch)
+    b, contract, batch = _see_through(args[1], 1, contract, batch)
     out = out_types[0]
     if out.dtype == np.float16:
         return [_dot_in_float32(lw, a, b, out, contract, batch)]
@@ -62,16 +63,51 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
         return [lazy if k <= SMALL_K else _stored_by_rows(lw, lazy, lw.out_buffer(0, out))]
     if LATENCY_HIDING <= m * n <= _accumulators(lw):
         return [_few_outputs_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)]
-    if m >= TILE and n >= TILE and out.dtype.kind == "f" and _in_place(
-            a, list(ba) + list(ca) + list(fa)) and _in_place(b, list(bb) + list(cb) + list(fb)):
-        return [_outer_dot(lw, a, b, out, nb, m, n, k)]
+    k_leading = m >= TILE and n >= TILE and out.dtype.kind == "f" and _in_place(
+        a, list(ba) + list(ca) + list(fa)) and _in_place(b, list(bb) + list(cb) + list(fb))
+    if k_leading and nb == 1 and n >= lw.lanes_for(out.dtype) and m * n <= SMALL_OUTPUT:
+        return [_outer_dot_in_parts(lw, a, b, out, m, n, k)]
+    if blas.usable(out.dtype, m, n, k):
+        return [_gemm_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb, (nb, m, n, k))]
+    if k_leading:
+        return [_outer_dot_by_rows(lw, a, b, out, nb, m, n, k, True)]
     am = _canonical(lw, a, ba, fa, ca)
     if n > 1 and _in_place(b, list(bb) + list(cb) + list(fb)):
         bm = _canonical(lw, b, bb, cb, fb)
         if out.dtype.kind == "f" and m >= TILE and n >= _outer_width(lw, out.dtype):
-            return [_outer_dot(lw, am, bm, out, nb, m, n, k, k_leading=False)]
+            return [_outer_dot_by_rows(lw, am, bm, out, nb, m, n, k, False)]
         return [_axpy_dot(lw, am, bm, out, nb, m, n, k)]
     return [_inner_dot(lw, am, _canonical(lw, b, bb, fb, cb), out, nb, m, n, k)]
+
+
+def _see_through(x, side: int, contract, batch):
+    """Operand `side` of a product, and the product's axes, with a transpose of an array
+    in memory replaced by the array (its axes renumbered), so that the kernels read it in
+    place; unless that reorders its free axes, which would reorder the output's."""
+    if not (isinstance(x, Lazy) and x.transposed):
+        return x, contract, batch
+    src, perm = x.transposed
+    free = [perm[i] for i in free_axes(x.type.ndim, contract[side], batch[side])]
+    if free != sorted(free):
+        return x, contract, batch
+    c, bt = list(contract), list(batch)
+    c[side] = tuple(perm[i] for i in contract[side])
+    bt[side] = tuple(perm[i] for i in batch[side])
+    return src, tuple(c), tuple(bt)
+
+
+def _gemm_dot(lw, a, b, out, contract, batch, fa, fb, dims) -> Array:
+    """A big product as gemm calls (blas.py), each operand read in place if it is laid
+    out as a matrix (either way round), else laid out first."""
+    (ca, cb), (ba, bb) = contract, batch
+    whole = lambda x, order: x.rows is None and _in_place(x, order)  # noqa: E731  (no tape)
+    forms = []
+    for x, bx, fx, cx in ((a, ba, fa, ca), (b, bb, fb, cb)):
+        form = blas.layout(lambda order, x=x: isinstance(x, Array) and whole(x, order),
+                           list(bx) + list(fx) + list(cx), list(bx) + list(cx) + list(fx))
+        forms.append((x, form) if form else (_canonical(lw, x, bx, fx, cx), "N"))
+    (am, a_form), (bm, b_form) = forms
+    return Array(out, blas.product(lw, am.ptr, a_form, bm.ptr, b_form, out, *dims))
 
 
 def _dot_in_float32(lw, a, b, out, contract, batch):
@@ -272,26 +308,67 @@ def _tiled_dot(lw, am, bm, out, nb, m, n, k, tile_shape):
 K_BLOCK = 128  # rows of A and B per pass over C
 
 
-def _outer_width(lw, dtype: np.dtype) -> int:
+def _outer_width(lw, dtype: np.dtype, n: int | None = None) -> int:
     """Columns in a register tile of _outer_dot: TILE rows of its vectors are
     accumulators, and with the vectors of B and a broadcast they must fit in the
     registers (32 with AVX-512, 16 below): 4 vectors gave 5.3 ms where 2 gave 7.9 for
-    2000 x 256 x 256 on AVX-512."""
-    return (4 if vector_bits() >= 512 else 2) * lw.lanes_for(dtype)
+    2000 x 256 x 256 on AVX-512. Fewer when `n` columns are fewer, down to one vector."""
+    lanes = lw.lanes_for(dtype)
+    most = 4 if vector_bits() >= 512 else 2
+    return lanes * (most if n is None else max(1, min(most, n // lanes)))
 
 
-def _outer_dot(lw, a, b, out, nb, m, n, k, k_leading: bool = True):
+# outputs, at most, of a product with k leading in both operands that _outer_dot
+# computes in parts of k, on the pool's threads, rather than gemm: its output stays in
+# the first cache level, where gemm packs both long operands first (Tᵀ F of two
+# (10^5, 64) arrays on znver4: 20 ms on one thread, gemm 31)
+SMALL_OUTPUT = 64 * 64
+
+
+def _outer_dot_in_parts(lw, a, b, out, m, n, k):
+    """C = Aᵀ B with k leading in both (Tᵀ F), as _outer_dot over blocks of k (as many as
+    gemm's parts would be, fixed by shape: blas.parts) into partial products, summed in
+    order."""
+    count = blas.parts(m, n, k)[1] if m * n * k >= blas.GEMM_WORK else 1
+    span = -(-k // count)
+    count = -(-k // span)
+    if count == 1:
+        return _outer_dot(lw, a, b, out, 1, m, n, k)
+    dt = out.dtype
+    partial = lw.buffer(out.with_shape((count, m, n)))
+    last = k - (count - 1) * span
+
+    def part(p):
+        at = lambda x, width: Array(x.type, lw.address(x.ptr, dt, lw.b.mul(  # noqa: E731
+            p, lw.i64(span * width))))
+        dest = lw.address(partial, dt, lw.b.mul(p, lw.i64(m * n)))
+        with lw.b.if_else(lw.b.icmp_signed("==", p, lw.i64(count - 1))) as (final, other):
+            for rows, branch in ((last, final), (span, other)):
+                with branch:
+                    _outer_dot(lw, at(a, m), at(b, n), out, 1, m, n, rows, ptr=dest)
+
+    parallel_maps.in_blocks(lw, count, part)
+    c = lw.out_buffer(0, out)
+    blas.sum_parts(lw, partial, c, dt, count, m * n)
+    return Array(out, c)
+
+
+def _outer_dot(lw, a, b, out, nb, m, n, k, k_leading: bool = True, ptr=None,
+               rows: tuple[ir.Value, int] | None = None):
     """C[b] = A[b]ᵀ B[b] with k leading in both (stacked steps, say), or C[b] = A[b]
     B[b] (`k_leading` False: A's rows run along k): a register tile of TILE rows x
     `_outer_width` columns, summing over k a column of A times a row of B — the
     outer-product form of a matrix product, which reads both operands in place,
     without transposes. k goes in blocks, so the rows of A and B a block reads stay in
     cache for all tiles. Rows past the tiles go one at a time (in vectors of columns),
-    columns past them one at a time."""
+    columns past them one at a time. `ptr`: where C goes, if not the output's buffer;
+    `rows`: (first, count), the only rows of C computed (nb 1)."""
     dt = out.dtype
-    ptr = lw.out_buffer(0, out)
-    lw.fn.memset0(ptr, out.nbytes)
-    width, wide = lw.lanes_for(dt), _outer_width(lw, dt)
+    ptr = lw.out_buffer(0, out) if ptr is None else ptr
+    first, m_rows = rows if rows else (lw.i64(0), m)
+    lw.fn.memset0(lw.address(ptr, dt, lw.b.mul(first, lw.i64(n))),
+                  nb * m_rows * n * dt.itemsize)
+    width, wide = lw.lanes_for(dt), _outer_width(lw, dt, n)
     vectors = wide // width
     b_dims, c_dims = (nb, k, n), (nb, m, n)
 
@@ -305,6 +382,7 @@ def _outer_dot(lw, a, b, out, nb, m, n, k, k_leading: bool = True):
         `chunks` vectors of columns, or one column when 0."""
         bi = idx[0]
         vec = chunks > 0
+        m0 = lw.b.add(m0, first)
         cols = [lw.b.add(n0, lw.i64(c * width)) for c in range(max(chunks, 1))]
         at = [[lw.offset(c_dims, [bi, lw.b.add(m0, lw.i64(i)), c]) for c in cols]
               for i in range(rows)]
@@ -329,22 +407,55 @@ def _outer_dot(lw, a, b, out, nb, m, n, k, k_leading: bool = True):
             for j in range(len(cols)):
                 lw.store_at(ptr, dt, at[i][j], sums[i * len(cols) + j])
 
-    mt, nt = m // TILE * TILE, n // wide * wide
+    mt, nt = m_rows // TILE * TILE, n // wide * wide
     scale = lambda v, s: lw.b.mul(v, lw.i64(s))  # noqa: E731
 
     def block(kb):  # a block of rows of A and B small enough to stay in cache
         k0 = scale(kb[0], K_BLOCK)
-        lw.loop_nest((nb, m // TILE, n // wide), lambda i: tile(
+        lw.loop_nest((nb, m_rows // TILE, n // wide), lambda i: tile(
             i, k0, TILE, vectors, scale(i[1], TILE), scale(i[2], wide)))
         if n > nt:  # columns past the last wide tile, one at a time
-            lw.loop_nest((nb, m, n - nt), lambda i: tile(
+            lw.loop_nest((nb, m_rows, n - nt), lambda i: tile(
                 i, k0, 1, 0, i[1], lw.b.add(i[2], lw.i64(nt))))
-        if m > mt:  # rows past the last tile, one at a time, in the same vectors
-            lw.loop_nest((nb, m - mt, n // wide), lambda i: tile(
+        if m_rows > mt:  # rows past the last tile, one at a time, in the same vectors
+            lw.loop_nest((nb, m_rows - mt, n // wide), lambda i: tile(
                 i, k0, 1, vectors, lw.b.add(i[1], lw.i64(mt)), scale(i[2], wide)))
 
     lw.loop_nest((-(-k // K_BLOCK),), block)
     return Array(out, ptr)
+
+
+# multiply-adds a part, about, of a product whose register tiles run in parts by rows of
+# C on the pool's threads (some tens of microseconds: a region's start costs a few)
+TILE_PART_WORK = 1 << 21
+
+
+def _outer_dot_by_rows(lw, a, b, out, nb, m, n, k, k_leading: bool):
+    """_outer_dot in parts by rows of C (each a multiple of TILE rows, as many as the
+    work makes worth it, fixed by shape), the parts on the pool's threads. Each
+    element's sum is the same arithmetic in any part, so the bits are one thread's."""
+    count = max(1, min(parallel_maps.MAX_PARTS, m // TILE, m * n * k // TILE_PART_WORK))
+    span = -(-(-(-m // count)) // TILE) * TILE  # ceil(m / count), up to a multiple of TILE
+    count = -(-m // span)
+    if count * nb == 1:
+        return _outer_dot(lw, a, b, out, nb, m, n, k, k_leading)
+    dt, c = out.dtype, lw.out_buffer(0, out)
+    last = m - (count - 1) * span
+
+    def part(j):
+        bi, p = lw.b.udiv(j, lw.i64(count)), lw.b.urem(j, lw.i64(count))
+        at = lambda x, size: Array(x.type, lw.address(  # noqa: E731  (batch bi's matrix)
+            x.ptr, dt, lw.b.mul(bi, lw.i64(size))))
+        first = lw.b.mul(p, lw.i64(span))
+        dest = lw.address(c, dt, lw.b.mul(bi, lw.i64(m * n)))
+        with lw.b.if_else(lw.b.icmp_signed("==", p, lw.i64(count - 1))) as (final, other):
+            for rows, branch in ((last, final), (span, other)):
+                with branch:
+                    _outer_dot(lw, at(a, m * k), at(b, k * n), out, 1, m, n, k, k_leading,
+                               ptr=dest, rows=(first, rows))
+
+    parallel_maps.in_blocks(lw, nb * count, part)
+    return Array(out, c)
 
 
 def _store_dot(lw, am, bm, ptr, dt, dims, at):

@@ -9,6 +9,7 @@ loader refuses it too.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from contextlib import contextmanager
 from functools import lru_cache
@@ -61,9 +62,11 @@ def engine() -> llvm.LLJIT:
 def fingerprint() -> str:
     """What compiled code depends on besides the program: CPU, features, versions (the
     Python version too: which C API functions a native entry calls depends on it), and
-    whether it may run on several threads (RUNE_JIT_NUM_THREADS=1 compiles serial code)."""
+    whether it may run on several threads (RUNE_JIT_NUM_THREADS=1 compiles serial code),
+    and the OpenBLAS kernels asked for (which products call gemm depends on them: blas.py)."""
     return "|".join([llvm.get_host_cpu_name(), host_features(), llvmlite.__version__,
-                     ".".join(map(str, llvm.llvm_version_info)), sys.implementation.cache_tag]
+                     ".".join(map(str, llvm.llvm_version_info)), sys.implementation.cache_tag,
+                     "openblas:" + os.environ.get("OPENBLAS_CORETYPE", "")]
                     + (["threads"] if config.num_threads > 1 else []))
 
 

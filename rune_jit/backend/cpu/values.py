@@ -37,6 +37,9 @@ class Lazy:
     at: Callable[[list[ir.Value]], ir.Value]  # element at an index (one i64 per axis)
     cost: int  # arithmetic it repeats when read twice: 0 for pure index remapping
     cheap: bool = False  # reads no memory at all (a broadcast scalar, an iota)
+    # a transpose of an array in memory: (the array, the permutation), which a product
+    # reads in place (linalg.py) instead of through `at`
+    transposed: tuple[Array, tuple[int, ...]] | None = None
 
 
 Value = Scalar | Array | Lazy

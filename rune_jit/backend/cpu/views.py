@@ -54,7 +54,17 @@ def _slice_remap(lw, xt, out, *, starts, limits, strides):
 
 
 LOWERINGS[broadcast_in_dim_p] = _lower_view(_broadcast_remap)
-LOWERINGS[transpose_p] = _lower_view(_transpose_remap)
+
+
+@lowering(transpose_p)
+def _transpose_lower(lw, args, out_types, *, perm):
+    (view,) = _lower_view(_transpose_remap)(lw, args, out_types, perm=perm)
+    x = args[0]
+    if isinstance(x, Array) and x.rows is None:
+        view.transposed = (x, tuple(perm))
+    return [view]
+
+
 LOWERINGS[rev_p] = _lower_view(_rev_remap)
 LOWERINGS[slice_p] = _lower_view(_slice_remap)
 reuse.SEE_THROUGH.update({broadcast_in_dim_p, reshape_p})
