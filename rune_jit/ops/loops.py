@@ -283,14 +283,15 @@ def hoist(split: LoopSplit, kcaps: list, klaned: list, lanes: tuple) -> Hoisted:
 
 
 def residual_args(split: LoopSplit, kcaps: list, klaned_lane: list, intensive_lane: list,
-                  rows: list) -> list:
+                  rows: list, recomputed: dict | None = None) -> list:
     """The unknown step's residuals for one step of one lane. `intensive_lane` holds the
     intensive values as the step sees them (shared ones whole, laned ones per lane);
-    `rows` holds this step's rows of the forwarded inputs, then of the tapes."""
+    `rows` holds this step's rows of the forwarded inputs, then of the tapes;
+    `recomputed`, the residuals of other kinds the step computed (carry_tape.py)."""
     n_fwd = sum(1 for k, _ in split.kinds if k == "row")
     forwarded = iter(rows[:n_fwd])  # in the order of `forwarded_rows`
     pick_from = {"cap": kcaps, "laned": klaned_lane, "intensive": intensive_lane,
-                 "extensive": rows[n_fwd:]}
+                 "extensive": rows[n_fwd:], **(recomputed or {})}
     return [next(forwarded) if k == "row" else pick_from[k][i] for k, i in split.kinds]
 
 

@@ -28,7 +28,7 @@ from ..interpret import eval_region
 from ..ir import UNBOUNDED, UNSIZED, Eqn, Region, Type
 from ..primitive import Primitive
 from ..trace import bind, trace_closed, trace_flat, type_of_value, using
-from . import loops
+from . import carry_tape, loops
 from .shape import broadcast_in_dim, materialize, moveaxis
 from ..tracebacks import api_boundary
 
@@ -86,24 +86,36 @@ def scan_flat(step_fn: Callable, init: list, xs: list, *, length: int, reverse: 
 
 def unknown_loop(pe, split: loops.LoopSplit, h: loops.Hoisted, kcaps: list, klaned: list,
                  ucaps: list, ulaned: list, uinit: list, res_rows: list, urows: list,
-                 loop: dict) -> list:
+                 loop: dict, tape: tuple | None = None) -> list:
     """The scan of the unknown step, its residuals read from where `split.kinds` says:
 
         laned [klaned, intensive (the laned ones), ulaned], carry [ucarry],
-        rows [forwarded rows..., extensive tapes..., urows] -> carry [ucarry], ys [uys]"""
+        rows [forwarded rows..., extensive tapes..., urows, step index?]
+        -> carry [ucarry], ys [uys]
+
+    `tape`: (the CarryTape, the tapes of the carries whole, the final carries), whose
+    residuals each step recomputes (carry_tape.py) from the step's index."""
     int_shared = loops.pick(h.intensive, h.intensive_laned, False)
     int_laned = loops.pick(h.intensive, h.intensive_laned)
     n_kl, n_il, n_r, n_uc = len(klaned), len(int_laned), len(res_rows), len(uinit)
+    n_u = len(urows)
 
     def unknown_step(lan, carry, rows):
         intensive = loops.merge(h.intensive_laned, lan[n_kl:n_kl + n_il], int_shared)
-        res = loops.residual_args(split, kcaps, lan[:n_kl], intensive, rows[:n_r])
+        again = {}
+        if tape:
+            ct, whole, final = tape
+            again["current"], again["next"] = carry_tape.recomputed(
+                ct, h.invariants, rows[n_r - len(whole):n_r], whole, final, rows[-1],
+                loop["length"], loop["reverse"])
+        res = loops.residual_args(split, kcaps, lan[:n_kl], intensive, rows[:n_r], again)
         outs = eval_region(split.unknown_step, res + ucaps + lan[n_kl + n_il:] + carry
-                           + rows[n_r:])
+                           + rows[n_r:n_r + n_u])
         return outs[:n_uc], outs[n_uc:]
 
     with using(pe.unknown):
-        return scan_flat(unknown_step, uinit, res_rows + urows,
+        index = [carry_tape.step_index(loop["length"])] if tape else []
+        return scan_flat(unknown_step, uinit, res_rows + urows + index,
                          laned=klaned + int_laned + ulaned, **loop)
 
 
@@ -350,6 +362,9 @@ def _scan_partial_eval(pe, unknowns, *args, **params):
     if ucount:
         return pe.default_rule(scan_p, unknowns, args, params)
     split = loops.split_loop(params["step"], lay.num_carry, ucaps, ulaned, uinit, uxs)
+    ct = None
+    if counts is None and params["length"] > 0:
+        split, ct = carry_tape.with_carry_tape(split)
     known = [loops.pick(v, m, False) for v, m in
              ((caps, ucaps), (laned, ulaned), (init, split.unk_carry), (xs, uxs))]
     kcaps, klaned, kinit, kxs = known
@@ -369,10 +384,11 @@ def _scan_partial_eval(pe, unknowns, *args, **params):
     k_ys = k_outs[n_kc:len(k_outs) - split.num_extensive]
     tapes = k_outs[len(k_outs) - split.num_extensive:]
     rows = loops.forwarded_rows(split, kxs) + tapes
+    tape = ct and (ct, tapes[len(tapes) - len(ct.carries):], [k_outs[i] for i in ct.carries])
     u_outs = unknown_loop(pe, split, h, kcaps, klaned, loops.pick(caps, ucaps),
                           loops.pick(laned, ulaned),
                           [instantiate(v) for v in loops.pick(init, split.unk_carry)],
-                          rows, loops.pick(xs, uxs), loop)
+                          rows, loops.pick(xs, uxs), loop, tape)
     n_uc = sum(split.unk_carry)
     carry = loops.merge(split.unk_carry, u_outs[:n_uc], k_outs[:n_kc])
     return carry + loops.merge(split.unk_ys, u_outs[n_uc:], k_ys)

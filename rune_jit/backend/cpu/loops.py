@@ -34,7 +34,9 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
     y_rows = [t.with_shape(t.shape[1:]) for t in out_types[nc:]]
     carries = Carries(lw, out_types[:nc])
     x_rows = [x.type.with_shape(x.type.shape[1:]) for x in xs]
-    blocked = [isinstance(x, Lazy) and x.cost > 0 for x in xs]
+    # computed rows, and those that read no memory (an iota: reverse mode's step index),
+    # are computed a block at a time; other rows are read in place
+    blocked = [isinstance(x, Lazy) and (x.cost > 0 or x.cheap) for x in xs]
     block = _block_rows(x_rows, blocked, length)
     xs = [x if b else lw.materialize(x) for x, b in zip(xs, blocked)]
     buffers = [lw.buffer(xt.with_shape((block,) + xt.shape)) if b else None
