@@ -901,3 +901,32 @@ def test_big_products_are_numpys_under_the_other_openblas_kernels():
         env=dict(os.environ, OPENBLAS_CORETYPE=other), capture_output=True, text=True,
         timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_small_solves_are_unrolled_and_numpys():
+    """Systems of up to 4 rows are solved by unrolled code in registers
+    (linalg._small_solve): with row swaps (a zero leading entry), batched, in a scan
+    step, under vmap and grad; a singular one raises NumPy's LinAlgError from compiled
+    code, in a loop step too."""
+    rng = np.random.default_rng(4)
+    solve = rune.jit(rnp.linalg.solve)
+    for n, k in [(1, 1), (2, 3), (3, 1), (4, 4)]:
+        a, b = rng.normal(size=(n, n)), rng.normal(size=(n, k))
+        a[0, 0] = 0.0 if n > 1 else a[0, 0]
+        np.testing.assert_allclose(solve(a, b), np.linalg.solve(a, b), rtol=1e-12, atol=1e-13)
+    a, b = rng.normal(size=(2, 3, 4, 4)), rng.normal(size=(2, 3, 4, 2))
+    np.testing.assert_allclose(solve(a, b), np.linalg.solve(a, b), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(rune.jit(rune.vmap(rnp.linalg.solve))(a[0], b[0]),
+                               np.linalg.solve(a[0], b[0]), rtol=1e-12, atol=1e-13)
+    m = rng.normal(size=(4, 4)) + 4 * np.eye(4)
+
+    def steps(m, x0):
+        return rune.scan(lambda x, _: (rnp.linalg.solve(m, x) + 0.5, None), x0, length=5)[0]
+
+    want = np.ones((4, 2))
+    for _ in range(5):
+        want = np.linalg.solve(m, want) + 0.5
+    np.testing.assert_allclose(rune.jit(steps)(m, np.ones((4, 2))), want, rtol=1e-12)
+    rune.check_grads(lambda m: rnp.sum(steps(m, np.ones((4, 2))) ** 2), m)
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        rune.jit(steps)(np.zeros((4, 4)), np.ones((4, 2)))
