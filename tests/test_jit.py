@@ -904,10 +904,10 @@ def test_big_products_are_numpys_under_the_other_openblas_kernels():
 
 
 def test_small_solves_are_unrolled_and_numpys():
-    """Systems of up to 4 rows are solved by unrolled code in registers
-    (linalg._small_solve): with row swaps (a zero leading entry), batched, in a scan
-    step, under vmap and grad; a singular one raises NumPy's LinAlgError from compiled
-    code, in a loop step too."""
+    """Systems of up to 4 rows are solved, and their LU factored (det, slogdet, inv), by
+    unrolled code in registers (backend/cpu/small_lu.py): with row swaps (a zero leading
+    entry), batched, in a scan step, under vmap and grad; a singular system raises
+    NumPy's LinAlgError from compiled code, in a loop step too, and its det is 0."""
     rng = np.random.default_rng(4)
     solve = rune.jit(rnp.linalg.solve)
     for n, k in [(1, 1), (2, 3), (3, 1), (4, 4)]:
@@ -930,3 +930,17 @@ def test_small_solves_are_unrolled_and_numpys():
     rune.check_grads(lambda m: rnp.sum(steps(m, np.ones((4, 2))) ** 2), m)
     with pytest.raises(np.linalg.LinAlgError, match="singular"):
         rune.jit(steps)(np.zeros((4, 4)), np.ones((4, 2)))
+    stack = rng.normal(size=(3, 4, 4))
+    stack[1, :, 0] = 0.0  # singular: a zero column, skipped as getrf does
+    for fn, np_fn in ((rnp.linalg.det, np.linalg.det), (rnp.linalg.inv, np.linalg.inv)):
+        got = rune.jit(fn)(stack[[0, 2]])
+        np.testing.assert_allclose(got, np_fn(stack[[0, 2]]), rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(rune.jit(rnp.linalg.det)(stack), np.linalg.det(stack),
+                               rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(rune.jit(rnp.linalg.slogdet)(stack[0]),
+                               np.linalg.slogdet(stack[0]), rtol=1e-12)
+
+    def dets(m):
+        return rune.scan(lambda c, _: (c * 0.5 + m, rnp.linalg.det(c)), m, length=3)[1]
+
+    rune.check_grads(lambda m: rnp.sum(dets(m)), m)

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...ops.decomp import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
 from . import arith as A
-from . import openblas
+from . import openblas, small_lu
 from .emit import F32, F64, I8, I64, PTR, declare
 from .lower import lowering
 from .values import Array
@@ -275,6 +275,8 @@ def _trisolve_lower(lw, args, out_types, *, lower, transpose_a, unit_diagonal):
 def _lu_lower(lw, args, out_types):
     out, piv_t, perm_t = out_types
     dt, n = out.dtype, out.shape[-1]
+    if 0 < n <= small_lu.SMALL:
+        return small_lu.lu(lw, args[0], out_types)
     nb = math.prod(out.shape[:-2])
     src = lw.materialize(args[0])
     lu = lw.out_buffer(0, out)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...ops.linalg import free_axes, dot_general_p, solve_p
 from . import arith as A
-from . import blas, lapack, parallel_maps
+from . import blas, lapack, parallel_maps, small_lu
 from .llvm import vector_bits
 from .lower import SHORT_AXIS, SMALL_ELEMENTS, lowering
 from .values import Array, Lazy, Scalar, cost
@@ -500,12 +500,12 @@ def _axpy_dot(lw, am, bm, out, nb, m, n, k):
 def _solve_lower(lw, args, out_types, **_):
     """LU with partial pivoting, per batch entry; a zero pivot fails as singular. From
     lapack.SOLVE_LAPACK rows on, LAPACK's (blocked) getrf and getrs instead; up to
-    SMALL_SOLVE rows, unrolled in registers (_small_solve)."""
+    small_lu.SMALL rows, unrolled in registers."""
     a, b = args
     if a.type.shape[-1] >= lapack.SOLVE_LAPACK:
         return lapack.lower_solve(lw, args, out_types)
-    if a.type.shape[-1] <= SMALL_SOLVE and b.type.shape[-1] <= SMALL_SOLVE:
-        return [_small_solve(lw, a, b, out_types[0])]
+    if a.type.shape[-1] <= small_lu.SMALL and b.type.shape[-1] <= small_lu.SMALL:
+        return [small_lu.solve(lw, a, b, out_types[0])]
     out = out_types[0]
     dt = out.dtype
     n, k = a.type.shape[-1], b.type.shape[-1]
@@ -574,52 +574,3 @@ def _solve_lower(lw, args, out_types, **_):
     lw.fn.loop(i64(0), i64(nb), 1, [], per_batch)
     return [Array(out, x)]
 
-
-# rows (and right-hand sides), at most, of a system that _small_solve unrolls: the Kalman
-# filter's 4 x 4 S X = H P in a loop step ran its pivot search and row swaps as loops over
-# memory (bench KF on znver5: 14.1 ms a call as loops, 11.1 unrolled; C 11.6)
-SMALL_SOLVE = 4
-
-
-def _small_solve(lw, a, b, out) -> Array:
-    """_solve_lower's arithmetic unrolled, in the same order (the first largest pivot,
-    each row's multiplier a division, back substitution left to right), the matrix and
-    the right-hand sides in registers and the row swaps selects: a small system in a
-    loop step costs its arithmetic's latency, no loads, stores or branches."""
-    dt, bld = out.dtype, lw.b
-    n, k = a.type.shape[-1], b.type.shape[-1]
-    ptr, c = lw.out_buffer(0, out), lw.i64
-
-    def swap(rows, j, r, is_p):
-        rows[j], rows[r] = ([bld.select(is_p, u, v) for u, v in zip(rows[r], rows[j])],
-                            [bld.select(is_p, v, u) for u, v in zip(rows[r], rows[j])])
-
-    def per_batch(bi):
-        m = [[lw.load(a, bi + [c(r), c(j)]) for j in range(n)] for r in range(n)]
-        x = [[lw.load(b, bi + [c(r), c(j)]) for j in range(k)] for r in range(n)]
-        for j in range(n):
-            best, p = A.absolute(bld, m[j][j]), c(j)
-            for r in range(j + 1, n):
-                big = A.absolute(bld, m[r][j])
-                better = bld.fcmp_ordered(">", big, best)
-                best, p = bld.select(better, big, best), bld.select(better, c(r), p)
-            lw.fail_if_any(bld.fcmp_ordered("==", best, lw.const(dt, 0)), "singular")
-            for r in range(j + 1, n):
-                is_p = bld.icmp_signed("==", p, c(r))
-                swap(m, j, r, is_p)
-                swap(x, j, r, is_p)
-            for r in range(j + 1, n):
-                f = bld.fdiv(m[r][j], m[j][j])
-                m[r][j + 1:] = [bld.fsub(v, bld.fmul(f, u)) for u, v in
-                                zip(m[j][j + 1:], m[r][j + 1:])]
-                x[r] = [bld.fsub(v, bld.fmul(f, u)) for u, v in zip(x[j], x[r])]
-        for r in reversed(range(n)):
-            for col in range(k):
-                v = x[r][col]
-                for j in range(r + 1, n):
-                    v = bld.fsub(v, bld.fmul(m[r][j], x[j][col]))
-                x[r][col] = bld.fdiv(v, m[r][r])
-                lw.store_at(ptr, dt, lw.offset(out.shape, bi + [c(r), c(col)]), x[r][col])
-
-    lw.loop_nest(out.shape[:-2], per_batch)
-    return Array(out, ptr)
