@@ -119,8 +119,8 @@ def test_a_small_batch_stays_on_the_calling_thread():
     assert threads.regions() == before
 
 
-@pytest.mark.parametrize("bad", [[40], [N - 30, 40], [N - 5, N - 30]],
-                         ids=["early", "late-and-early", "tail-and-late"])
+@pytest.mark.parametrize("bad", [[40], [N - 30, 40], [N - 5, N - 30], [1040, 1000]],
+                         ids=["early", "late-and-early", "tail-and-late", "one-claim"])
 def test_iterate_error_names_the_first_lane_whatever_thread_ran_it(bad):
     a = lanes()
     a[bad] = 1e300  # these take ~1000 steps: more than 100

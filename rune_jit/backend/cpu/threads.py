@@ -12,12 +12,14 @@ for work after the last region: the steps of a loop):
 - the workers (RUNE_JIT_NUM_THREADS - 1 of them: the caller works too) are started by
   the first region, with pthread_create from native code, and block every signal
   (Ctrl-C reaches Python's thread; the blocks poll its count, interrupt.py);
-- every thread of a region, the caller included, takes the next block from one atomic
-  counter until none is left: a slow block holds up one thread for one block only;
+- every thread of a region, the caller included, takes the next blocks from one atomic
+  counter until none is left, a quarter of its share of those left at a time, down to
+  one block (pool_code.CLAIMS): a slow block holds up one thread for a few blocks only;
   the caller then waits for the blocks still running, not for workers that have not
   woken yet (on a busy host a worker may wake late: it then finds the region closed);
-- a block that fails records its status if it is the lowest failing block so far, and
-  no thread starts a block past it: the region returns the status of the first failing
+- a claim of blocks that fails records its status if its first block is the lowest
+  failing claim so far (its blocks run in order and stop at the first that fails), and
+  no thread starts a claim past it: the region returns the status of the first failing
   block, which is the one a serial run returns (each block's lanes in order);
 - a region entered while another runs (a second Python thread's call, or a region
   inside a region's block) runs inline on its caller: no deadlock, no oversubscription.
