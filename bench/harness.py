@@ -106,7 +106,12 @@ def prepare(w: wl.Workload, inp, modules: dict) -> tuple[dict, dict]:
 
 def steady(runs: dict, repeats: int, min_sample: float) -> dict:
     """Per peer: median, min and max seconds a call over `repeats` samples, the peers
-    taking turns (A B C A B C ...); a sample times enough calls to last `min_sample`."""
+    taking turns (A B C A B C ...); a sample times enough calls to last `min_sample`, and
+    starts once the process is idle (_settle). A call that lasts a sample on its own runs
+    once untimed before it: after another peer's turn, this host ran the first call
+    slower than the next (its cores idle a while, or left to another tenant: rune_jit's
+    W8g on two threads took 180 to 450 ms a first call after 0.6 s idle, and 170 each
+    call back to back; on one thread 310 to 435 against 320)."""
     calls = {}
     for peer, run in runs.items():
         run()  # warm-up, after the agreement check's call
@@ -118,11 +123,27 @@ def steady(runs: dict, repeats: int, min_sample: float) -> dict:
     try:
         for _ in range(repeats):
             for peer, run in runs.items():
+                _settle()
+                if calls[peer] == 1:  # a call that is a sample on its own: warm it first
+                    run()
                 samples[peer].append(_sample(run, calls[peer]))
     finally:
         gc.enable()
     return {peer: {"median": float(np.median(s)), "min": min(s), "max": max(s),
                    "runs": len(s), "calls_per_run": calls[peer]} for peer, s in samples.items()}
+
+
+def _settle(limit: float = 1.0, window: float = 0.005) -> None:
+    """Wait, `limit` seconds at most, until this process's threads are idle: a runtime's
+    threads may work on after its call returned (JAX's burn a core for about 80 ms after
+    W8g's), on the cores the next peer's threads need (rune_jit's W8g on two threads: 171
+    ms alone, 339 right after JAX's). Idle: less than a tenth of a core over `window`."""
+    end = time.perf_counter() + limit
+    while time.perf_counter() < end:
+        cpu = time.process_time()
+        time.sleep(window)
+        if time.process_time() - cpu < window / 10:
+            return
 
 
 def _sample(run, calls: int) -> float:
