@@ -134,19 +134,28 @@ def _dispose(mpm) -> None:
 # (bench W7, a 2-vector state: 17 ms at LLVM's default of 0, 10.8 at 1). A threshold of 1
 # keeps the packs that pay (a row of math calls, such as the sin of a small carry; W3 is unchanged).
 SLP_THRESHOLD = 1
+# Instructions, at most, that the SLP vectorizer schedules together (LLVM's default:
+# 100,000). A long loop step on a small carry is one block of unrolled elements whose
+# lanes lie a chain's length apart, and scheduling across all of it made the vectorizer's
+# time grow with the square of the step (issue 18's compile workload, a scan step of k
+# operations on 4 floats: at k = 1000, 11.9 s to compile and 2.7 ms a call; with 2000,
+# 5.1 s and 1.5 ms; k = 500: 76% of LLVM's time was the vectorizer).
+SLP_BUDGET = 2000
 _options_lock = renew_in_child(sys.modules[__name__], "_options_lock")
 
 
 @contextmanager
 def _slp_threshold(value: int):
-    """The option is process-wide and llvmlite is shared (Numba may be compiling too):
-    set for this pipeline only, then LLVM's default again."""
+    """The options are process-wide and llvmlite is shared (Numba may be compiling too):
+    set for this pipeline only, then LLVM's defaults again."""
     with _options_lock:
         llvm.set_option("rune_jit", f"-slp-threshold={value}")
+        llvm.set_option("rune_jit", f"-slp-schedule-budget={SLP_BUDGET}")
         try:
             yield
         finally:
             llvm.set_option("rune_jit", "-slp-threshold=0")
+            llvm.set_option("rune_jit", "-slp-schedule-budget=100000")
 
 
 def object_code(what: str, kind: str, module_ir: Callable[[], str]) -> bytes:
