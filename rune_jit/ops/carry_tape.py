@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..interpret import eval_region
-from ..ir import Eqn, Region, Var
+from ..ir import Region, Var
 from ..trace import type_of_value
 from .elementwise import COMPARISONS, add, eq, select, sub
 from .index import dynamic_slice
@@ -53,39 +53,24 @@ def with_carry_tape(split: LoopSplit) -> tuple[LoopSplit, CarryTape | None]:
     "next" say which residual comes from which region's outputs."""
     step = split.known_step
     n_inv = len(split.hoisted.outputs) - split.num_intensive
-    n_kc = split.unk_carry.count(False)
-    n_ext = split.num_extensive
+    n_kc, n_ext = split.unk_carry.count(False), split.num_extensive
     ext = list(step.outputs[len(step.outputs) - n_ext:])
-    starts = list(step.params[n_inv:n_inv + n_kc])
-    ends = [o if isinstance(o, Var) else None for o in step.outputs[:n_kc]]
-    inv = set(step.params[:n_inv])
-    producer = {o: e for e in step.eqns for o in e.outputs}
-    how = {}
-    for j, r in enumerate(ext):
-        for name, leaves in (("current", starts), ("next", ends)):
-            found = _recipe(r, producer, inv, {v: i for i, v in enumerate(leaves) if v})
-            if found is not None:
-                how[j] = (name, found)
-                break
-    carries = sorted({i for _, (_, used) in how.items() for i in used[1]})
-    saved = sum(ext[j].type.nbytes for j in how)
-    if not how or saved <= sum(starts[i].type.nbytes for i in carries):
+    leaves = {"current": list(step.params[n_inv:n_inv + n_kc]),
+              "next": [o if isinstance(o, Var) else None for o in step.outputs[:n_kc]]}
+    how = _sources(step, set(step.params[:n_inv]), ext, leaves)
+    carries = sorted({i for _, used in how.values() for i in used})
+    starts = leaves["current"]
+    if sum(ext[j].type.nbytes for j in how) <= sum(starts[i].type.nbytes for i in carries):
         return split, None
+    order = {name: [j for j, (n, _) in how.items() if n == name] for name in leaves}
     # (a carry the step ends with as a constant is a param of nothing the region reads)
-    regions = {name: _region(step, [step.params[:n_inv]] + [
-        [leaves[i] or Var(starts[i].type) for i in carries]],
-        [ext[j] for j, (n, _) in how.items() if n == name])
-        for name, leaves in (("current", starts), ("next", ends))}
+    regions = {name: _region(step, list(step.params[:n_inv]) + [
+        vs[i] or Var(starts[i].type) for i in carries], [ext[j] for j in order[name]])
+        for name, vs in leaves.items()}
     kept = [j for j in range(n_ext) if j not in how]
-    order = {name: [j for j, (n, _) in how.items() if n == name] for name in regions}
-    kinds = []
-    for kind, i in split.kinds:
-        if kind != "extensive":
-            kinds.append((kind, i))
-        elif i in how:
-            kinds.append((how[i][0], order[how[i][0]].index(i)))
-        else:
-            kinds.append((kind, kept.index(i)))
+    kinds = [(kind, i) if kind != "extensive" else
+             (how[i][0], order[how[i][0]].index(i)) if i in how else (kind, kept.index(i))
+             for kind, i in split.kinds]
     body = Region(step.params, step.eqns, step.outputs[:len(step.outputs) - n_ext]
                   + tuple(ext[j] for j in kept) + tuple(starts[i] for i in carries))
     return (replace(split, known_step=body, kinds=kinds,
@@ -93,10 +78,24 @@ def with_carry_tape(split: LoopSplit) -> tuple[LoopSplit, CarryTape | None]:
             CarryTape(carries, regions["current"], regions["next"]))
 
 
-def _recipe(r, producer: dict, inv: set, leaves: dict) -> tuple[list[Eqn], set] | None:
-    """(The equations computing `r` from `leaves` and `inv`, the leaves used), if they
-    are few and cheap; else None."""
-    eqns, used, todo, seen = [], set(), [r], set()
+def _sources(step: Region, inv: set, ext: list, leaves: dict) -> dict[int, tuple]:
+    """Extensive residual j -> (which carries make it, "current" or "next"; the indices
+    of those it reads), for each that a few cheap equations make from them."""
+    producer = {o: e for e in step.eqns for o in e.outputs}
+    how = {}
+    for j, r in enumerate(ext):
+        for name, vs in leaves.items():
+            used = _reads(r, producer, inv, {v: i for i, v in enumerate(vs) if v})
+            if used is not None:
+                how[j] = (name, used)
+                break
+    return how
+
+
+def _reads(r, producer: dict, inv: set, leaves: dict) -> set | None:
+    """The leaves that the equations computing `r` from `leaves` and `inv` read, if those
+    equations are few and cheap; else None."""
+    eqns, used, todo, seen = set(), set(), [r], set()
     while todo:
         v = todo.pop()
         if not isinstance(v, Var) or v in seen or v in inv:
@@ -109,14 +108,13 @@ def _recipe(r, producer: dict, inv: set, leaves: dict) -> tuple[list[Eqn], set] 
         if e is None or e.regions or e.prim.name not in CHEAP or len(eqns) >= MAX_EQNS:
             return None
         if e not in eqns:
-            eqns.append(e)
+            eqns.add(e)
             todo.extend(e.inputs)
-    return eqns, used
+    return used
 
 
-def _region(step: Region, params: Sequence[Sequence[Var]], outputs: list) -> Region:
-    """The equations of `step` computing `outputs` from `params` (a slice of it)."""
-    flat = [p for group in params for p in group]
+def _region(step: Region, flat: Sequence[Var], outputs: list) -> Region:
+    """The equations of `step` computing `outputs` from `flat` (a slice of it)."""
     need = {o for o in outputs if isinstance(o, Var)}
     eqns = []
     for e in reversed(step.eqns):
