@@ -28,7 +28,7 @@ import numpy as np
 from . import lapack
 from .emit import I64, PTR, declare
 from .llvm import vector_bits
-from .parallel_maps import block_rows, in_blocks
+from .parallel_maps import block_rows, in_blocks, spans
 
 # Multiply-adds a matrix from which a product calls gemm. Measured against linalg.py's
 # kernels on znver5 with OpenBLAS's AVX-512 kernels: from 64^3 to 256^3 the two are as
@@ -88,21 +88,16 @@ def product(lw, a, a_form: str, b, b_form: str, out, nb: int, m: int, n: int, k:
     c = lw.out_buffer(0, out)
     how, count = parts(m, n, k)
     lapack.library()
-    if how == "rows":
-        rows = _ceil(_ceil(m, count), ROW_ALIGN) * ROW_ALIGN
-        count = _ceil(m, rows)
-        partial = None
-    else:
-        span = _ceil(k, count)
-        count = _ceil(k, span)
-        partial = lw.buffer(out.with_shape((count, nb, m, n))) if count > 1 else None
+    span, count = spans(m, count, ROW_ALIGN) if how == "rows" else spans(k, count)
+    partial = (lw.buffer(out.with_shape((count, nb, m, n)))
+               if how == "k" and count > 1 else None)
 
     def part(j: ir.Value) -> None:
         bi, p = lw.b.udiv(j, lw.i64(count)), lw.b.urem(j, lw.i64(count))
         a0, b0 = lw.b.mul(bi, lw.i64(m * k)), lw.b.mul(bi, lw.i64(n * k))
         c0 = lw.b.mul(bi, lw.i64(m * n))
         if how == "rows":
-            r0, r1 = block_rows(lw, p, rows, m)
+            r0, r1 = block_rows(lw, p, span, m)
             a0 = lw.b.add(a0, lw.b.mul(r0, lw.i64(k if a_form == "N" else 1)))
             c0 = lw.b.add(c0, lw.b.mul(r0, lw.i64(n)))
             _gemm(lw, dt, (b, b_form, b0, n), (a, a_form, a0, m), c, c0,
@@ -122,10 +117,6 @@ def product(lw, a, a_form: str, b, b_form: str, out, nb: int, m: int, n: int, k:
     return c
 
 
-def _ceil(x: int, y: int) -> int:
-    return -(-x // y)
-
-
 def _gemm(lw, dt, b_op, a_op, c, c0, rows: ir.Value, n: int, k: ir.Value, k_all: int
           ) -> None:
     """C[rows x n] (row-major, at c + c0) = A[rows x k] B[k x n], as column-major
@@ -139,9 +130,9 @@ def _gemm(lw, dt, b_op, a_op, c, c0, rows: ir.Value, n: int, k: ir.Value, k_all:
     ta, lda = ("N", k_all) if a_form == "N" else ("T", a_free)
     call = lapack.Call(lw, dt)
     args = [call.char(tb), call.char(ta), call.int(n), call.int(rows), call.int(k),
-            call.scalar(1.0), lapack._at(lw, b_ptr, dt, b0), call.int(ldb),
-            lapack._at(lw, a_ptr, dt, a0), call.int(lda), call.scalar(0.0),
-            lapack._at(lw, c, dt, c0), call.int(n)]
+            call.scalar(1.0), lw.address(b_ptr, dt, b0), call.int(ldb),
+            lw.address(a_ptr, dt, a0), call.int(lda), call.scalar(0.0),
+            lw.address(c, dt, c0), call.int(n)]
     fn = declare(lw.fn.module, lapack.symbol("gemm", dt), ir.VoidType(),
                  [PTR] * len(args) + [I64] * 2)
     lw.b.call(fn, args + [lw.i64(1)] * 2)  # the hidden lengths of the two characters

@@ -100,10 +100,9 @@ def _gemm_dot(lw, a, b, out, contract, batch, fa, fb, dims) -> Array:
     """A big product as gemm calls (blas.py), each operand read in place if it is laid
     out as a matrix (either way round), else laid out first."""
     (ca, cb), (ba, bb) = contract, batch
-    whole = lambda x, order: x.rows is None and _in_place(x, order)  # noqa: E731  (no tape)
     forms = []
-    for x, bx, fx, cx in ((a, ba, fa, ca), (b, bb, fb, cb)):
-        form = blas.layout(lambda order, x=x: isinstance(x, Array) and whole(x, order),
+    for x, bx, fx, cx in ((a, ba, fa, ca), (b, bb, fb, cb)):  # (a tape's rows: laid out)
+        form = blas.layout(lambda order, x=x: _in_place(x, order) and x.rows is None,
                            list(bx) + list(fx) + list(cx), list(bx) + list(cx) + list(fx))
         forms.append((x, form) if form else (_canonical(lw, x, bx, fx, cx), "N"))
     (am, a_form), (bm, b_form) = forms
@@ -329,28 +328,34 @@ def _outer_dot_in_parts(lw, a, b, out, m, n, k):
     """C = Aᵀ B with k leading in both (Tᵀ F), as _outer_dot over blocks of k (as many as
     gemm's parts would be, fixed by shape: blas.parts) into partial products, summed in
     order."""
-    count = blas.parts(m, n, k)[1] if m * n * k >= blas.GEMM_WORK else 1
-    span = -(-k // count)
-    count = -(-k // span)
+    span, count = parallel_maps.spans(
+        k, blas.parts(m, n, k)[1] if m * n * k >= blas.GEMM_WORK else 1)
     if count == 1:
         return _outer_dot(lw, a, b, out, 1, m, n, k)
     dt = out.dtype
     partial = lw.buffer(out.with_shape((count, m, n)))
-    last = k - (count - 1) * span
 
-    def part(p):
+    def part(p, rows):
         at = lambda x, width: Array(x.type, lw.address(x.ptr, dt, lw.b.mul(  # noqa: E731
             p, lw.i64(span * width))))
         dest = lw.address(partial, dt, lw.b.mul(p, lw.i64(m * n)))
-        with lw.b.if_else(lw.b.icmp_signed("==", p, lw.i64(count - 1))) as (final, other):
-            for rows, branch in ((last, final), (span, other)):
-                with branch:
-                    _outer_dot(lw, at(a, m), at(b, n), out, 1, m, n, rows, ptr=dest)
+        _outer_dot(lw, at(a, m), at(b, n), out, 1, m, n, rows, ptr=dest)
 
-    parallel_maps.in_blocks(lw, count, part)
+    parallel_maps.in_blocks(lw, count, lambda j: _static_parts(lw, j, count, span, k, part))
     c = lw.out_buffer(0, out)
     blas.sum_parts(lw, partial, c, dt, count, m * n)
     return Array(out, c)
+
+
+def _static_parts(lw, j, count: int, span: int, total: int, part) -> None:
+    """part(p, size) for part p = j % count of `total` split in `span`s, its size a
+    constant (the last part's is smaller): the kernels' loop nests have static sizes."""
+    p = lw.b.urem(j, lw.i64(count))
+    last = total - (count - 1) * span
+    with lw.b.if_else(lw.b.icmp_signed("==", p, lw.i64(count - 1))) as (final, other):
+        for size, branch in ((last, final), (span, other)):
+            with branch:
+                part(p, size)
 
 
 def _outer_dot(lw, a, b, out, nb, m, n, k, k_leading: bool = True, ptr=None,
@@ -434,27 +439,22 @@ def _outer_dot_by_rows(lw, a, b, out, nb, m, n, k, k_leading: bool):
     """_outer_dot in parts by rows of C (each a multiple of TILE rows, as many as the
     work makes worth it, fixed by shape), the parts on the pool's threads. Each
     element's sum is the same arithmetic in any part, so the bits are one thread's."""
-    count = max(1, min(parallel_maps.MAX_PARTS, m // TILE, m * n * k // TILE_PART_WORK))
-    span = -(-(-(-m // count)) // TILE) * TILE  # ceil(m / count), up to a multiple of TILE
-    count = -(-m // span)
+    span, count = parallel_maps.spans(
+        m, min(parallel_maps.MAX_PARTS, m // TILE, m * n * k // TILE_PART_WORK), TILE)
     if count * nb == 1:
         return _outer_dot(lw, a, b, out, nb, m, n, k, k_leading)
     dt, c = out.dtype, lw.out_buffer(0, out)
-    last = m - (count - 1) * span
 
-    def part(j):
-        bi, p = lw.b.udiv(j, lw.i64(count)), lw.b.urem(j, lw.i64(count))
+    def block(j):
+        bi = lw.b.udiv(j, lw.i64(count))
         at = lambda x, size: Array(x.type, lw.address(  # noqa: E731  (batch bi's matrix)
             x.ptr, dt, lw.b.mul(bi, lw.i64(size))))
-        first = lw.b.mul(p, lw.i64(span))
         dest = lw.address(c, dt, lw.b.mul(bi, lw.i64(m * n)))
-        with lw.b.if_else(lw.b.icmp_signed("==", p, lw.i64(count - 1))) as (final, other):
-            for rows, branch in ((last, final), (span, other)):
-                with branch:
-                    _outer_dot(lw, at(a, m * k), at(b, k * n), out, 1, m, n, k, k_leading,
-                               ptr=dest, rows=(first, rows))
+        _static_parts(lw, j, count, span, m, lambda p, rows: _outer_dot(
+            lw, at(a, m * k), at(b, k * n), out, 1, m, n, k, k_leading, ptr=dest,
+            rows=(lw.b.mul(p, lw.i64(span)), rows)))
 
-    parallel_maps.in_blocks(lw, nb * count, part)
+    parallel_maps.in_blocks(lw, nb * count, block)
     return Array(out, c)
 
 
@@ -573,4 +573,3 @@ def _solve_lower(lw, args, out_types, **_):
 
     lw.fn.loop(i64(0), i64(nb), 1, [], per_batch)
     return [Array(out, x)]
-

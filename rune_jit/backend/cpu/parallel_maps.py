@@ -61,6 +61,13 @@ def _rows_per_block(shape: tuple, work: int, loop_free: bool) -> int:
     return rows
 
 
+def spans(n: int, count: int, align: int = 1) -> tuple[int, int]:
+    """(span, parts): `n` split in at most `count` parts of `span` (a multiple of
+    `align`), the last one shorter when they do not divide it."""
+    span = -(-(-(-n // max(count, 1))) // align) * align
+    return span, -(-n // span)
+
+
 def block_rows(lw: Lowerer, j: ir.Value, rows: int, n: int) -> tuple[ir.Value, ir.Value]:
     """The first and one-past-last row of block j of `rows` rows, of n in all."""
     start = lw.b.mul(j, lw.i64(rows))

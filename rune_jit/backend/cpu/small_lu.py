@@ -45,10 +45,11 @@ def factor(lw, m: list[list], rhs: list[list], fail_singular: bool) -> tuple[lis
             is_p = bld.icmp_signed("==", p, c(r))
             for rows in (m, rhs, perm):
                 _swap(bld, rows, j, r, is_p)
-        zero = bld.fcmp_ordered("==", m[j][j], ir.Constant(m[j][j].type, 0))
+        zero = None if fail_singular else bld.fcmp_ordered(
+            "==", m[j][j], ir.Constant(m[j][j].type, 0))
         for r in range(j + 1, n):
             f = bld.fdiv(m[r][j], m[j][j])
-            if not fail_singular:
+            if zero is not None:
                 f = bld.select(zero, ir.Constant(f.type, 0), f)
             m[r][j] = f
             m[r][j + 1:] = [bld.fsub(v, bld.fmul(f, u)) for u, v in zip(m[j][j + 1:], m[r][j + 1:])]
