@@ -101,3 +101,17 @@ def test_under_vmap_jvp_hessian_and_inside_a_scan():
         return rune.scan(step, np.float64(0.0), XS[:3])[0]
     rune.check_grads(outer, W)
     rune.check_grads(rune.remat(lambda W: recurrence(W, B, C0, XS)), W)
+
+
+def test_a_scan_inside_an_iterate_step_keeps_its_gradient(monkeypatch):
+    """A scan in an iterate's step: its reverse mode (inside the iterate's) recomputes
+    from the tape of its carries too; every path gives finite differences' gradient."""
+    def loss(W):
+        def step(s):
+            c, n = s
+            return rune.scan(lambda c, x: (rnp.tanh(W @ c + B * x[0]), None), c, XS)[0], n + 1
+        c, _ = rune.iterate(step, (C0, np.int64(0)), until=lambda s: s[1] >= 3, max_steps=5)
+        return rnp.sum(c ** 2)
+
+    for path in PATHS:
+        rune.check_grads(on(path, loss, monkeypatch), W)

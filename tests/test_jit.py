@@ -886,6 +886,11 @@ def test_big_products_are_numpys(dtype):
     rune.check_grads(loss, w128, c128)
     np.testing.assert_allclose(rune.jit(rune.grad(loss))(w128, c128),
                                rune.grad(loss)(w128, c128), rtol=1e-10, atol=1e-15)
+    # in an iterate's step: the same three steps, each a product of 128³
+    got = rune.jit(lambda w, c: rune.iterate(
+        lambda s: (rnp.tanh(w @ s[0] + 0.1), s[1] + 1), (c, np.int64(0)),
+        until=lambda s: s[1] >= 3, max_steps=5)[0])(w128, c128)
+    np.testing.assert_allclose(got, want_c, rtol=1e-12, atol=1e-15)
 
 
 def test_big_products_are_numpys_under_the_other_openblas_kernels():
@@ -944,3 +949,10 @@ def test_small_solves_are_unrolled_and_numpys():
         return rune.scan(lambda c, _: (c * 0.5 + m, rnp.linalg.det(c)), m, length=3)[1]
 
     rune.check_grads(lambda m: rnp.sum(dets(m)), m)
+
+    def refine(m, x0):  # in an iterate's step too
+        return rune.iterate(lambda s: (rnp.linalg.solve(m, s[0]) + 0.5, s[1] + 1),
+                            (x0, np.int64(0)), until=lambda s: s[1] >= 5, max_steps=9)[0]
+
+    np.testing.assert_allclose(rune.jit(refine)(m, np.ones((4, 2))), want, rtol=1e-12)
+    rune.check_grads(lambda m: rnp.sum(refine(m, np.ones((4, 2))) ** 2), m)
