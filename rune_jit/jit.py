@@ -12,7 +12,7 @@ import inspect
 import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
-from . import backend, code_digest, compile_log, config, dispatch, python_loops, tree
+from . import backend, code_digest, compile_log, config, dispatch, gc_pause, python_loops, tree
 from . import saved_programs as saved
 from .api import trace_fn, with_args
 from .arguments import (as_argnums, as_value, flatten_args, is_python_scalar, leaf_type,
@@ -85,7 +85,7 @@ class Jitted:
                         compile_log.logger.info("jit(%s): %s", self.__name__,
                                                 compile_log.explain_miss(list(self.cache), key))
                     with compile_log.call(f"jit({getattr(self, '__name__', '?')}) for "
-                                          f"{compile_log.signature(key)}"):
+                                          f"{compile_log.signature(key)}"), gc_pause.paused():
                         program = self._saved_or_new(args, leaves, in_tree, dyn, key)
                     self.cache[key] = program
         return program

@@ -1,6 +1,7 @@
 """The CPU backend: programs lowered to LLVM IR with llvmlite and run as native code.
 
     lower.py        regions to LLVM: the lowering tables, fusion, materialization
+    chunks.py       a long region in parts, each a function of its own (compile time)
     elementwise.py  elementwise primitives on registers (one row each)
     views.py        broadcasts, slices, transposes... as lazy index maps; pad, concatenate
     gather.py       gathers (lazy) and scatters at positions given by index arrays
@@ -35,6 +36,7 @@ from . import (control, elementwise, entry, gather, linalg, llvm, loops,  # noqa
 from . import callback  # noqa: F401  (calls into Python)
 from . import lapack  # noqa: F401  (decompositions: LAPACK calls)
 from . import parallel_maps  # noqa: F401  (large maps on the pool's threads)
+from . import chunks  # noqa: F401  (long regions in parts)
 from .pipeline import STAGES, before_lowering
 
 

@@ -143,23 +143,32 @@ class Fn:
         # that passes scratch memory (an outlined part of a program, run by the pool)
         self.own_arena = False
         self.loops = 0  # loops whose body is being emitted (threads.may_start)
+        # their (preheader, header) blocks, outermost first (outline.py: values that do
+        # not change in a loop are put in a context before the loop)
+        self.loop_blocks: list[tuple[ir.Block, ir.Block]] = []
         # the access group of the innermost parallel loop being emitted (`while_loop`)
         self.access_group: ir.MDValue | None = None
 
     # ------------------------------------------------------------- buffers
 
-    def buffer(self, nbytes: int) -> ir.Value:
-        """The address of `nbytes` of scratch for this call (valid until it returns)."""
-        if nbytes <= SMALL_BYTES:
-            pro = ir.IRBuilder(self.prologue)
-            slot = pro.alloca(ir.ArrayType(I8, max(nbytes, 1)))
-            slot.align = ALIGN
-            holder = pro.alloca(PTR)  # read back as an untyped pointer, as the arena is
-            pro.store(slot, holder)
-            return self.at_entry.load(holder, typ=PTR)
+    def buffer(self, nbytes: int, slot: bool = True) -> ir.Value:
+        """The address of `nbytes` of scratch for this call (valid until it returns): a
+        stack slot of its own if it is small, unless not `slot` (a buffer read and written
+        at indices that vary: LLVM could not keep it in registers anyway)."""
+        if nbytes <= SMALL_BYTES and slot:
+            return self.slot(nbytes)
         offset = self.arena_size
         self.arena_size += -(-max(nbytes, 1) // ALIGN) * ALIGN
         return self.at_entry.gep(self._arena_param(), [ir.Constant(I64, offset)], source_etype=I8)
+
+    def slot(self, nbytes: int) -> ir.Value:
+        """The address of a stack slot of `nbytes` of its own for this call."""
+        pro = ir.IRBuilder(self.prologue)
+        slot = pro.alloca(ir.ArrayType(I8, max(nbytes, 1)))
+        slot.align = ALIGN
+        holder = pro.alloca(PTR)  # read back as an untyped pointer, as the arena is
+        pro.store(slot, holder)
+        return self.at_entry.load(holder, typ=PTR)
 
     def _arena_param(self) -> ir.Value:
         if not hasattr(self, "_arena"):
@@ -251,6 +260,7 @@ class Fn:
         b.cbranch(test(list(phis)), inside, after)
         b.position_at_end(inside)
         self.loops += 1
+        self.loop_blocks.append((pre, header))
         outer_group = self.access_group
         if parallel:
             self.access_group = _distinct(self.module, [])
@@ -258,6 +268,7 @@ class Fn:
             new = list(body(list(phis)))
         finally:
             self.loops -= 1
+            self.loop_blocks.pop()
             group, self.access_group = self.access_group, outer_group
         latch = b.block
         for p, v in zip(phis, new):

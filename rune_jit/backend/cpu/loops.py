@@ -44,12 +44,14 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
 
     def body(t, i, regs):  # step t, row i of the block buffers
         lw.poll_interrupt(t, step)
-        rows = [row(lw, Array(xt, buf), xt, i) if buf is not None else row(lw, x, xt, t)
+        # read, and stored, where the step uses and makes them (in its parts, if any)
+        rows = [(lambda xt=xt, buf=buf: row(lw, Array(xt, buf), xt, i)) if buf is not None
+                else (lambda x=x, xt=xt: row(lw, x, xt, t))
                 for x, xt, buf in zip(xs, x_rows, buffers)]
+        sinks = [None] * nc + [lambda y, base=base, yt=yt: lw.store(y, row_pointer(lw, base, yt, t))
+                               for base, yt in zip(ys, y_rows)]
         outs = lw.lower_region(step, caps + carries.values(regs) + rows,
-                               carries.dests(step, regs))
-        for y, base, yt in zip(outs[nc:], ys, y_rows):
-            lw.store(y, row_pointer(lw, base, yt, t))
+                               carries.dests(step, regs), sinks)
         return carries.step(regs, outs[:nc])
 
     def one_block(j, regs):

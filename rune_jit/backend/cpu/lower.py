@@ -44,6 +44,10 @@ ELEMENTS: dict[Primitive, Callable] = {}
 # Other ways than one loop nest on this thread to store a lazy value, tried in order:
 # `store(lw, value, dest) -> whether it did` (parallel_maps.py: the pool's threads)
 STORES: list[Callable] = []
+# Other ways than one function to lower a long region, tried in order: `split(lw, region,
+# env, dests, sinks, uses, clusters) -> the outputs it stored through their sinks (their
+# positions), or None if it did not lower the region` (chunks.py: in parts, each a function)
+IN_PARTS: list[Callable] = []
 
 
 def lowering(prim: Primitive, table: dict = LOWERINGS) -> Callable:
@@ -363,52 +367,40 @@ class Lowerer:
 
     # ------------------------------------------------------------- regions
 
-    def lower_region(self, region: Region, args: Sequence[Value],
-                     dests: dict[Var, ir.Value] | None = None) -> list[Value]:
+    def lower_region(self, region: Region, args: Sequence[Value | Callable[[], Value]],
+                     dests: dict[Var, ir.Value] | None = None,
+                     sinks: Sequence[Callable[[Value], None] | None] = ()
+                     ) -> list[Value | None]:
         """Lower a closed region on lowered arguments; -> its outputs, lowered. `dests`
-        offers buffers to write some outputs into (the function's own outputs)."""
-        env: dict[Var, Value] = dict(zip(region.params, args))
+        offers buffers to write some outputs into (the function's own outputs). An
+        argument may be a function that lowers it where it is read (a loop step's row),
+        and `sinks[i]` a function that stores output i where it belongs (a loop step's
+        y row), which is then None. A long region is lowered in parts, each a function
+        of its own (IN_PARTS), which read those rows and store those outputs themselves."""
+        env: dict[Var, Any] = dict(zip(region.params, args))
         uses = _uses(region)
-        captured = {c for e in region.eqns for c in e.captures}
-
-        def read(a) -> Value:
-            if isinstance(a, Literal):
-                return self.literal(a.value)
-            return env[a]
-
-        depth: dict[Var, int] = {}  # lazy values read through, from each lazy value
-        enclosing = self.pending, self.whole  # of the equation whose rule lowers this region
-        whole = read_whole(region)
         clusters = elementwise_clusters(region, uses)
-        over = reuse.homes(region, dests, clusters) if dests else {}
-        home = {o: dests[o] for o in over.values()}
-        for k, eqn in enumerate(region.eqns):
-            members = clusters.get(k)
-            if members == ():
-                continue  # computed in the element of its cluster's last equation
-            ins, params = eqn.closed
-            out_types = [v.type for v in eqn.outputs]
-            self.pending = [dests.get(v) if dests else None for v in eqn.outputs]
-            self.whole = [v in whole for v in eqn.outputs]
-            if members:
-                outs, ins = [self.cluster(members, read)], cluster_inputs(members)
-            else:
-                outs = self.lower_at(eqn, [read(a) for a in ins], out_types, params)
-            below = 1 + max((depth.get(a, 0) for a in ins if isinstance(a, Var)), default=0)
-            for i, (var, val) in enumerate(zip(eqn.outputs, outs)):
-                # stored once here rather than computed (or copied) again in every loop step
-                inside_loops = var in captured and isinstance(val, Lazy) and not val.cheap
-                if var in home:  # made over the temporary it reads (reuse.py)
-                    val = self.materialize(val, home[var])
-                elif (inside_loops or (cost(val) > 0 and uses[var] > 1)
-                        or (isinstance(val, Lazy) and below > FUSION_DEPTH)):
-                    dest = self.claim(i)
-                    val = self.materialize(val, home[over[var]] if var in over else dest)
-                if isinstance(val, Lazy):
-                    depth[var] = below
-                env[var] = self.settle(val)
+        sinks = list(sinks) + [None] * (len(region.outputs) - len(sinks))
+        enclosing = self.pending, self.whole  # of the equation whose rule lowers this region
+        sunk = None
+        for split in IN_PARTS if self.width is None else ():
+            sunk = split(self, region, env, dests, sinks, uses, clusters)
+            if sunk is not None:
+                break
+        else:
+            env = {v: a() if callable(a) else a for v, a in env.items()}
+            RegionWalk(self, region, dests, uses, clusters).lower(0, len(region.eqns), env)
+            sunk = set()
         self.pending, self.whole = enclosing
-        return [read(o) for o in region.outputs]
+        outs: list[Value | None] = []
+        for i, (o, sink) in enumerate(zip(region.outputs, sinks)):
+            v = None if i in sunk else env[o] if isinstance(o, Var) else self.literal(o.value)
+            v = v() if callable(v) else v
+            if sink is not None and v is not None:
+                sink(v)
+                v = None
+            outs.append(v)
+        return outs
 
     def cluster(self, members: list[Eqn], read: Callable[[Any], Value]) -> Lazy:
         """The last member's value, each element computed from the cluster's inputs with
@@ -494,6 +486,70 @@ class Lowerer:
         g.linkage = "internal"
         g.initializer = ir.Constant(arr_t, data)
         return g
+
+
+class RegionWalk:
+    """A region's equations lowered in order, fused lazily (Lowerer.lower_region)."""
+
+    def __init__(self, lw: Lowerer, region: Region, dests: dict[Var, ir.Value] | None,
+                 uses: Counter, clusters: dict[int, tuple]):
+        self.lw, self.region, self.dests = lw, region, dests
+        self.uses, self.clusters = uses, clusters
+        self.captured = {c for e in region.eqns for c in e.captures}
+        self.whole = read_whole(region)
+        self.over = reuse.homes(region, dests, clusters) if dests else {}
+        self.home = {o: dests[o] for o in self.over.values()}
+        self.depth: dict[Var, int] = {}  # lazy values read through, from each lazy value
+
+    def reads(self) -> list[list[Var]]:
+        """What lowering each equation reads: none for a cluster's member but its last,
+        which reads the cluster's inputs."""
+        return [[] if self.clusters.get(k) == () else
+                cluster_inputs(self.clusters[k]) if k in self.clusters else
+                [a for a in e.closed[0] if isinstance(a, Var)]
+                for k, e in enumerate(self.region.eqns)]
+
+    def lower(self, lo: int, hi: int, env: dict, made_in: dict | None = None) -> None:
+        """Equations lo:hi, reading and filling `env`; `made_in`: more buffers that some
+        values are computed in (a part's results, chunks.py)."""
+        lw, dests = self.lw, {**(self.dests or {}), **(made_in or {})}
+
+        def read(a) -> Value:
+            return lw.literal(a.value) if isinstance(a, Literal) else env[a]
+
+        for k in range(lo, hi):
+            eqn, members = self.region.eqns[k], self.clusters.get(k)
+            if members == ():
+                continue  # computed in the element of its cluster's last equation
+            ins, params = eqn.closed
+            out_types = [v.type for v in eqn.outputs]
+            lw.pending = [dests.get(v) if dests else None for v in eqn.outputs]
+            lw.whole = [v in self.whole for v in eqn.outputs]
+            if members:
+                outs, ins = [lw.cluster(members, read)], cluster_inputs(members)
+            else:
+                outs = lw.lower_at(eqn, [read(a) for a in ins], out_types, params)
+            below = 1 + max((self.depth.get(a, 0) for a in ins
+                             if isinstance(a, Var) and isinstance(env[a], Lazy)), default=0)
+            for i, (var, val) in enumerate(zip(eqn.outputs, outs)):
+                env[var] = lw.settle(self._placed(i, var, val, below))
+
+    def _placed(self, i: int, var: Var, val: Value, below: int) -> Value:
+        """Output `i` of the equation, stored where it must be: once rather than computed
+        (or copied) again in every loop step, in the temporary it reuses, or where a
+        chain of lazy values would grow too deep."""
+        lw, home, over = self.lw, self.home, self.over
+        inside_loops = var in self.captured and isinstance(val, Lazy) and not val.cheap
+        if var in home:  # made over the temporary it reads (reuse.py)
+            val = lw.materialize(val, home[var])
+        elif (inside_loops or (cost(val) > 0 and self.uses[var] > 1)
+                or (isinstance(val, Lazy) and below > FUSION_DEPTH)):
+            dest = lw.claim(i)
+            val = lw.materialize(val, home[over[var]] if var in over else dest)
+        if isinstance(val, Lazy):
+            self.depth[var] = below
+        return val
+
 
 def _fusible(eqn: Eqn) -> bool:
     return ("elementwise" in eqn.prim.traits and len(eqn.outputs) == 1

@@ -64,7 +64,8 @@ def _rows_per_block(shape: tuple, work: int, loop_free: bool) -> int:
 def spans(n: int, count: int, align: int = 1) -> tuple[int, int]:
     """(span, parts): `n` split in at most `count` parts of `span` (a multiple of
     `align`), the last one shorter when they do not divide it."""
-    span = -(-(-(-n // max(count, 1))) // align) * align
+    share = -(-n // max(count, 1))
+    span = -(-share // align) * align
     return span, -(-n // span)
 
 

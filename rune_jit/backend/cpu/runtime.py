@@ -23,7 +23,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ... import compile_log, disk_cache, dispatch, errors
+from ... import compile_log, disk_cache, dispatch, errors, gc_pause
 from ...ir import UNSIZED, Region, Type, Var, digest
 from ...passes.constants import lift_constants
 from ..stats import counts as stats
@@ -288,6 +288,11 @@ def _signature(n: int):
 
 
 def _compile(k: str, program: str, region: Region) -> Compiled:
+    with gc_pause.paused():
+        return _compiled_now(k, program, region)
+
+
+def _compiled_now(k: str, program: str, region: Region) -> Compiled:
     from .pipeline import before_lowering, dumping
 
     sigint.install()  # before the first program runs: Ctrl-C stops it
@@ -323,6 +328,8 @@ def run_eqn(prim, interpret: Callable, args: Sequence[Any], params: dict
     if any(t.unsized for t in region.out_types):
         return interpret(*args, **params)
     return prepare(region).run(args)
+
+
 def failure(status: int, sites: Sequence) -> Exception:
     """The error a failure status stands for, with a note naming the user's line."""
     kind, site, lane = status & 0xFF, (status >> 8) & 0xFFFFFF, status >> 32
