@@ -190,3 +190,31 @@ def test_what_llvm_compiles_stays_bounded_as_a_step_grows():
     small, large = sizes(300), sizes(1500)
     assert len(large) > 3 * len(small) / 2
     assert max(large) < 1.3 * max(small), (max(small), max(large))
+
+
+def test_the_collector_is_held_off_while_compiling_and_runs_again_after():
+    """Tracing and compiling run without cyclic garbage collection (rune_jit/gc_pause.py:
+    its collections made compile time grow faster than the program); it runs again
+    afterwards, also when the trace fails, and stays off if the user had turned it off."""
+    import gc
+
+    seen = []
+
+    def f(x):
+        seen.append(gc.isenabled())
+        return x * 2.0
+
+    def bad(x):
+        raise ValueError("no")
+
+    assert gc.isenabled()
+    rune.jit(f)(np.ones(3))
+    with pytest.raises(ValueError):
+        rune.jit(bad)(np.ones(3))
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        rune.jit(lambda x: x + 1.0)(np.ones(2))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
