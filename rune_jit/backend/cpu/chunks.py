@@ -18,7 +18,6 @@ joins the parts stays as short as their number.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Callable, NamedTuple
 
 import llvmlite.ir as ir
@@ -44,6 +43,7 @@ class Part(NamedTuple):
     ins: list[Var]  # values it reads that are made before it (or are the region's params)
     outs: list[Var]  # values it makes that are read after it (or are the region's outputs)
     copied: set[Var]  # ins that an equation other than a loop reads (see _entering)
+    looped: set[Var]  # outs that loops (equations with regions) make: stacked, carried
     sunk: list[int]  # the region's outputs it makes and stores through their sinks
 
 
@@ -93,19 +93,21 @@ def _part(region: Region, reads: list[list[Var]], sunk: list[bool], lo: int, hi:
     outs = [v for e in region.eqns[lo:hi] for v in e.outputs if last.get(v, -1) >= hi]
     mine = [i for i, (o, s) in enumerate(zip(region.outputs, sunk))
             if s and isinstance(o, Var) and o in made]
-    return Part(lo, hi, list(ins), outs, copied & set(ins), mine)
+    looped = {v for e in region.eqns[lo:hi] if e.regions for v in e.outputs}
+    return Part(lo, hi, list(ins), outs, copied & set(ins), looped & set(outs), mine)
 
 
-def lower_in_parts(lw: Lowerer, region: Region, env: dict, dests: dict | None,
-                   sinks: list, uses: Counter, clusters: dict) -> set[int] | None:
-    """Lower `region` in parts (see the module's docstring) if it is long (IN_PARTS);
-    -> the outputs stored through their sinks, or None if it is not long."""
-    walk = RegionWalk(lw, region, dests, uses, clusters)
+def lower_in_parts(walk: RegionWalk, env: dict, sinks: list) -> set[int] | None:
+    """Lower `walk`'s region in parts (see the module's docstring) if it is long
+    (IN_PARTS); -> the outputs stored through their sinks, or None if it is not long."""
+    region = walk.region
+    if weight(region) < PART_WEIGHT:
+        return None
     cuts = parts(region, walk.reads(), [s is not None for s in sinks])
     if len(cuts) == 1:
         return None
     for p in cuts:
-        lower_part(lw, p, env, dests or {}, region, sinks,
+        lower_part(walk.lw, p, env, walk.dests or {}, region, sinks,
                    lambda inner, made_in, p=p: walk.lower(p.lo, p.hi, inner, made_in))
     return {i for p in cuts for i in p.sunk}
 
@@ -124,9 +126,9 @@ def lower_part(lw: Lowerer, part: Part, env: dict, homes: dict, region: Region, 
     sent = {v: lw.materialize(env[v]) if v in part.copied and _small(env[v]) else env[v]
             for v in part.ins}
     box_at, box_bytes = _layout([v for v in part.outs if v.type.shape == ()])
-    box = outer.slot(box_bytes)
-    made = {e.outputs[i]: e for e in region.eqns[part.lo:part.hi] for i in range(len(e.outputs))}
-    bufs = {v: lw.fn.buffer(v.type.nbytes, slot=not made[v].regions) for v in part.outs
+    box = outer.slot(box_bytes) if box_at else None
+    # (a loop's results are read at indices that vary: no stack slot of their own)
+    bufs = {v: lw.fn.buffer(v.type.nbytes, slot=v not in part.looped) for v in part.outs
             if v.type.shape != () and v not in homes}
     kept: dict[Var, Value] = {}
 
@@ -174,7 +176,7 @@ def _layout(vs: list[Var]) -> tuple[dict[Var, int], int]:
     for v in vs:
         at[v] = size
         size += -(-max(v.type.nbytes, 1) // 8) * 8
-    return at, max(size, 8)
+    return at, size
 
 
 def _outlives(v: Value, func: ir.Function) -> bool:

@@ -44,9 +44,9 @@ ELEMENTS: dict[Primitive, Callable] = {}
 # Other ways than one loop nest on this thread to store a lazy value, tried in order:
 # `store(lw, value, dest) -> whether it did` (parallel_maps.py: the pool's threads)
 STORES: list[Callable] = []
-# Other ways than one function to lower a long region, tried in order: `split(lw, region,
-# env, dests, sinks, uses, clusters) -> the outputs it stored through their sinks (their
-# positions), or None if it did not lower the region` (chunks.py: in parts, each a function)
+# Other ways than one function to lower a long region, tried in order: `split(walk, env,
+# sinks) -> the outputs it stored through their sinks (their positions), or None if it
+# did not lower the region` (chunks.py: in parts, each a function; walk: a RegionWalk)
 IN_PARTS: list[Callable] = []
 
 
@@ -382,14 +382,14 @@ class Lowerer:
         clusters = elementwise_clusters(region, uses)
         sinks = list(sinks) + [None] * (len(region.outputs) - len(sinks))
         enclosing = self.pending, self.whole  # of the equation whose rule lowers this region
-        sunk = None
+        walk, sunk = RegionWalk(self, region, dests, uses, clusters), None
         for split in IN_PARTS if self.width is None else ():
-            sunk = split(self, region, env, dests, sinks, uses, clusters)
+            sunk = split(walk, env, sinks)
             if sunk is not None:
                 break
         else:
             env = {v: a() if callable(a) else a for v, a in env.items()}
-            RegionWalk(self, region, dests, uses, clusters).lower(0, len(region.eqns), env)
+            walk.lower(0, len(region.eqns), env)
             sunk = set()
         self.pending, self.whole = enclosing
         outs: list[Value | None] = []
