@@ -21,6 +21,18 @@ from .ops.root import root
 from .ops.scan import scan
 from .transforms import (ShapeDtypeStruct, eval_shape, linear_transpose, linearize,
                          print_saved_residuals, saved_residuals)
+from . import config, custom_derivatives
+from ._src import absent as _absent
+from ._src.devices import (Device, block_until_ready, default_backend, device_count,
+                           device_get, device_put, devices, local_device_count, local_devices,
+                           process_count, process_index)
+from ._src.options import numpy_dtype_promotion, numpy_rank_promotion
+from ._src.staging_names import ensure_compile_time_eval, named_call, named_scope, typeof
+
+# JAX's spellings of names rune_jit has under its own
+make_jaxpr = make_ir
+jacobian = jacrev
+__version_info__ = tuple(int(part) for part in __version__.split(".")[:3])
 
 __all__ = [
     "associative_scan", "check_grads", "checkpoint", "checkpoint_name", "checkpoint_policies",
@@ -30,4 +42,13 @@ __all__ = [
     "make_ir", "map", "nn", "numpy", "print_saved_residuals", "pure_callback", "random",
     "remat", "root", "saved_residuals", "scan", "scipy", "ShapeDtypeStruct", "stop_gradient",
     "switch", "tree", "value_and_grad", "vjp", "vmap", "while_loop",
+    "block_until_ready", "config", "custom_derivatives", "default_backend", "Device",
+    "device_count", "device_get", "device_put", "devices", "ensure_compile_time_eval",
+    "jacobian", "local_device_count", "local_devices", "make_jaxpr", "named_call",
+    "named_scope", "numpy_dtype_promotion", "numpy_rank_promotion", "process_count",
+    "process_index", "typeof",
 ]
+
+
+def __getattr__(name: str):
+    raise _absent.attribute_error(__name__, name)

@@ -34,6 +34,21 @@ class _Settings(types.ModuleType):
         _backend = name
         NOT_NATIVE.value = name != "native"
 
+    def update(self, name: str, value: object) -> None:
+        """Set one of JAX's options where it means something here (`jax.config.update`):
+        `rune.config.update("jax_enable_x64", True)` is accepted and changes nothing
+        (rune_jit is float64 already); rune_jit/_src/options.py lists the others."""
+        from ._src import options
+
+        options.update(name, value)
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("jax_"):  # JAX's options read as attributes: config.jax_enable_x64
+            from ._src import options
+
+            return options.read(name)
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
 
 sys.modules[__name__].__class__ = _Settings
 

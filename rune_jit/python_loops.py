@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from . import tree
+from ._src import options
 from .errors import IterateError, iterate_message
 from .trace import Tracer, current
 
@@ -28,16 +29,27 @@ class _State(threading.local):
 
 
 _state = _State()
-_FROM_ENV = os.environ.get("RUNE_JIT_DISABLE_JIT", "") not in ("", "0")
-# how many disable_jit blocks are open in all threads: native entries read it and take
-# the Python path (which asks `active()`) while any is
-DISABLED_ANYWHERE = ctypes.c_int32(int(_FROM_ENV))
+# disabled in every thread: RUNE_JIT_DISABLE_JIT=1, or config.update("jax_disable_jit", True)
+_everywhere = os.environ.get("RUNE_JIT_DISABLE_JIT", "") not in ("", "0")
+# how many disable_jit blocks are open in all threads (the setting above counting as one):
+# native entries read it and take the Python path (which asks `active()`) while any is
+DISABLED_ANYWHERE = ctypes.c_int32(int(_everywhere))
 _lock = threading.Lock()
 
 
 def active() -> bool:
     """Whether jit is disabled in this thread."""
-    return _state.depth > 0 or _FROM_ENV
+    return _state.depth > 0 or _everywhere
+
+
+@options.owns("jax_disable_jit")
+def disable_everywhere(disable: bool) -> None:
+    """Disable jit in every thread until told otherwise (JAX's `jax_disable_jit`)."""
+    global _everywhere
+    with _lock:
+        if disable != _everywhere:
+            DISABLED_ANYWHERE.value += 1 if disable else -1
+            _everywhere = disable
 
 
 @contextlib.contextmanager

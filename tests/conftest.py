@@ -32,3 +32,39 @@ def backend(request, monkeypatch):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+# The quick run (-m "not slow") samples the exhaustive parametrisations: a test function
+# with more than QUICK_SHARE cases keeps a fixed sample of them, at least one of each
+# leading parameter (each primitive, each case), and the rest are marked slow, so that
+# `-m slow` (CI's second command) runs them whole. The sample is fixed by the test ids,
+# not by the run: the same tests run every time.
+QUICK_SHARE = 250
+
+
+def pytest_collection_modifyitems(config, items):
+    groups: dict = {}
+    for item in items:
+        if getattr(item, "callspec", None) is not None:
+            groups.setdefault((item.fspath, item.originalname), []).append(item)
+    for group in groups.values():
+        if len(group) > QUICK_SHARE:
+            _sample_quick(group, QUICK_SHARE / len(group))
+
+
+def _sample_quick(group: list, share: float) -> None:
+    import math
+    import zlib
+
+    strata: dict = {}
+    for item in group:
+        strata.setdefault(_leading_id(item), []).append(item)
+    for stratum in strata.values():
+        ranked = sorted(stratum, key=lambda it: zlib.crc32(it.nodeid.encode()))
+        for item in ranked[math.ceil(len(ranked) * share):]:
+            item.add_marker(pytest.mark.slow)
+
+
+def _leading_id(item) -> str:
+    """The first parameter's id (the primitive or case a test is about)."""
+    return item.callspec.id.split("-")[0]
