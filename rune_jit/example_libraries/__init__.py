@@ -1,0 +1,5 @@
+"""JAX's `example_libraries`, written for rune_jit: `optimizers` and `stax`."""
+
+from . import optimizers, stax
+
+__all__ = ["optimizers", "stax"]
