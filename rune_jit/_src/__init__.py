@@ -1,0 +1,1 @@
+"""Implementation modules of rune_jit: the code behind the public modules."""
