@@ -25,54 +25,39 @@ def _prepared(operand: Any, axis: int, where: str) -> tuple[Any, int]:
     return x, _core.normalize_axis(int(axis), len(shape), where)
 
 
-def _prefix(op: str) -> Callable:
+def _prefix(op: str, doc: str) -> Callable:
     where = f"rune_jit.lax.cum{op}"
 
     def f(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
         x, ax = _prepared(operand, axis, where)
         return cumulative(x, ax, op, bool(reverse))
 
+    f.__name__ = f.__qualname__ = f"cum{op}"
+    f.__doc__ = doc
     return f
 
 
-_cumsum, _cumprod, _cummax, _cummin = (_prefix(op) for op in ("sum", "prod", "max", "min"))
-
-
-def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-    """The running sum along `axis` (lax.cumsum).
+cumsum = _prefix("sum", """The running sum along `axis` (lax.cumsum).
 
     >>> import numpy as np
     >>> print(cumsum(np.array([1.0, 2.0, 3.0]), reverse=True))
     [6. 5. 3.]
-    """
-    return _cumsum(operand, axis, reverse)
-
-
-def cumprod(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-    """The running product along `axis` (lax.cumprod).
+    """)
+cumprod = _prefix("prod", """The running product along `axis` (lax.cumprod).
 
     >>> print(cumprod(np.array([1.0, 2.0, 3.0])))
     [1. 2. 6.]
-    """
-    return _cumprod(operand, axis, reverse)
-
-
-def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-    """The running maximum along `axis` (lax.cummax).
+    """)
+cummax = _prefix("max", """The running maximum along `axis` (lax.cummax).
 
     >>> print(cummax(np.array([1.0, 3.0, 2.0])))
     [1. 3. 3.]
-    """
-    return _cummax(operand, axis, reverse)
-
-
-def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-    """The running minimum along `axis` (lax.cummin).
+    """)
+cummin = _prefix("min", """The running minimum along `axis` (lax.cummin).
 
     >>> print(cummin(np.array([3.0, 1.0, 2.0])))
     [3. 1. 1.]
-    """
-    return _cummin(operand, axis, reverse)
+    """)
 
 
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:

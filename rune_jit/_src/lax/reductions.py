@@ -127,7 +127,7 @@ def reduce(operands: Any, init_values: Any, computation: Callable, dimensions: S
     return apply_init(name, fold(name, x, axes), init)
 
 
-def _named(name: str, kinds: str) -> Callable:
+def _named(name: str, kinds: str, doc: str) -> Callable:
     where = f"rune_jit.lax.reduce_{name}"
 
     def f(operand: Any, axes: Sequence[int]) -> Any:
@@ -137,73 +137,48 @@ def _named(name: str, kinds: str) -> Callable:
             raise TypeError(f"{where}: operand dtype {dtype.name} is not supported")
         return fold(name, x, _axes(axes, len(type_of_value(x).shape), where))
 
-    f.__name__ = f"reduce_{name}"
+    f.__name__ = f.__qualname__ = f"reduce_{name}"
+    f.__doc__ = doc
     return f
 
 
-_reduce_sum = _named("sum", "iuf")
-_reduce_prod = _named("prod", "iuf")
-_reduce_max = _named("max", "biuf")
-_reduce_min = _named("min", "biuf")
-_reduce_and = _named("and", "b")
-_reduce_or = _named("or", "b")
-
-
-def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
-    """The sum over `axes` (lax.reduce_sum).
+reduce_sum = _named("sum", "iuf", """The sum over `axes` (lax.reduce_sum).
 
     >>> print(reduce_sum(np.ones((2, 3)), (0, 1)))
     6.0
-    """
-    return _reduce_sum(operand, axes)
-
-
-def reduce_prod(operand: Any, axes: Sequence[int]) -> Any:
-    """The product over `axes` (lax.reduce_prod).
+    """)
+reduce_prod = _named("prod", "iuf", """The product over `axes` (lax.reduce_prod).
 
     >>> print(reduce_prod(np.array([2.0, 3.0]), (0,)))
     6.0
-    """
-    return _reduce_prod(operand, axes)
-
-
-def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
-    """The maximum over `axes`, -inf over an empty axis (lax.reduce_max).
+    """)
+reduce_max = _named("max", "biuf", """The maximum over `axes`, -inf over an empty axis
+    (lax.reduce_max).
 
     >>> print(reduce_max(np.array([2.0, 3.0]), (0,)))
     3.0
-    """
-    return _reduce_max(operand, axes)
-
-
-def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
-    """The minimum over `axes`, inf over an empty axis (lax.reduce_min).
+    """)
+reduce_min = _named("min", "biuf", """The minimum over `axes`, inf over an empty axis
+    (lax.reduce_min).
 
     >>> print(reduce_min(np.array([2.0, 3.0]), (0,)))
     2.0
-    """
-    return _reduce_min(operand, axes)
-
-
-def reduce_and(operand: Any, axes: Sequence[int]) -> Any:
-    """Whether all of a bool operand holds over `axes` (lax.reduce_and).
+    """)
+reduce_and = _named("and", "b", """Whether all of a bool operand holds over `axes`
+    (lax.reduce_and).
 
     >>> print(reduce_and(np.array([True, False]), (0,)))
     False
-    """
-    return _reduce_and(operand, axes)
-
-
-def reduce_or(operand: Any, axes: Sequence[int]) -> Any:
-    """Whether any of a bool operand holds over `axes` (lax.reduce_or).
+    """)
+reduce_or = _named("or", "b", """Whether any of a bool operand holds over `axes`
+    (lax.reduce_or).
 
     >>> print(reduce_or(np.array([True, False]), (0,)))
     True
-    """
-    return _reduce_or(operand, axes)
+    """)
 
 
-def _arg(prim: Any, name: str) -> Callable:
+def _arg(prim: Any, name: str, doc: str) -> Callable:
     where = f"rune_jit.lax.{name}"
 
     def f(operand: Any, axis: int, index_dtype: Any) -> Any:
@@ -217,27 +192,20 @@ def _arg(prim: Any, name: str) -> Callable:
             raise ValueError(f"{where}: axis {ax} of the operand (shape {shape}) is empty")
         return bind1(prim, x, axis=ax, index_dtype=dtype)
 
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
     return f
 
 
-_argmax = _arg(red.argmax_p, "argmax")
-_argmin = _arg(red.argmin_p, "argmin")
-
-
-def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
-    """The index of the first largest value along `axis` (a NaN counts as the largest),
-    in `index_dtype` (lax.argmax).
+argmax = _arg(red.argmax_p, "argmax", """The index of the first largest value along
+    `axis` (a NaN counts as the largest), in `index_dtype` (lax.argmax).
 
     >>> print(argmax(np.array([1.0, 3.0, 3.0]), 0, np.int32))
     1
-    """
-    return _argmax(operand, axis, index_dtype)
-
-
-def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
-    """The index of the first smallest value along `axis` (lax.argmin).
+    """)
+argmin = _arg(red.argmin_p, "argmin", """The index of the first smallest value along
+    `axis` (a NaN counts as the smallest), in `index_dtype` (lax.argmin).
 
     >>> print(argmin(np.array([1.0, 0.0, 0.0]), 0, np.int32))
     1
-    """
-    return _argmin(operand, axis, index_dtype)
+    """)
