@@ -12,6 +12,9 @@ from .._src.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension_n
                                     conv_transpose, conv_transpose_shape_tuple,
                                     conv_with_general_padding)
 from .._src.lax.cumulative import cumlogsumexp, cummax, cummin, cumprod, cumsum
+from .._src.lax.gathers import (GatherDimensionNumbers, GatherScatterMode,
+                                ScatterDimensionNumbers, gather, scatter, scatter_add,
+                                scatter_max, scatter_min, scatter_mul)
 from .._src.lax.reductions import (argmax, argmin, reduce, reduce_and, reduce_max,
                                    reduce_min, reduce_or, reduce_prod, reduce_sum)
 from .._src.lax.sorting import (approx_max_k, approx_min_k, sort, sort_key_val,
@@ -24,4 +27,6 @@ __all__ = ["ConvDimensionNumbers", "Precision", "conv", "conv_dimension_numbers"
            "conv_with_general_padding", "dot", "dot_general", "argmax", "argmin", "padtype_to_pads", "reduce", "reduce_and", "reduce_max",
            "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "reduce_window",
            "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "approx_max_k",
-           "approx_min_k", "sort", "sort_key_val", "top_k"]
+           "approx_min_k", "sort", "sort_key_val", "top_k", "GatherDimensionNumbers",
+           "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter",
+           "scatter_add", "scatter_max", "scatter_min", "scatter_mul"]
