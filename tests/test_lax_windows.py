@@ -151,6 +151,11 @@ def test_reduce_and_named_reductions():
     assert lax.reduce_or(mask, (0,)).tolist() == mask.any(0).tolist()
     with pytest.raises(TypeError, match="reduce_and: operand dtype float64"):
         lax.reduce_and(X, (0,))
+    assert lax.reduce(mask, True, np.logical_and, (1,)).tolist() == mask.all(1).tolist()
+    with pytest.raises(TypeError, match="logical and reduction takes bools, got int64"):
+        lax.reduce(np.arange(3), 1, np.logical_and, (0,))
+    with pytest.raises(NotImplementedError, match="'a?max' is not one rune_jit recognises"):
+        lax.reduce(X, -np.inf, rnp.max, (0,))  # a reduction, not a binary maximum
     with pytest.raises(TypeError, match="init_values"):
         lax.reduce((X, X), 0.0, np.add, (0,))
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ... import numpy as rnp
 from ...numpy import _core
 from ...ops import elementwise as ew
 from ...ops import reduce as red
@@ -27,21 +28,24 @@ MONOIDS: dict[str, tuple[Callable, Callable]] = {
     "sum": (red.reduce_sum, ew.add), "prod": (red.reduce_prod, ew.mul),
     "max": (red.reduce_max, ew.max), "min": (red.reduce_min, ew.min),
     "and": (red.reduce_min, ew.min), "or": (red.reduce_max, ew.max)}
-# The names rune_jit's own functions go by (lax.add, rnp.maximum, ...): lax.add is
-# defined in another module of this package, so it is known by its name and package.
-NAMED = {"add": "sum", "mul": "prod", "multiply": "prod", "max": "max", "maximum": "max",
-         "min": "min", "minimum": "min", "logical_and": "and", "bitwise_and": "and",
-         "logical_or": "or", "bitwise_or": "or"}
-FOREIGN = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-           np.logical_and: "and", np.logical_or: "or", operator.add: "sum",
-           operator.mul: "prod", operator.and_: "and", operator.or_: "or"}
+# lax.add and its kin live in another module of this package, so they are known by
+# their names within rune_jit.lax; every other recognised function by identity.
+LAX_NAMES = {"add": "sum", "mul": "prod", "max": "max", "min": "min", "bitwise_and": "and",
+             "bitwise_or": "or"}
+KNOWN = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+         np.logical_and: "and", np.logical_or: "or", operator.add: "sum",
+         operator.mul: "prod", operator.and_: "and", operator.or_: "or",
+         rnp.add: "sum", rnp.multiply: "prod", rnp.maximum: "max", rnp.minimum: "min",
+         rnp.logical_and: "and", rnp.logical_or: "or", ew.add: "sum", ew.mul: "prod",
+         ew.max: "max", ew.min: "min"}
 
 
 def monoid(computation: Callable, where: str) -> str:
     """The name ("sum", "prod", "max", "min", "and", "or") of a recognised computation."""
-    known = FOREIGN.get(computation) if _hashable(computation) else None
-    if known is None and getattr(computation, "__module__", "").startswith("rune_jit"):
-        known = NAMED.get(getattr(computation, "__name__", ""))
+    known = KNOWN.get(computation) if _hashable(computation) else None
+    module = getattr(computation, "__module__", None) or ""
+    if known is None and module.startswith(("rune_jit.lax", "rune_jit._src.lax")):
+        known = LAX_NAMES.get(getattr(computation, "__name__", ""))
     if known is None:
         raise NotImplementedError(
             f"{where}: the computation {getattr(computation, '__qualname__', computation)!r} "
@@ -76,10 +80,13 @@ def identity(name: str, dtype: np.dtype) -> np.ndarray:
 
 def fold(name: str, x: Any, axes: Sequence[int]) -> Any:
     """x reduced by `name` over `axes`; an empty axis gives the identity."""
-    shape = type_of_value(x).shape
+    shape, dtype = type_of_value(x).shape, type_of_value(x).dtype
+    if name in ("and", "or") and dtype.kind != "b":
+        raise TypeError(f"rune_jit.lax: a logical {name} reduction takes bools, got "
+                        f"{dtype.name}")
     if any(shape[a] == 0 for a in axes):
         kept = tuple(n for i, n in enumerate(shape) if i not in axes)
-        return full(kept, identity(name, type_of_value(x).dtype))
+        return full(kept, identity(name, dtype))
     return MONOIDS[name][0](x, axes)
 
 
