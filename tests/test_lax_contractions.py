@@ -185,7 +185,7 @@ def test_conv_layouts_jit_and_gradients():
 def test_conv_vmap_and_scan_step():
     k = normal(2, 2, 3)
     xs = normal(4, 1, 2, 7)
-    conv = lambda x: lax.conv(x, k, (1,), "SAME")  # noqa: E731
+    conv = lambda x: lax.conv(x, k, (1,), "SAME")
     batched = rune.vmap(conv)(xs)
     for x, y in zip(xs, batched):
         np.testing.assert_allclose(y, conv(x), rtol=1e-12)
@@ -222,7 +222,7 @@ def test_conv_spellings_and_shape_helpers():
 
 def test_conv_transpose_is_the_input_gradient_of_conv():
     x, k = normal(1, 8, 2), normal(3, 2, 4)  # NHC input, HIO kernel
-    fwd = lambda x: lax.conv_general_dilated(  # noqa: E731
+    fwd = lambda x: lax.conv_general_dilated(
         x, k, (2,), "SAME", dimension_numbers=("NHC", "HIO", "NHC"))
     y = fwd(x)
     ct = normal(*y.shape)

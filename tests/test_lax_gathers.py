@@ -72,11 +72,11 @@ def test_scatters_match_numpy():
 
 def test_gather_and_scatter_jit_grad_vmap_and_scan():
     idx = np.array([[1], [4], [1]])
-    gather = lambda x: lax.gather(x, idx, ROWS, (1, 6, 4))  # noqa: E731
+    gather = lambda x: lax.gather(x, idx, ROWS, (1, 6, 4))
     np.testing.assert_array_equal(rune.jit(gather)(X), X[[1, 4, 1]])
     rune.check_grads(lambda x: rnp.sum(rnp.sin(gather(x))), X)
     u = RNG.normal(size=(3, 6, 4))
-    add = lambda x, u: lax.scatter_add(x, idx, u, POINTS)  # noqa: E731
+    add = lambda x, u: lax.scatter_add(x, idx, u, POINTS)
     rune.check_grads(lambda x, u: rnp.sum(rnp.sin(add(x, u))), X, u)
     np.testing.assert_allclose(rune.jit(add)(X, u), add(X, u), rtol=1e-12)
     batched = rune.vmap(gather)(np.stack([X, 2 * X]))

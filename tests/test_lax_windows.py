@@ -76,7 +76,7 @@ def test_reduce_window_jit_grad_vmap_and_scan():
                                 (1, 1), (1, 1))
     np.testing.assert_allclose(rune.jit(pool)(X), expected)
     rune.check_grads(lambda x: rnp.sum(pool(x) ** 2), X)
-    summed = lambda x: lax.reduce_window(x, 0.0, rnp.add, (3,), (1,), "SAME")  # noqa: E731
+    summed = lambda x: lax.reduce_window(x, 0.0, rnp.add, (3,), (1,), "SAME")
     rune.check_grads(lambda x: rnp.sum(rnp.sin(summed(x))), X[0])
     batched = rune.vmap(summed)(X)
     for row, y in zip(X, batched):
@@ -161,7 +161,7 @@ def test_reduce_and_named_reductions():
 
 
 def test_reductions_under_jit_grad_and_vmap():
-    f = lambda x: lax.reduce(x, 0.0, np.add, (1,)) * lax.reduce_max(x, (1,))  # noqa: E731
+    f = lambda x: lax.reduce(x, 0.0, np.add, (1,)) * lax.reduce_max(x, (1,))
     np.testing.assert_allclose(rune.jit(f)(X), X.sum(1) * X.max(1), rtol=1e-12)
     rune.check_grads(lambda x: rnp.sum(f(x)), X)
     rune.check_grads(lambda x: lax.reduce_prod(x, (0, 1)), X[:2])
