@@ -1,0 +1,1 @@
+"""rune_jit.lax's implementation: one module per family of operations."""
