@@ -125,3 +125,10 @@ def _named_here() -> None:
 
 
 _named_here()
+
+# NumPy's ufunc methods and attributes (rnp.add.reduce, rnp.maximum.accumulate, ...), also
+# reached by np.add.reduce(traced) (rune_jit/_src/ufunc.py)
+from .._src.ufunc import ufunc, wrap_ufuncs  # noqa: E402
+
+_UFUNCS.update(wrap_ufuncs(globals(), __all__))
+__all__ += ["ufunc"]
