@@ -23,7 +23,11 @@ REDUCE_CASES = [
     ("subtract", X, {"axis": 1}), ("divide", X, {}),
     ("add", X, {"dtype": np.float32}), ("subtract", X, {"axis": 1, "keepdims": True}),
     ("maximum", np.zeros((0, 2)), {"initial": 1.0}), ("add", np.zeros((0, 2)), {}),
-    ("bitwise_xor", I8, {"axis": 1}),
+    ("bitwise_xor", I8, {"axis": 1}), ("subtract", X, {"axis": 1, "initial": 10.0}),
+    ("subtract", X, {"where": X > 0, "initial": 1.0}), ("add", X, {"where": X > 0,
+                                                                  "initial": 10.0}),
+    ("logaddexp", X, {"where": X > 0}), ("logaddexp", np.zeros((2, 0)), {"axis": 1}),
+    ("subtract", np.zeros((0, 3)), {"initial": 2.0}), ("maximum", X, {"initial": 5.0}),
 ]
 
 
@@ -135,6 +139,7 @@ def test_grads_of_the_methods():
               lambda x: rnp.sum(rnp.subtract.accumulate(x * x, 1)),
               lambda x: rnp.sum(rnp.multiply.reduce(x, axis=1)),
               lambda x: rnp.sum(rnp.logaddexp.reduce(x, axis=0)),
+              lambda x: rnp.sum(rnp.subtract.reduce(x, 1, where=x > 0, initial=1.0)),
               lambda x: rnp.sum(rnp.multiply.outer(x[0], x[1]) ** 2),
               lambda x: rnp.sum(rnp.add.at(x[0], np.array([1, 1]), x[1, :2], inplace=False))):
         rune.check_grads(f, X)
@@ -164,3 +169,17 @@ def test_bad_reduce_arguments_say_what():
         rnp.subtract.reduce(X, where=X > 0)
     with pytest.raises(TypeError, match="out= is not supported"):
         rnp.add.reduce(X, out=np.zeros(4))
+
+
+def test_a_ufunc_of_ones_own_is_jaxs():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    mine = rnp.ufunc(lambda a, b: a * b + 1.0, 2, 1, name="muladd", identity=None)
+    theirs = jax.numpy.ufunc(lambda a, b: a * b + 1.0, 2, 1, name="muladd")
+    assert (mine.nin, mine.nout, mine.nargs, mine.__name__) == (2, 1, 3, "muladd")
+    for call in (lambda u, x: u.reduce(x), lambda u, x: u.accumulate(x, 1),
+                 lambda u, x: u.outer(x[0], x[1])):
+        want = np.asarray(call(theirs, X))
+        for run in RUNS.values():
+            np.testing.assert_allclose(run(lambda x: call(mine, x))(X), want, rtol=1e-12)
+    np.testing.assert_allclose(rune.vmap(mine.reduce)(X), [mine.reduce(r) for r in X])

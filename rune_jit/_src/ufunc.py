@@ -45,8 +45,8 @@ class ufunc:  # noqa: N801 (NumPy's name)
                                           "__module__": cls.__module__})
         return super().__new__(own)
 
-    def __init__(self, func: Callable, nin: int, nout: int = 1, identity: Any = None,
-                 name: str | None = None):
+    def __init__(self, func: Callable, nin: int, nout: int = 1, *, name: str | None = None,
+                 identity: Any = None):
         functools.update_wrapper(self, func)  # name, docstring, signature (__wrapped__)
         self.__name__ = self.__qualname__ = name or func.__name__
         self._call, self.nin, self.nout, self.identity = func, nin, nout, identity
@@ -57,8 +57,8 @@ class ufunc:  # noqa: N801 (NumPy's name)
     @classmethod
     def like_numpy(cls, func: Callable, numpy_ufunc: np.ufunc) -> "ufunc":
         """`func` as a ufunc with NumPy's `numpy_ufunc`'s attributes and method rules."""
-        return cls(func, numpy_ufunc.nin, numpy_ufunc.nout, numpy_ufunc.identity,
-                   numpy_ufunc.__name__)
+        return cls(func, numpy_ufunc.nin, numpy_ufunc.nout, name=numpy_ufunc.__name__,
+                   identity=numpy_ufunc.identity)
 
     @property
     def nargs(self) -> int:

@@ -14,7 +14,6 @@ from ..ops.scan import scan
 # ufunc -> the rune_jit.numpy reduction that is its reduce
 _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
                "logical_and": "all", "logical_or": "any"}
-_EMPTY_OK = ("add", "multiply", "logical_and", "logical_or")  # their reductions' identity
 _RUNNING = ("add", "multiply", "maximum", "minimum")  # sorting.accumulate's
 
 
@@ -26,18 +25,28 @@ def reduce(u: Any, a: Any, axis: Any, dtype: Any, keepdims: bool, initial: Any,
     name = f"rune_jit.numpy.{u.__name__}.reduce"
     a = asarray(a) if dtype is None else astype(asarray(a), dtype)
     axes = normalize_axes(axis, a.ndim, name)
-    fill = u.identity if initial is None else initial
+    empty = any(a.shape[i] == 0 for i in axes)
+    if u.__name__ not in _REDUCTIONS:
+        out = _folded(u, a, axes, initial, where, empty, name)
+        return reshape(out, _kept_shape(a.shape, axes, True)) if keepdims else out
+    fill = u.identity if u.identity is not None else initial  # maximum, minimum: initial
+    if fill is None and (where is not None or empty):
+        raise _no_start(name, u, empty)
     if where is not None:
-        if fill is None:
-            raise ValueError(f"{name}: where= needs initial= ({u.__name__} has no identity)")
         a = rnp.where(where, a, fill)
-    if any(a.shape[i] == 0 for i in axes) and u.__name__ not in _EMPTY_OK:
-        if fill is None:
-            raise ValueError(f"{name}: zero-size array to reduction operation {u.__name__} "
-                             "which has no identity")
-        return full(_kept_shape(a.shape, axes, keepdims), fill, dtype=u(a, a).dtype)
-    out = _reduced(u, a, axes, dtype, keepdims)
-    return out if initial is None else u(out, initial)
+    if empty and u.identity is None:
+        return full(_kept_shape(a.shape, axes, keepdims), initial, dtype=a.dtype)
+    op = _REDUCTIONS[u.__name__]
+    extra = {"dtype": dtype} if op in ("sum", "prod") else {}
+    out = getattr(rnp, op)(a, axes, keepdims=keepdims, **extra)
+    return out if initial is None else u(out, initial)  # these are commutative
+
+
+def _no_start(name: str, u: Any, empty: bool) -> ValueError:
+    if empty:
+        return ValueError(f"{name}: zero-size array to reduction operation {u.__name__} "
+                          "which has no identity")
+    return ValueError(f"{name}: where= needs initial= ({u.__name__} has no identity)")
 
 
 def _kept_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
@@ -46,31 +55,50 @@ def _kept_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-def _reduced(u: Any, a: Any, axes: tuple, dtype: Any, keepdims: bool) -> Any:
+def _folded(u: Any, a: Any, axes: tuple, initial: Any, where: Any, empty: bool,
+            name: str) -> Any:
+    """The left fold of `u` over `axes` (taken in order, as one), from `initial` (else
+    from the identity where some elements are left out, else from the first element)."""
     from .. import numpy as rnp
 
-    op = _REDUCTIONS.get(u.__name__)
-    if op is not None:
-        extra = {"dtype": dtype} if op in ("sum", "prod") else {}
-        return getattr(rnp, op)(a, axes, keepdims=keepdims, **extra)
     if not axes:
         return a
+    start = initial if initial is not None else (
+        u.identity if where is not None or empty else None)
+    if start is None and (where is not None or empty):
+        raise _no_start(name, u, empty)
     rest = tuple(n for i, n in enumerate(a.shape) if i not in axes)
-    rows = reshape(moveaxis(a, axes, tuple(range(len(axes)))), (-1,) + rest)
-    out = _fold(u, rows)
-    return reshape(out, _kept_shape(a.shape, axes, True)) if keepdims else out
+
+    def rows(x: Any) -> Any:
+        return reshape(moveaxis(x, axes, tuple(range(len(axes)))), (-1,) + rest)
+
+    mask = None if where is None else rows(rnp.broadcast_to(where, a.shape))
+    return _fold(u, rows(a), start, mask)
 
 
-def _fold(u: Any, rows: Any) -> Any:
-    """u(...u(u(rows[0], rows[1]), rows[2])..., rows[-1]), the steps after the first in a
-    scan (the first gives the carry its dtype: an int's divide is a float)."""
+def _fold(u: Any, rows: Any, start: Any, mask: Any) -> Any:
+    """u(...u(u(start, rows[0]), rows[1])..., rows[-1]) (start None: rows[0] is the
+    start), skipping the rows where `mask` is false. The first step is taken before the
+    scan of the others: it gives the carry its dtype (an int's divide is a float)."""
+    from .. import numpy as rnp
+
+    if start is None:
+        start, rows = rows[0], rows[1:]
+    else:
+        # in the result's dtype, as NumPy casts initial (and an empty fold returns it)
+        start = full(rows.shape[1:], start, dtype=u(rows[:1], rows[:1]).dtype)
+
+    def step(c: Any, x: Any, m: Any) -> Any:
+        return u(c, x) if m is None else rnp.where(m, u(c, x), c)
+
+    if rows.shape[0] == 0:
+        return start
+    first = step(start, rows[0], None if mask is None else mask[0])
     if rows.shape[0] == 1:
-        return rows[0]
-    first = u(rows[0], rows[1])
-    if rows.shape[0] == 2:
         return first
-    out, _ = scan(lambda c, x: (u(c, x), None), first, rows[2:])
-    return out
+    if mask is None:
+        return scan(lambda c, x: (step(c, x, None), None), first, rows[1:])[0]
+    return scan(lambda c, xm: (step(c, *xm), None), first, (rows[1:], mask[1:]))[0]
 
 
 def accumulate(u: Any, a: Any, axis: int, dtype: Any) -> Any:
