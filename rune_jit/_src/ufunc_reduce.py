@@ -113,5 +113,9 @@ def accumulate(u: Any, a: Any, axis: int, dtype: Any) -> Any:
     head = astype(rows[0], u(rows[0], rows[0]).dtype)  # out[0] in the result's dtype
     if rows.shape[0] == 1:
         return moveaxis(head[None], 0, ax)
-    _, ys = scan(lambda c, x: (u(c, x), u(c, x)), head, rows[1:])
+    def step(c: Any, x: Any) -> tuple:
+        y = u(c, x)
+        return y, y
+
+    _, ys = scan(step, head, rows[1:])
     return moveaxis(concatenate([head[None], ys]), 0, ax)
