@@ -125,3 +125,39 @@ def _named_here() -> None:
 
 
 _named_here()
+
+# NumPy's ufunc methods and attributes (rnp.add.reduce, rnp.maximum.accumulate, ...), also
+# reached by np.add.reduce(traced) (rune_jit/_src/ufunc.py)
+from .._src.ufunc import ufunc, wrap_ufuncs  # noqa: E402
+
+_UFUNCS.update(wrap_ufuncs(globals(), __all__))
+__all__ += ["ufunc"]
+
+# NumPy's type and shape vocabulary, vectorize, block and other names library code written
+# for JAX uses (rune_jit/_src/array_type.py, dtype_vocabulary.py, vectorize.py,
+# numpy_extras.py)
+from .._src.array_type import Array as ndarray  # noqa: E402
+from .._src.dtype_vocabulary import (can_cast, dtype, finfo, iinfo,  # noqa: E402
+                                     isscalar, issubdtype, ndim, promote_types,
+                                     result_type, shape, size)
+from .._src.numpy_extras import (block, diag_indices, diag_indices_from,  # noqa: E402
+                                 digitize, save, unravel_index)
+from .._src.vectorize import vectorize  # noqa: E402
+
+newaxis = None
+generic, number, inexact, floating = _np.generic, _np.number, _np.inexact, _np.floating
+complexfloating, integer = _np.complexfloating, _np.integer
+signedinteger, unsignedinteger = _np.signedinteger, _np.unsignedinteger
+bool = _np.bool  # noqa: A001 (NumPy's name)
+float_ = _np.float64  # NumPy 1's name for float64, which JAX keeps
+euler_gamma = _np.euler_gamma
+
+__all__ += [
+    "block", "bool", "bool_", "can_cast", "complexfloating", "diag_indices",
+    "diag_indices_from", "digitize", "dtype", "e", "euler_gamma", "finfo", "float16",
+    "float32", "float64", "float_", "floating", "generic", "iinfo", "inexact", "inf",
+    "int16", "int32", "int64", "int8", "integer", "isscalar", "issubdtype", "nan",
+    "ndarray", "ndim", "newaxis", "number", "pi", "promote_types", "result_type", "save",
+    "shape", "signedinteger", "size", "uint16", "uint32", "uint64", "uint8",
+    "unravel_index", "unsignedinteger", "vectorize",
+]

@@ -507,3 +507,9 @@ def _matrix_norm(x: Any, ord: Any, row: int, col: int) -> Any:
     if ord in (None, "fro", "f"):
         return ew.sqrt(red.reduce_sum(ew.mul(x, x), (row, col)))
     raise ValueError("Invalid norm order for matrices.")
+
+
+# the array API's names (rune_jit/_src/linalg_array_api.py)
+from .._src.linalg_array_api import matrix_norm, matrix_transpose, vector_norm  # noqa: E402
+
+__all__ += ["matrix_norm", "matrix_transpose", "vector_norm"]

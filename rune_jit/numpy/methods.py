@@ -100,8 +100,8 @@ def qualified_name(f: Any) -> str:
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     rule = UFUNCS.get(ufunc.__name__) if ufunc is getattr(np, ufunc.__name__, None) else None
     call = qualified_name(ufunc) + ("" if method == "__call__" else f".{method}")
-    if method == "accumulate" and rule is not None:  # np.maximum.accumulate(x), ...
-        return sorting.accumulate(ufunc.__name__, *inputs, **kwargs)
+    if method != "__call__" and hasattr(rule, method):  # np.add.reduce(x): rnp.add.reduce
+        return getattr(rule, method)(*inputs, **kwargs)
     if method != "__call__" or rule is None:
         raise TypeError(f"rune_jit: {call} has no rule for traced values")
     if kwargs:
