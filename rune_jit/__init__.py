@@ -21,7 +21,8 @@ from .ops.root import root
 from .ops.scan import scan
 from .transforms import (ShapeDtypeStruct, eval_shape, linear_transpose, linearize,
                          print_saved_residuals, saved_residuals)
-from . import config, custom_derivatives
+from . import config, custom_derivatives, lax, typing
+from ._src.array_type import Array
 from ._src import absent as _absent
 from ._src.devices import (Device, block_until_ready, default_backend, device_count,
                            device_get, device_put, devices, local_device_count, local_devices,
@@ -42,11 +43,11 @@ __all__ = [
     "make_ir", "map", "nn", "numpy", "print_saved_residuals", "pure_callback", "random",
     "remat", "root", "saved_residuals", "scan", "scipy", "ShapeDtypeStruct", "stop_gradient",
     "switch", "tree", "value_and_grad", "vjp", "vmap", "while_loop",
-    "block_until_ready", "config", "custom_derivatives", "default_backend", "Device",
+    "Array", "block_until_ready", "config", "custom_derivatives", "default_backend", "Device",
     "device_count", "device_get", "device_put", "devices", "ensure_compile_time_eval",
-    "jacobian", "local_device_count", "local_devices", "make_jaxpr", "named_call",
+    "jacobian", "lax", "local_device_count", "local_devices", "make_jaxpr", "named_call",
     "named_scope", "numpy_dtype_promotion", "numpy_rank_promotion", "process_count",
-    "process_index", "typeof",
+    "process_index", "typeof", "typing",
 ]
 
 

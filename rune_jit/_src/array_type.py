@@ -10,7 +10,8 @@ import numpy as np
 
 from ..trace import Tracer
 
-_ARRAYS = (np.ndarray, Tracer)
+# NumPy scalars too: an eager reduction (rnp.sum(x)) gives one, where JAX gives a 0-d Array
+_ARRAYS = (np.ndarray, np.generic, Tracer)
 
 
 class _ArrayMeta(type):
@@ -28,11 +29,14 @@ class Array(metaclass=_ArrayMeta):
     """A rune_jit array: a NumPy array, or a traced value inside a transformation.
 
     Use it in annotations and `isinstance` checks; make arrays with `rnp.asarray`.
-    NumPy scalars (`np.float64(1.0)`) and Python numbers are not arrays, as in JAX.
+    NumPy scalars (`np.float64(1.0)`, what an eager `rnp.sum` gives) are arrays here, as
+    the 0-d Array JAX would give; Python numbers and lists are not, as in JAX.
 
     >>> import rune_jit as rune
-    >>> isinstance(np.ones(2), Array), isinstance(1.0, Array)
-    (True, False)
+    >>> isinstance(np.ones(2), Array), isinstance(rnp.sum(np.ones(2)), Array)
+    (True, True)
+    >>> isinstance(1.0, Array)
+    False
     >>> print(rune.jit(lambda x: isinstance(x, Array) and x.ndim)(np.ones(2)))
     1
     """
@@ -40,3 +44,6 @@ class Array(metaclass=_ArrayMeta):
     def __new__(cls, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError("rune_jit.numpy.ndarray cannot be instantiated: make an array with "
                         "rune_jit.numpy.asarray or rune_jit.numpy.array")
+
+
+Array.__module__ = "rune_jit"  # shown as JAX shows jax.Array
