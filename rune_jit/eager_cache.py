@@ -86,13 +86,13 @@ class EntryPrograms(Jitted):
         self.tiered = tiered
 
     def _saved_or_new(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
-        region, out_tree, checks = self._trace(args, leaves, in_tree, dyn, {})
+        tr = self._trace(args, leaves, in_tree, dyn, {})
         backend.stats["traced"] += 1
         compile_log.event("traced")
         if self.tiered:
-            run = backend.get("interpret").compile(simplify(region))
-            return Program(run, out_tree, checks, pending=region)
-        return Program(backend.current().compile(region), out_tree, checks)
+            run = backend.get("interpret").compile(simplify(tr.region))
+            return Program(run, tr.out_tree, tr.checks, pending=tr.region)
+        return Program(backend.current().compile(tr.region), tr.out_tree, tr.checks)
 
 
 def call(fn: Any, guarded: tuple, static: Any, dynamic: tuple, run: Callable, name: Any,
