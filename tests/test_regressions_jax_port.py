@@ -257,3 +257,57 @@ def test_a_jitted_function_fails_inside_a_trace_as_it_fails_alone():
         branchy(1.0)
     with pytest.raises(rune.ConcretizationError):  # not run on the concrete 1.0 instead
         rune.grad(lambda a: branchy(1.0) * a)(2.0)
+
+
+# ------------------------------------------------------------- found by the fuzzer
+
+
+def test_a_one_element_constant_indexed_by_a_traced_index():
+    """rnp.asarray of a NumPy array of one element came back a NumPy array inside a
+    trace (folded, as constant scalars are), which a traced index cannot index."""
+    table, one = np.array([1.0, 2.0, 3.0]), np.array([5.0])
+
+    def f(x):
+        i = rnp.argmax(x)
+        return rnp.asarray(table)[i % 3] * x[0] + rnp.asarray(one)[i % 1] * x[1]
+
+    x = np.array([0.5, 2.0, 1.0])
+    assert float(rune.jit(f)(x)) == 11.0
+    np.testing.assert_allclose(rune.grad(f)(x), [2.0, 5.0, 0.0])
+    np.testing.assert_allclose(rune.jit(rune.grad(f))(x), [2.0, 5.0, 0.0])
+    np.testing.assert_allclose(rune.vmap(f)(np.stack([x, x[::-1]])), [11.0, 12.0])
+
+
+def _fuzz_807(a0):
+    """Generated program 807 (tests/fuzz_programs.py): a one-element value of the top
+    level, read at an argmax in a scan step inside a while_loop, raised eagerly."""
+    v1 = rnp.cos(a0)
+    v2 = rnp.max(v1, axis=0, keepdims=True)
+
+    def body(c):
+        (c8,) = c
+
+        def step(c10, r11):
+            (c12, c13) = c10
+            n17 = rnp.tanh(c13 * -0.75 + v2)
+            v19 = rnp.asarray(v2)[rnp.argmax(c12) % 1]
+            n20 = n17 * 0.9375 + 0.0625 * rnp.tanh(rnp.sum(v19))
+            return (c12 * 0.5, n20), (n20, v1)
+
+        (_, _), (v23, _) = rune.scan(rune.remat(step), (a0.astype(np.float32), rnp.tanh(v2)),
+                                     c8[::-2], reverse=True)
+        return (rnp.tanh(c8 + rnp.max(v23)) * 0.5 + 2.0,)
+
+    (v26,) = rune.while_loop(lambda c: 1.0 > rnp.min(c[0]), body, (v1,))
+    return rnp.sum(v26) + rnp.sum(v2)
+
+
+def test_fuzz_807_eager_and_jitted_agree():
+    a0 = np.array([0.3993278674638461, 0.7145443510241762, -0.14044270359473])
+    want = rune.jit(_fuzz_807)(a0)
+    np.testing.assert_allclose(_fuzz_807(a0), want, rtol=1e-9)
+    g = rune.jit(rune.grad(_fuzz_807))(a0)
+    np.testing.assert_allclose(rune.grad(_fuzz_807)(a0), g, rtol=1e-9)
+    xs = np.stack([a0, -a0])
+    np.testing.assert_allclose(rune.vmap(_fuzz_807)(xs), rune.jit(rune.vmap(_fuzz_807))(xs),
+                               rtol=1e-9)
