@@ -17,10 +17,16 @@ kept for the next call that finds it:
   traced program in the interpreter (as the eager path always did: no compilation for
   a function called once); its second compiles it. A loop compiles at its first call,
   as loops called outside jit always have.
-- **Not cached**, and run as before at every call: functions the guard cannot vouch for
-  (no digest: they read lists, dicts, objects of other classes, numpy.random, ...),
-  arguments that are not plain arrays and numbers (or pytrees of them), calls under a
-  trace (the transformation is staged into it) or with jit disabled.
+- **Traced as jit traces them.** A transformation's traced arguments are those it
+  transforms (grad's `argnums`) and every other one that holds an array, as under jit:
+  a NumPy array cannot be indexed with a traced index, a traced array can, and the
+  same program must compute on both paths. Python numbers outside `argnums` stay
+  static, as in JAX.
+- **Not cached**: a transformation whose functions the guard cannot vouch for (no
+  digest: they read lists, dicts, objects of other classes, numpy.random, ...) is
+  traced as above at every call, and not kept; a loop of such functions, arguments that
+  are not plain arrays and numbers (or pytrees of them), calls under a trace (the
+  transformation is staged into it) or with jit disabled run as before at every call.
 
 Like a jitted function's, a cached call runs what the first trace recorded: Python side
 effects of `f` (a `print`) happen when it is traced, not at every call (use
@@ -34,6 +40,8 @@ import threading
 import types
 import weakref
 from typing import Any, Callable, NamedTuple
+
+import numpy as np
 
 from . import backend, compile_log, eager, python_loops, tree
 from .api import _argnums
@@ -86,13 +94,13 @@ class EntryPrograms(Jitted):
         self.tiered = tiered
 
     def _saved_or_new(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
-        region, out_tree, checks = self._trace(args, leaves, in_tree, dyn, {})
+        tr = self._trace(args, leaves, in_tree, dyn, {})
         backend.stats["traced"] += 1
         compile_log.event("traced")
         if self.tiered:
-            run = backend.get("interpret").compile(simplify(region))
-            return Program(run, out_tree, checks, pending=region)
-        return Program(backend.current().compile(region), out_tree, checks)
+            run = backend.get("interpret").compile(simplify(tr.region))
+            return Program(run, tr.out_tree, tr.checks, pending=tr.region)
+        return Program(backend.current().compile(tr.region), tr.out_tree, tr.checks)
 
 
 def call(fn: Any, guarded: tuple, static: Any, dynamic: tuple, run: Callable, name: Any,
@@ -118,16 +126,25 @@ def call(fn: Any, guarded: tuple, static: Any, dynamic: tuple, run: Callable, na
                 break
     if entry is None:
         entry = _new_entry(key, structure, value, name, tiered)
-        if entry is None:
-            return NOT_CACHED
-    quick = entry.program.quick_run(flat[0])  # a program it has compiled (jit.py)
-    if quick is not None:
-        return quick(flat[1])
+    if entry is not None:
+        program = entry.program
+        quick = program.quick_run(flat[0])  # a program it has compiled (jit.py)
+        if quick is not None:
+            return quick(flat[1])
+    elif tiered:  # a transformation the guard cannot vouch for: traced as jit traces it
+        program = _programs(name, tiered)  # (its arguments traced), and not kept
+    else:
+        return NOT_CACHED
     _calls.stack.append(run)
     try:
-        return entry.program(*dynamic)
+        return program(*dynamic)
     finally:
         _calls.stack.pop()
+
+
+def _programs(name: Any, tiered: bool) -> EntryPrograms:
+    # a class of its own, whose __call__ may become its native entry (jit.py)
+    return type("EntryPrograms", (EntryPrograms,), {})(str(name), tiered)
 
 
 def _new_entry(key: Any, structure: tree.TreeDef | None, value: tuple, name: Any,
@@ -139,8 +156,7 @@ def _new_entry(key: Any, structure: tree.TreeDef | None, value: tuple, name: Any
         if guard(value[:-1]) is None:  # the functions, not the static arguments
             _refused.add(key)
         return None
-    entry = _Entry(structure, check, type("EntryPrograms", (EntryPrograms,), {})(str(name),
-                                                                               tiered))
+    entry = _Entry(structure, check, _programs(name, tiered))
     found = _tables.get(id(key))
     if found is None or found[0]() is not key:
         found = _tables[id(key)] = (weakref.ref(key, _forget(id(key))), [])
@@ -177,10 +193,10 @@ def transformed(t: Transformed, args: tuple, kwargs: dict) -> Any:
     keywords, are static."""
     make, f, params, options = t.transformation
     nums = getattr(t._fn, "argnums", None)
-    if type(nums) is int and 0 <= nums < len(args):  # the usual case, quickly
+    if type(nums) is int and 0 <= nums < len(args) and len(args) == 1:  # the usual case
         traced: tuple | None = (nums,)
     else:
-        traced = _traced_positions(t, len(args))
+        traced = _traced_positions(t, args)
     if traced is None:
         return NOT_CACHED
     fn = t._fn
@@ -210,21 +226,28 @@ class _Name(NamedTuple):
         return f"{self.make.__name__}({getattr(self.f, '__name__', '?')})"
 
 
-def _traced_positions(t: Transformed, nargs: int) -> tuple[int, ...] | None:
-    """The positional arguments the transformation traces; None if its `argnums` are
-    out of range (the call itself says so)."""
-    fn = t._fn
+def _traced_positions(t: Transformed, args: tuple) -> tuple[int, ...] | None:
+    """The positional arguments the transformation traces (its `argnums`), and those
+    that hold arrays: under jit those are traced values, and so they are here, so that
+    the function sees what it sees under jit (a NumPy array cannot be indexed with a
+    traced index: `y[rnp.argmax(x)]` computes under jit(grad(f)) and must here). Python
+    numbers outside `argnums` stay as they are, as in JAX. None if `argnums` are out of
+    range (the call itself says so)."""
+    fn, nargs = t._fn, len(args)
     while isinstance(fn, Transformed):
         fn = fn._fn
     nums = getattr(fn, "argnums", None)
     if nums is None:
         return tuple(range(nargs))
-    if type(nums) is int and -nargs <= nums < nargs:
-        return (nums % nargs,)
     try:
-        return tuple(sorted(set(_argnums(nums, nargs, "grad"))))
+        chosen = set(_argnums(nums, nargs, "grad"))
     except ValueError:
         return None
+    return tuple(i for i in range(nargs) if i in chosen or _holds_array(args[i]))
+
+
+def _holds_array(x: Any) -> bool:
+    return any(isinstance(leaf, np.ndarray) for leaf in tree.leaves(x))
 
 
 eager.install_cache(call, transformed)

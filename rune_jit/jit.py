@@ -1,9 +1,10 @@
 """jit: compile a function once per signature and run it as native code.
 
 A signature is the arguments' pytree structure, each leaf's shape, dtype and
-weakness, and the values of the static arguments. Under a transformation (an
-argument is a traced value) a jitted function is simply traced through, so
-`grad(jit(f))` sees f's operations.
+weakness, and the values of the static arguments. Called inside a trace (a
+transformation's, an outer jit's, a loop step's) a jitted function is staged into
+it, so `grad(jit(f))` sees f's operations, and a jitted function may close over the
+enclosing trace's values: `grad(lambda a: jit(lambda x: x * a)(2.0))`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 from . import backend, code_digest, compile_log, config, dispatch, gc_pause, python_loops, tree
 from . import saved_programs as saved
-from .api import trace_fn, with_args
+from .api import Traced, trace_fn, with_args
 from .arguments import (as_argnums, as_value, flatten_args, is_python_scalar, leaf_type,
                         quick_flatten, wraps)
 from .forks import renew_in_child
-from .trace import Tracer
+from .interpret import eval_region
+from .trace import current, state as trace_state
 from .tracebacks import api_boundary, hidden
 
 
@@ -61,12 +63,24 @@ class Jitted:
         return leaves, in_tree, dyn, (in_tree, spec, statics, config.backend,
                                       dispatch.static_key(statics))
 
-    def _trace(self, args: tuple, leaves, in_tree, dyn, static_kw: dict):
+    def _trace(self, args: tuple, leaves, in_tree, dyn, static_kw: dict) -> Traced:
         with compile_log.stage("trace"):
             tr = trace_fn(lambda dyn_args, kw: with_args(self.f, args, dyn, {**kw, **static_kw})(
                 *dyn_args), leaves, in_tree)
         compile_log.warn_if_unrolled(tr.region, getattr(self, "__name__", "?"))
-        return tr.region, tr.out_tree, tr.checks
+        return tr
+
+    def _staged(self, args: tuple, leaves: list, in_tree, dyn, static_kw: dict) -> Any:
+        """The call inside an enclosing trace (a transformation's, an outer jit's, a loop
+        step's): the function traced on abstract arguments, as at the top level (so the
+        same programs fail the same way), and its region inlined into the enclosing
+        trace with the values it closes over (the enclosing trace's tracers, maybe), as
+        JAX inlines a jit into the jaxpr it is called in. Nothing is compiled or cached:
+        the captures are the enclosing trace's values of this call."""
+        tr = self._trace(args, leaves, in_tree, dyn, static_kw)
+        tr.check(leaves)
+        outs = eval_region(tr.region, tr.captures + [as_value(x) for x in leaves])
+        return tree.unflatten(tr.out_tree, outs)
 
     def _program(self, args: tuple, leaves: list, in_tree, dyn, key) -> Program:
         program = self.cache.get(key)
@@ -98,11 +112,11 @@ class Jitted:
         if found is not None:
             compile_log.event("saved program")
             return Program(*found)
-        region, out_tree, checks = self._trace(args, leaves, in_tree, dyn, dict(key[2][1]))
+        tr = self._trace(args, leaves, in_tree, dyn, dict(key[2][1]))
         backend.stats["traced"] += 1
         compile_log.event("traced")
-        program = Program(backend.current().compile(region), out_tree, checks)
-        if k is not None and checks is None:  # a record does not keep checks: trace again
+        program = Program(backend.current().compile(tr.region), tr.out_tree, tr.checks)
+        if k is not None and tr.checks is None:  # a record does not keep checks: trace again
             saved.save(k, program.executable, program.out_tree)
         return program
 
@@ -123,7 +137,7 @@ class Jitted:
     def _general(self, *args: Any, **kwargs: Any) -> Any:
         """A call (one the native entry does not take): on the quick path if it can be."""
         quick = None
-        if not python_loops.active():
+        if not python_loops.active() and trace_state.builder is None:
             quick = self._quick_key(args, kwargs)
             run = None if quick is None else self.quick_run(quick[0])
             if run is not None:
@@ -142,9 +156,8 @@ class Jitted:
         if python_loops.active():
             return self.f(*args, **kwargs)
         leaves, in_tree, dyn, key = self._split(args, kwargs)
-        statics = key[2]
-        if any(isinstance(x, Tracer) for x in leaves + tree.leaves(statics)):
-            return self.f(*args, **kwargs)  # under a transformation: trace through
+        if current() is not None:  # inside a trace: staged into it
+            return self._staged(args, leaves, in_tree, dyn, dict(key[2][1]))
         program = self._program(args, leaves, in_tree, dyn, key)
         if program.checks is not None:  # only calls with Python ints get here
             program.checks.check(leaves)
@@ -205,8 +218,8 @@ class Jitted:
         """The program's stages for these arguments as text: `.ir` (after the passes the
         backend runs before compiling), and with the CPU backend `.llvm_ir`, `.asm`."""
         leaves, in_tree, dyn, key = self._split(args, kwargs)
-        region, _, _ = self._trace(args, leaves, in_tree, dyn, dict(key[2][1]))
-        return backend.current().lower(region)
+        return backend.current().lower(self._trace(args, leaves, in_tree, dyn,
+                                                   dict(key[2][1])).region)
 
 
 code_digest.register_class(Jitted, lambda d, j: (d.put("jit", j.static, sorted(
@@ -258,8 +271,10 @@ def _weak_bits(leaves: list) -> int | None:
 
 
 def _flat(out: tree.TreeDef) -> bool:
-    """Outputs a native entry returns as they are: one array, or a tuple of arrays."""
-    return out.kind is None or (out.kind is tuple and all(c.kind is None for c in out.children))
+    """Outputs a native entry returns as they are: one array, or a tuple of two or more
+    arrays (an entry returns a single output bare: not a tuple of one)."""
+    return out.kind is None or (out.kind is tuple and len(out.children) > 1
+                                and all(c.kind is None for c in out.children))
 
 
 def _compiled(program: Program) -> Program:
@@ -282,8 +297,9 @@ def jit(f: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
     each leaf's shape, dtype and weakness, and the values of the static arguments
     (`static_argnums` by position, `static_argnames` by name: each names the other's
     parameters too, as in JAX; static values must be hashable). Usable as `@jit` or
-    `@jit(static_argnums=...)`. Under a transformation, a jitted function is traced
-    through: `grad(jit(f))` sees f's operations.
+    `@jit(static_argnums=...)`. Inside a trace (a transformation, an outer jit, a loop
+    step), a jitted function is staged into it, as JAX inlines it: `grad(jit(f))` sees
+    f's operations, and f may close over the enclosing trace's traced values.
 
     >>> import numpy as np, rune_jit as rune
     >>> power = rune.jit(lambda x, n: x ** n, static_argnames="n")

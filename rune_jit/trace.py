@@ -159,12 +159,16 @@ class Builder:
             return self.accept(value)
         return Literal(baked(value))
 
-    def emit(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+    def emit(self, prim: Primitive, args: Sequence[Any], params: dict,
+             fold: bool = True) -> list:
+        """The equation's results as tracers; with `fold`, NumPy values where its operands
+        are constants and its results scalars."""
         atoms = [self.atom(a) for a in args]
         types = prim.shape(*[a.type for a in atoms], **params)
         k = params.get("num_captures")
         if k is None:
-            if (all(isinstance(a, Literal) for a in atoms) and all(t.size <= 1 for t in types)
+            if (fold and all(isinstance(a, Literal) for a in atoms)
+                    and all(t.size <= 1 for t in types)
                     and not prim.effectful(params)):  # an effect happens when the program runs
                 return [np.asarray(o) for o in prim.impl(*[a.value for a in atoms], **params)]
             key = _cse_key(prim, atoms, params)

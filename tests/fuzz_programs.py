@@ -4,7 +4,9 @@ A program is Python source, generated from an integer seed alone
 (`generate(seed)`), over a few float64/float32 array arguments: straight-line
 elementwise code, reductions, products, slices and joins, and `rune.scan` /
 `rune.iterate` loops nested up to three deep, whose inits, captures and rows
-come from every enclosing level. Mixed dtypes cross capture boundaries (a
+come from every enclosing level; in about half the steps a value read at a traced
+index (an argmax, a loop counter: `x[i]`, `x[i, j]`, `x[:, i]`, `x.at[i].set/add`, a
+NumPy constant's row) feeds a carry. Mixed dtypes cross capture boundaries (a
 float32 argument read in a float64 step, int counters carried and used with
 `where` and casts). Values stay bounded: inputs lie in [-1, 1], every value's
 bound is tracked and squashed with tanh past `LIMIT`, carries are squashed.
@@ -202,6 +204,9 @@ class Gen:
         self.loops = 0
         self.features: set[str] = set()
         self.raising = self.rng.random() < 0.03
+        # traced indices draw from a stream of their own: programs of the draws before
+        # them (and the regressions found in them) stay as they were
+        self.index_rng = random.Random(f"{seed}-index")
         self.raise_placed = False
         self.any_f32 = False
 
@@ -535,6 +540,91 @@ class Gen:
             self.features.add("int_mix")
         return True
 
+    # ------------------------------------------------------------ traced indices
+
+    def maybe_traced_index(self, scope: Scope, news: list[str], cvals: list[Val],
+                           first: int) -> list[str]:
+        """In about half the loop steps: a value read at a traced index (an argmax, or
+        an int carry such as a loop counter) mixed into one of the step's new float64
+        carries `news[first:]` (of `cvals`), so that it reaches the outputs; -> the new
+        carries. Drawn from `index_rng`, and its values hidden from the statements
+        after it: the rest of the program is what it was without it."""
+        main, self.rng = self.rng, self.index_rng
+        held = len(scope.vals)
+        try:
+            targets = [j for j in range(first, len(news)) if cvals[j].dtype == F64]
+            if not targets or not self.chance(0.5):
+                return news
+            v = self.traced_index(scope)
+            if v is None:
+                return news
+            self.features.add("index_in_stopping_loop" if first else "index_in_scan")
+            j = self.rng.choice(targets)
+            mixed = self.fresh("n")
+            self.emit(scope, f"{mixed} = {news[j]} * 0.9375 + 0.0625 * rnp.tanh(rnp.sum({v}))")
+            return news[:j] + [mixed] + news[j + 1:]
+        finally:
+            self.rng = main
+            del scope.vals[held:]
+
+    def index_of(self, scope: Scope) -> str | None:
+        """A traced int scalar: an int carry of a step (a counter) or an argmax."""
+        k = self.pick(scope, lambda v: v.dtype.kind == "i" and v.shape == () and v.carry)
+        if k is not None and self.chance(0.5):
+            self.features.add("index_counter")
+            return k.name
+        a = self.pick(scope, lambda v: v.is_float and len(v.shape) == 1 and v.size > 1)
+        if a is None:
+            return None if k is None else k.name
+        self.features.add("index_argmax")
+        return self.define(scope, f"rnp.argmax({a.name})", I64, (), a.size - 1, (a,),
+                           arith=False).name
+
+    def traced_index(self, scope: Scope) -> str | None:
+        """`x[i]`, `x[i, j]`, `x[:, i]`, `x.at[i].set(y)` / `.add(y)` or a NumPy
+        constant's row at a traced index i (reduced modulo the axis). A value that may
+        not be traced (one not computed from the step's carry: made from the arguments
+        alone, it is a NumPy array when the program runs eagerly, which a traced index
+        cannot index, in JAX neither) is read through `rnp.asarray`, as a user must.
+        -> the name of the value read (float64, its rounding untainted by float32), or
+        None."""
+        i = self.index_of(scope)
+        x = self.pick(scope, lambda v: v.dtype == F64 and not v.taint and len(v.shape) >= 1
+                      and v.size > 0)
+        if i is None or x is None:
+            return None
+        xs = x.name if x.carry else f"rnp.asarray({x.name})"
+        forms = ["row", "const"] + (["pair", "column"] if len(x.shape) == 2 else [])
+        if x.carry:
+            forms += ["set", "add"]
+        form = self.rng.choice(forms)
+        at = f"{i} % {x.shape[0]}"
+        if form == "row":
+            v = self.define(scope, f"{xs}[{at}]", x.dtype, x.shape[1:], x.bound, (x,),
+                            arith=False)
+        elif form == "pair":
+            v = self.define(scope, f"{xs}[{at}, ({i} + 1) % {x.shape[1]}]", x.dtype, (),
+                            x.bound, (x,), arith=False)
+        elif form == "column":
+            v = self.define(scope, f"{xs}[:, {i} % {x.shape[1]}]", x.dtype, x.shape[:1],
+                            x.bound, (x,), arith=False)
+        elif form == "const":
+            n = self.rng.randint(2, 5)
+            table = [round(self.rng.uniform(-1.0, 1.0), 3) for _ in range(n)]
+            v = self.define(scope, f"rnp.asarray(np.array({table!r}))[{i} % {n}]", F64, (),
+                            1.0, (), arith=False)
+            self.features.add("index_const")
+        else:
+            y = self.pick(scope, lambda v: v.dtype == F64 and not v.taint and v.shape == ())
+            if y is None:
+                return None
+            bound = x.bound + (y.bound if form == "add" else 0.0)
+            v = self.define(scope, alt(f"{x.name}.at[{at}].{form}({y.name})",
+                                       f"_at_{form}({x.name}, {at}, {y.name})"),
+                            x.dtype, x.shape, max(bound, y.bound), (x, y), arith=form == "add")
+        self.features.add(f"index_{form}")
+        return v.name
+
     # ------------------------------------------------------------ loop pieces
 
     def init_leaf(self, scope: Scope, allow_int: bool = True) -> tuple[str, Val]:
@@ -723,6 +813,7 @@ class Gen:
             self.unpack(inner, rparam, rows, xs_struct, False, [r.bound for r in rows])
         self.block(inner, rng.randint(1, 2))
         news = [self.new_carry(inner, c) for c in cvals]
+        news = self.maybe_traced_index(inner, news, cvals, 0)
         # ys
         ys_kind = rng.choice(["carry", "carry", "const_float", "const_array", "none", "tuple"])
         ys_expr, ys_vals = self.ys(inner, ys_kind, news, cvals)
@@ -1045,6 +1136,7 @@ class Gen:
         self.block(inner, rng.randint(1, 2))
         news = [self.lead_step(inner, cvals[0], kind)]
         news += [self.new_carry(inner, c) for c in cvals[1:]]
+        news = self.maybe_traced_index(inner, news, cvals, 1)  # not the test's leaf
         self.emit(inner, f"return {self.pack(news, structure)}")
         return body, inner
 
@@ -1141,6 +1233,12 @@ class RefNumpy:
         REC.note(np.asarray(a, np.float64) - np.asarray(b, np.float64),
                  max(np.max(np.abs(a), initial=0.0), np.max(np.abs(b), initial=0.0)))
         return np.maximum(a, b)
+
+    @staticmethod
+    def argmax(a):
+        """The first maximum's index; how near a tie it is, recorded as max records it."""
+        RefNumpy.max(a)
+        return np.argmax(a)
 
     @staticmethod
     def max(a, axis=None, keepdims=False):
@@ -1256,8 +1354,21 @@ class RefRune:
         return f
 
 
+def _at_set(x, i, y):
+    out = np.array(x)
+    out[i] = y
+    return out
+
+
+def _at_add(x, i, y):
+    out = np.array(x)
+    out[i] += y
+    return out
+
+
 def ref_namespace() -> dict:
-    return {"np": np, "rune": RefRune, "rnp": RefNumpy(), "_gt": _gt}
+    return {"np": np, "rune": RefRune, "rnp": RefNumpy(), "_gt": _gt, "_at_set": _at_set,
+            "_at_add": _at_add}
 
 
 def run_ref(prog: Program, args: list) -> tuple[str, Any, float]:

@@ -396,7 +396,8 @@ def test_what_the_guard_cannot_see_through_is_never_cached():
 
     before = traces()
     got = [float(rune.grad(lambda x: reads_a_list(x) * 1.0)(x5)[0]) for _ in range(3)]
-    assert got == [1.0, 2.0, 3.0] and traces() == before  # traced by the eager path
+    # traced at every call, as jit traces it (its arguments traced), and never kept
+    assert got == [1.0, 2.0, 3.0] and traces() == before + 3
 
 
 def test_the_guard_refuses_what_the_digest_refuses():

@@ -119,6 +119,11 @@ REQUIRED = {
     "iterate_in_while": 50, "while_may_zero": 170, "while_raise": 12,
     # scan steps wrapped in rune.remat, in loop steps and holding loops
     "remat_step": 420, "remat_step_in_loop_step": 140, "loop_in_remat_step": 135,
+    # traced indices (an argmax, a loop counter) into traced values and NumPy constants,
+    # in every position, in scan steps and in loops stopped by a test of their carry
+    "index_argmax": 500, "index_counter": 200, "index_row": 240, "index_const": 240,
+    "index_set": 60, "index_add": 60, "index_column": 30, "index_pair": 30,
+    "index_in_scan": 300, "index_in_stopping_loop": 250,
 }
 
 

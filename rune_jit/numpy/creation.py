@@ -10,7 +10,7 @@ import numpy as np
 
 from ..dtypes import check_supported, python_scalar_dtype
 from ..ops.shape import broadcast_in_dim_p, full as staged_full
-from ..trace import Tracer, bind1, current, type_of_value
+from ..trace import Tracer, current, type_of_value
 from ._core import PY_SCALARS, as_shape, strong, to_dtype
 
 FLOAT64 = np.dtype(np.float64)
@@ -77,8 +77,11 @@ def array(obj: Any, dtype: Any = None) -> Any:
 def _staged(x: np.ndarray) -> Tracer:
     """A constant as a value of the trace being recorded, as every rune_jit.numpy result
     there is: so that `rnp.asarray(table)[:, i]` with a traced `i` indexes with
-    rune_jit's rules (a NumPy array cannot be indexed by a traced value)."""
-    return bind1(broadcast_in_dim_p, x, shape=x.shape, broadcast_dims=tuple(range(x.ndim)))
+    rune_jit's rules (a NumPy array cannot be indexed by a traced value). Never folded
+    back into a NumPy array, as a constant of one element would be."""
+    (out,) = current().emit(broadcast_in_dim_p, [x], dict(
+        shape=x.shape, broadcast_dims=tuple(range(x.ndim))), fold=False)
+    return out
 
 
 def _holds_tracer(obj: Any) -> bool:

@@ -23,8 +23,9 @@ with respect to a value the function closes over is an error, as in JAX.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -120,16 +121,26 @@ class _Custom:
         n = len(nondiff) + len(diff)
         return [next(it_n) if i in self.nondiff_argnums else next(it_d) for i in range(n)]
 
+    @contextlib.contextmanager
+    def _rules_traced(self) -> Iterator[None]:
+        """While this function's rules are traced: a call of it inside them defers its
+        own rules (`Deferred`), else each rule's trace would trace them again."""
+        _tracing_rules.add(id(self))
+        try:
+            yield
+        finally:
+            _tracing_rules.discard(id(self))
+
+    def _in_own_rule(self) -> bool:
+        return id(self) in _tracing_rules
+
     def _trace(self, fns: list[Callable], types: list[list[Type]], rules: list[str]):
         """(regions, captures): `fns[0]`, the function, traced now; its rules `fns[1:]`
         traced now too, closed over the captures of all, unless this is a call inside
         one of its own rules (then they are Deferred)."""
-        if id(self) not in _tracing_rules:
-            _tracing_rules.add(id(self))
-            try:
+        if not self._in_own_rule():
+            with self._rules_traced():
                 return trace_regions(fns, types)
-            finally:
-                _tracing_rules.discard(id(self))
         (fun,), caps = trace_regions(fns[:1], types[:1])
         cap_types = [type_of_value(c) for c in caps]
         deferred = [Deferred(f"{what} of {self.__name__}", functools.partial(
@@ -293,8 +304,11 @@ class custom_vjp(_Custom):
             region_of(fwd_region)
             return self._bwd_region(nondiff, in_tree, types, box)
 
-        bwd = (make_bwd() if isinstance(fwd_region, Region)
-               else Deferred(f"bwd of {self.__name__}", make_bwd))
+        if self._in_own_rule():
+            bwd: Region | Deferred = Deferred(f"bwd of {self.__name__}", make_bwd)
+        else:
+            with self._rules_traced():  # bwd may call the function (JAX's fixed_point)
+                bwd = make_bwd()
         outs = bind(custom_vjp_call_p, *caps, *[as_value(x) for x in leaves], fun=f_region,
                     fwd=fwd_region, bwd=bwd, num_captures=len(caps))
         return tree.unflatten(box["out_tree"], outs)
