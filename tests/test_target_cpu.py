@@ -269,3 +269,30 @@ def test_an_unknown_cpu_fails_at_the_first_call_not_with_a_crash(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "ValueError: RUNE_JIT_CPU='zen9' is not a CPU LLVM knows" in done.stdout
     assert "not a recognized processor" not in done.stderr  # LLVM's own line held back
+
+
+def test_numpys_own_error_for_a_feature_it_cannot_disable_is_unchanged(tmp_path):
+    """NPY_DISABLE_CPU_FEATURES is NumPy's: rune_jit neither reads nor rewords it."""
+    from numpy._core._multiarray_umath import __cpu_baseline__
+
+    if not __cpu_baseline__:
+        pytest.skip("this NumPy has no baseline features to name")
+    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=__cpu_baseline__[-1],
+               RUNE_JIT_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", "import rune_jit"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "You cannot disable CPU feature" in done.stderr  # NumPy's words
+    assert __cpu_baseline__[-1] in done.stderr and "rune_jit" not in done.stderr.splitlines()[-1]
+
+
+def test_float16_without_f16c(target):
+    """Without F16C, LLVM converts float16 by calling libgcc's __extendhfsf2 and
+    __truncsfhf2: code for such a CPU must find them."""
+    target("x86-64-v2")
+    assert "f16c" not in llvm.target_features()
+    x = np.linspace(-3, 3, 50).astype(np.float16)
+    f = lambda x: rnp.sin(x) * x + 1  # noqa: E731
+    np.testing.assert_allclose(rune.jit(f)(x), f(x), rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(rune.jit(f)(x).astype(np.float64),
+                               np.sin(x.astype(np.float32)) * x + 1, rtol=2e-3, atol=2e-3)

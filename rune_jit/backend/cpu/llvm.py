@@ -30,8 +30,10 @@ _names = itertools.count()
 
 @lru_cache(maxsize=None)
 def math_libraries() -> None:
-    """Scalar and vector math (libm, libmvec) where compiled code finds them, if present."""
-    for lib in ("libm.so.6", "libmvec.so.1"):
+    """Scalar and vector math (libm, libmvec) where compiled code finds them, if present;
+    and libgcc's float16 conversions (GCC 12 and newer), which LLVM calls for a target
+    without F16C (x86-64-v2 CPUs: Nehalem, Atoms)."""
+    for lib in ("libm.so.6", "libmvec.so.1", "libgcc_s.so.1"):
         try:
             llvm.load_library_permanently(lib)
         except RuntimeError:
@@ -250,4 +252,4 @@ def lljit_link(obj: bytes, symbols: list[str], imports: dict[str, int]
 
 
 if config.cpu != "host" or config.cpu_features:
-    target()  # a bad setting fails at import, before anything is traced
+    target()  # a bad setting fails as the backend loads, before anything is compiled
