@@ -4,18 +4,21 @@ against LLVM, the features the target's code may use, and whether this machine h
 LLVM tells neither which features a CPU name implies nor (through llvmlite) whether a
 name is valid: it prints "'x' is not a recognized processor for this target" to stderr
 and compiles for a generic CPU. So valid names are read from the list LLVM prints for
-the CPU name "help" (as `llc -mcpu=help` does), captured from file descriptor 2; and a
-target's features are found by compiling probes: one tiny function per feature, in
-generic LLVM IR whose code uses that feature's instructions exactly when the target has
-it (a <8 x double> add uses zmm registers only with AVX-512F). The features probed are
-those generic IR can reach; rune_jit emits no x86 intrinsics (but the `pause` hint,
-SSE2), so code generated for a target can use no feature outside that list.
+the CPU name "help" (as `llc -mcpu=help` does), captured from file descriptors 1 and 2;
+and a target's features are found by compiling probes: one tiny function per feature,
+in generic LLVM IR whose code uses that feature's instructions exactly when the target
+has it (a <8 x double> add uses zmm registers only with AVX-512F). The features probed
+are those generic IR can reach; rune_jit emits no x86 intrinsics (but SSE2's `pause`
+hint, in every x86-64), so code generated for a target uses no feature outside that
+list. For the x86-64 psABI levels (x86-64-v2, -v3, -v4) the probes find just the
+probed features each level lists (tests/test_target_cpu.py).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 import tempfile
 from functools import lru_cache
 from typing import Callable, NamedTuple
@@ -147,22 +150,27 @@ def known_names() -> tuple[frozenset[str], frozenset[str]]:
     """(the CPU names, the feature names) LLVM knows for this machine's architecture."""
     llvm.initialize_native_target()
     target = llvm.Target.from_triple(llvm.get_process_triple())
-    text = _stderr_of(lambda: target.create_target_machine(cpu="help"))
+    text = _output_of(lambda: target.create_target_machine(cpu="help"))
     cpus, _, feats = text.partition("Available features for this target:")
     entry = re.compile(r"^\s+(\S+)\s+- ", re.M)
     return frozenset(entry.findall(cpus)), frozenset(entry.findall(feats))
 
 
-def _stderr_of(call: Callable[[], object]) -> str:
-    """What `call` writes to file descriptor 2 (LLVM's errs(), not Python's sys.stderr)."""
-    saved = os.dup(2)
+def _output_of(call: Callable[[], object]) -> str:
+    """What `call` writes to file descriptors 1 and 2 (LLVM's outs() and errs(), not
+    Python's sys.stdout: the list goes to errs() in LLVM 22, to outs() in some older)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
     with tempfile.TemporaryFile() as f:
         try:
+            os.dup2(f.fileno(), 1)
             os.dup2(f.fileno(), 2)
             call()
         finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+            for fd, old in zip((1, 2), saved):
+                os.dup2(old, fd)
+                os.close(old)
         f.seek(0)
         return f.read().decode(errors="replace")
 
