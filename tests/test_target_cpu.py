@@ -222,6 +222,27 @@ def test_an_entry_needing_more_features_than_the_host_is_recompiled(
     assert run_afresh() == (0, 1)  # and that entry is loaded
 
 
+def test_a_saved_program_needing_features_the_host_lacks_is_not_loaded(
+        target, forged_host, monkeypatch):
+    from rune_jit.trace import trace_flat, type_of_value
+
+    target("host")
+    x = np.linspace(0.0, 1.0, 9)
+    region = trace_flat(lambda x: [rnp.cos(x) * 3.0], [type_of_value(x)])
+    record, obj, constants = runtime.prepare(region).record()
+    needs = record["code"]["target"]["requires"]
+    assert needs  # this machine's code uses some feature beyond x86-64's
+
+    def load():
+        monkeypatch.setattr(runtime, "_cache", weakref.WeakValueDictionary())
+        monkeypatch.setattr(runtime, "_recent", OrderedDict())
+        return runtime.load(record, obj, constants)
+
+    np.testing.assert_allclose(load().run([x])[0], np.cos(x) * 3.0, rtol=1e-15)
+    forged_host(target_cpu.host_features() - {needs[-1]})
+    assert load() is None
+
+
 def test_the_stamp_of_an_entry(target, forged_host):
     target("haswell")
     stamp = llvm.stamped({"symbol": "f"})
