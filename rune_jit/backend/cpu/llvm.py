@@ -60,7 +60,11 @@ def target_machine() -> llvm.TargetMachine:
 @lru_cache(maxsize=None)
 def target_features() -> frozenset[str]:
     """The features code for the target may use: every choice by CPU follows these, not
-    the host's, so that this machine can generate (and test) another CPU's code."""
+    the host's, so that this machine can generate (and test) another CPU's code. The
+    host's own are those it detects (probing costs 40 ms, once; the tests check that
+    the probes find the same)."""
+    if config.cpu == "host" and not config.cpu_features:
+        return target_cpu.host_features() & target_cpu.PROBES.keys()
     return target_cpu.probed_features(emit_assembly, str(target_machine().target_data))
 
 
