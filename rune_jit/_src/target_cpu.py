@@ -25,6 +25,10 @@ from typing import Callable, NamedTuple
 
 import llvmlite.binding as llvm
 
+from ..forks import renew_in_child
+
+# one capture of the descriptors at a time: two would leave them pointing at a file
+_capture_lock = renew_in_child(sys.modules[__name__], "_capture_lock")
 SETTING, FEATURES_SETTING = "RUNE_JIT_CPU", "RUNE_JIT_CPU_FEATURES"
 WHERE_NAMES = ("`llc -mcpu=help` and `llc -mattr=help` list them (or LLVM's X86.td, "
                "https://github.com/llvm/llvm-project/blob/main/llvm/lib/Target/X86/X86.td)")
@@ -158,11 +162,12 @@ def known_names() -> tuple[frozenset[str], frozenset[str]]:
 
 def _output_of(call: Callable[[], object]) -> str:
     """What `call` writes to file descriptors 1 and 2 (LLVM's outs() and errs(), not
-    Python's sys.stdout: the list goes to errs() in LLVM 22, to outs() in some older)."""
+    Python's sys.stdout: LLVM 22 prints its CPU list to errs(); outs() is read too, in
+    case another version prints it there)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with tempfile.TemporaryFile() as f:
+    with _capture_lock, tempfile.TemporaryFile() as f:
+        saved = [os.dup(1), os.dup(2)]
         try:
             os.dup2(f.fileno(), 1)
             os.dup2(f.fileno(), 2)
