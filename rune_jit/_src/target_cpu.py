@@ -53,6 +53,7 @@ class Target(NamedTuple):
 
 
 def _probe(ret: str, params: str, body: str, declare: str = "") -> str:
+    """The LLVM IR of function @probe: `body` computes %r, which it returns."""
     return f"{declare}\ndefine {ret} @probe({params}) {{\n  {body}\n  ret {ret} %r\n}}\n"
 
 
