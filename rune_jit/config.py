@@ -71,3 +71,12 @@ def _num_threads() -> int:
 
 # Threads compiled code may use (backend/cpu/threads.py); 1 compiles serial code only.
 num_threads: int = _num_threads()
+
+# The CPU compiled code is generated for (RUNE_JIT_CPU, as Numba's NUMBA_CPU_NAME): an
+# LLVM CPU name (x86-64-v3, haswell, skylake-avx512, generic...) or "host", this machine's
+# (the default); RUNE_JIT_CPU_FEATURES adds or removes LLVM features ("+avx2,-avx512f").
+# Checked when the native backend loads, at the first compiled call (ValueError naming a
+# name or feature LLVM does not know: rune_jit/_src/target_cpu.py); code that needs a
+# feature this machine lacks may be read (`.lower(...).asm`) but never run.
+cpu: str = os.environ.get("RUNE_JIT_CPU", "").strip() or "host"
+cpu_features: str = os.environ.get("RUNE_JIT_CPU_FEATURES", "").strip()

@@ -20,6 +20,7 @@ import llvmlite.binding as llvm
 from llvmlite.binding.newpassmanagers import NewPassManager
 
 from ... import config, disk_cache
+from ..._src import target_cpu
 from ...forks import renew_in_child
 from . import elf_loader, openblas
 
@@ -29,8 +30,10 @@ _names = itertools.count()
 
 @lru_cache(maxsize=None)
 def math_libraries() -> None:
-    """Scalar and vector math (libm, libmvec) where compiled code finds them, if present."""
-    for lib in ("libm.so.6", "libmvec.so.1"):
+    """Scalar and vector math (libm, libmvec) where compiled code finds them, if present;
+    and libgcc's float16 conversions (GCC 12 and newer), which LLVM calls for a target
+    without F16C (x86-64-v2 CPUs: Nehalem, Atoms)."""
+    for lib in ("libm.so.6", "libmvec.so.1", "libgcc_s.so.1"):
         try:
             llvm.load_library_permanently(lib)
         except RuntimeError:
@@ -38,19 +41,56 @@ def math_libraries() -> None:
 
 
 @lru_cache(maxsize=None)
+def target() -> target_cpu.Target:
+    """The CPU code is generated for: RUNE_JIT_CPU and RUNE_JIT_CPU_FEATURES (config.py),
+    checked (ValueError if LLVM does not know them)."""
+    return target_cpu.resolve(config.cpu, config.cpu_features)
+
+
+@lru_cache(maxsize=None)
 def target_machine() -> llvm.TargetMachine:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     math_libraries()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=host_features(),
-                                        opt=3, jit=True)
+    machine = llvm.Target.from_triple(llvm.get_process_triple())
+    return machine.create_target_machine(cpu=target().cpu, features=target().features,
+                                         opt=3, jit=True)
 
 
 @lru_cache(maxsize=None)
-def host_features() -> str:
-    llvm.initialize_native_target()
-    return llvm.get_host_cpu_features().flatten()
+def target_features() -> frozenset[str]:
+    """The features code for the target may use: every choice by CPU follows these, not
+    the host's, so that this machine can generate (and test) another CPU's code. The
+    host's own are those it detects (probing costs 40 ms, once; the tests check that
+    the probes find the same)."""
+    if config.cpu == "host" and not config.cpu_features:
+        return target_cpu.host_features() & target_cpu.PROBES.keys()
+    return target_cpu.probed_features(emit_assembly, str(target_machine().target_data))
+
+
+def runs_here(meta: dict) -> bool:
+    """Whether the code of a disk cache entry with this metadata may run on this machine:
+    it names the features its code needs (`stamped`), and this machine has them all.
+    The key covers the target already; this holds where keys agree and CPUs do not."""
+    needs = meta.get("target", {}).get("requires") if isinstance(meta, dict) else None
+    return isinstance(needs, list) and not target_cpu.lacking(needs)
+
+
+def stamped(meta: dict) -> dict:
+    """`meta` with the target its code was made for, as `runs_here` reads it."""
+    return {**meta, "target": {"cpu": target().cpu, "features": target().features,
+                               "requires": sorted(target_features())}}
+
+
+def cached_code(k: str, kind: str = ".bin") -> disk_cache.Entry | None:
+    """Entry `k` of the disk cache, if its code runs here."""
+    found = disk_cache.load(k, kind)
+    return found if found is not None and runs_here(found.meta) else None
+
+
+def cache_code(k: str, meta: dict, obj: bytes, kind: str = ".bin") -> None:
+    """Store object code in the disk cache, stamped with what it needs."""
+    disk_cache.store(k, stamped(meta), obj, kind)
 
 
 @lru_cache(maxsize=None)
@@ -60,21 +100,23 @@ def engine() -> llvm.LLJIT:
 
 @lru_cache(maxsize=None)
 def fingerprint() -> str:
-    """What compiled code depends on besides the program: CPU, features, versions (the
+    """What compiled code depends on besides the program: target CPU and features
+    (RUNE_JIT_CPU, or the host's), versions (the
     Python version too: which C API functions a native entry calls depends on it), and
     whether it may run on several threads (RUNE_JIT_NUM_THREADS=1 compiles serial code),
     and the OpenBLAS kernels asked for (which products call gemm depends on them: blas.py)."""
-    return "|".join([llvm.get_host_cpu_name(), host_features(), llvmlite.__version__,
+    return "|".join([target().cpu, target().features, llvmlite.__version__,
                      ".".join(map(str, llvm.llvm_version_info)), sys.implementation.cache_tag,
                      "openblas:" + os.environ.get("OPENBLAS_CORETYPE", "")]
                     + (["threads"] if config.num_threads > 1 else []))
 
 
 def vector_bits() -> int:
-    feats = host_features()
-    if "+avx512f" in feats:
+    """The width of the target's vector registers, in bits."""
+    feats = target_features()
+    if "avx512f" in feats:
         return 512
-    return 256 if "+avx2" in feats or "+avx" in feats else 128
+    return 256 if "avx" in feats else 128
 
 
 def optimize(llvm_ir: str) -> llvm.ModuleRef:
@@ -164,11 +206,11 @@ def object_code(what: str, kind: str, module_ir: Callable[[], str]) -> bytes:
     suffix), else compiled from `module_ir()` and stored there: a process that loads its
     programs from disk need not start LLVM for these either."""
     k = disk_cache.key(what, fingerprint())
-    found = disk_cache.load(k, kind)
+    found = cached_code(k, kind)
     if found is not None:
         return found.payload
     obj = emit_object(optimize(module_ir()))
-    disk_cache.store(k, {}, obj, kind)
+    cache_code(k, {}, obj, kind)
     return obj
 
 
@@ -186,7 +228,10 @@ def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
          ) -> tuple[object, list[int]]:
     """Load object code; -> (what keeps the code mapped, each symbol's address).
     `imports` names addresses of this process the code refers to. A symbol the code
-    needs and nobody defines raises here, not at call time."""
+    needs and nobody defines raises here, not at call time; code for a target whose
+    features this machine lacks, too (ValueError: target_cpu.check_runs_here)."""
+    if config.cpu != "host" or config.cpu_features:  # the host's own code runs here
+        target_cpu.check_runs_here(target(), target_features())
     imports = imports or {}
     math_libraries()
     if openblas.needed_by(obj):  # LAPACK's symbols, where the loader finds them
@@ -208,3 +253,7 @@ def lljit_link(obj: bytes, symbols: list[str], imports: dict[str, int]
             builder.export_symbol(symbol)
         tracker = builder.link(engine(), f"rune{next(_names)}")
     return tracker, [tracker[s] for s in symbols]
+
+
+if config.cpu != "host" or config.cpu_features:
+    target()  # a bad setting fails as the backend loads, before anything is compiled

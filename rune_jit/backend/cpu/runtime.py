@@ -188,7 +188,8 @@ class Executable(NamedTuple):
         code = self.compiled
         if not code.portable:
             return None
-        return {"key": code.key, "code": code.meta.to_json()}, code.obj, self.constants
+        return {"key": code.key, "code": llvm.stamped(code.meta.to_json())}, code.obj, \
+            self.constants
 
     def entry(self, slow: Callable, weak: int = 0, plan: dispatch.Plan | None = None
               ) -> Callable | None:
@@ -265,8 +266,9 @@ def _from_disk(k: str, program: str | None, entry: disk_cache.Entry | None
                ) -> Compiled | None:
     """Code from a disk entry, or None if there is none or it does not load: metadata
     of another shape, the code of another program, or code that does not link here (the
-    key covers the CPU and the versions, not every library of the machine that wrote it)."""
-    if entry is None:
+    key covers the CPU and the versions, not every library of the machine that wrote it),
+    or code that needs a CPU feature this machine lacks."""
+    if entry is None or not llvm.runs_here(entry.meta):
         return None
     try:
         meta = Meta.from_json(entry.meta)
@@ -313,7 +315,7 @@ def _compiled_now(k: str, program: str, region: Region) -> Compiled:
     stats["compiled"] += 1
     code = Compiled(k, built.meta, obj)
     if code.portable:
-        disk_cache.store(k, built.meta.to_json(), obj)
+        llvm.cache_code(k, built.meta.to_json(), obj)
     return code
 
 
