@@ -5,6 +5,7 @@ from .version import __version__  # noqa: F401
 from . import checkpoint_policies, numpy, random, tree
 from . import compile_log, debug
 from . import nn, scipy
+from . import lax
 from .python_loops import disable_jit
 from .api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vjp, vmap
 from .check import check_grads
@@ -26,7 +27,7 @@ __all__ = [
     "associative_scan", "check_grads", "checkpoint", "checkpoint_name", "checkpoint_policies",
     "compile_log", "ConcretizationError", "cond", "custom_jvp", "custom_vjp", "debug",
     "disable_jit", "eval_shape", "fori_loop", "grad", "GradCheckError", "hessian", "iterate",
-    "IterateError", "jacfwd", "jacrev", "jit", "jvp", "linear_transpose", "linearize",
+    "IterateError", "jacfwd", "jacrev", "jit", "jvp", "lax", "linear_transpose", "linearize",
     "make_ir", "map", "nn", "numpy", "print_saved_residuals", "pure_callback", "random",
     "remat", "root", "saved_residuals", "scan", "scipy", "ShapeDtypeStruct", "stop_gradient",
     "switch", "tree", "value_and_grad", "vjp", "vmap", "while_loop",
