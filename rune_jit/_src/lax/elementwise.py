@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...ops import elementwise as ew
-from .operands import ANY, BOOL, FLOAT, INT, NUMERIC, operands
+from .operands import ANY, BOOL, FLOAT, INT, NUMERIC, SIGNED, operands
 
 ArrayLike = Any
 Array = Any
@@ -48,9 +48,10 @@ def _int_div(a: Any, b: Any) -> Any:
         zero = ew.const(0, a)
         inexact = ew.ne(ew.remainder(a, b), zero)
         negative = ew.ne(ew.lt(a, zero), ew.lt(b, zero))
-        q = ew.select(ew.logical_and(inexact, negative), ew.add(ew.floor_divide(a, b), 1), 
-                      ew.floor_divide(a, b))
-    return ew.select(ew.eq(b, ew.const(0, b)), ew.const(-1, q), q)
+        floor = ew.floor_divide(a, b)
+        q = ew.select(ew.logical_and(inexact, negative), ew.add(floor, 1), floor)
+    all_ones = np.asarray(-1).astype(ew.const(0, q).dtype)  # -1, or the unsigned maximum
+    return ew.select(ew.eq(b, ew.const(0, b)), all_ones, q)
 
 
 def _div(a: Any, b: Any) -> Any:
@@ -131,7 +132,7 @@ TABLE: dict[str, tuple[Callable, str, int, str]] = {
     >>> neg(np.array([1, -2])).tolist()
     [-1, 2]
     """),
-    "abs": (ew.abs, NUMERIC, 1, """|x|.
+    "abs": (ew.abs, SIGNED, 1, """|x|.
 
     >>> abs(np.array([-1.5, 2.0])).tolist()
     [1.5, 2.0]
@@ -491,4 +492,5 @@ def clamp(min: ArrayLike, x: ArrayLike, max: ArrayLike) -> Array:  # noqa: A002
     [0.0, 0.5, 1.0]
     """
     lo, x, hi = operands([min, x, max], ANY, "lax.clamp")
-    return ew.select(ew.lt(x, lo), lo, ew.select(ew.lt(hi, x), hi, x))
+    # x's derivative is 0 at the bounds too, as JAX's; nan stays nan
+    return ew.select(ew.le(x, lo), lo, ew.select(ew.ge(x, hi), hi, x))

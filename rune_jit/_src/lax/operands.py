@@ -20,8 +20,10 @@ from ...trace import Tracer, type_of_value
 
 FLOAT, INT, BOOL = "f", "iu", "b"
 NUMERIC = FLOAT + INT
+SIGNED = FLOAT + "i"
 ANY = NUMERIC + BOOL
 KIND_WORDS = {FLOAT: "floating-point", INT: "integer", NUMERIC: "integer or floating-point",
+              SIGNED: "signed integer or floating-point",
               INT + BOOL: "integer or bool", ANY: "bool, integer or floating-point"}
 # the array kinds a weak scalar of each kind may join
 WEAK_JOINS = {"b": ANY, "i": NUMERIC, "u": NUMERIC, "f": FLOAT}
