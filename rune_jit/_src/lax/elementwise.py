@@ -441,7 +441,8 @@ def round(x: ArrayLike,  # noqa: A001 (lax.round's name)
     # x - trunc(x) is exact, so the tie test is too (floor(|x| + 0.5) would round up
     # the float just below 0.5)
     t = ew.trunc(x)
-    half_or_more = ew.ge(ew.abs(ew.sub(x, t)), ew.const(0.5, x))
+    with np.errstate(invalid="ignore"):  # inf - inf, computed eagerly: not a tie
+        half_or_more = ew.ge(ew.abs(ew.sub(x, t)), ew.const(0.5, x))
     return ew.select(half_or_more, ew.add(t, ew.sign(x)), t)
 
 
