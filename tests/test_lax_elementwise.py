@@ -275,3 +275,21 @@ def test_jvp_vmap_and_inside_a_scan_step(jlax):
     g = rune.grad(lambda xs: rune.scan(step, np.zeros(3), xs)[0].sum())(x)
     np.testing.assert_allclose(g, jax.grad(lambda xs: jlax.scan(jstep, np.zeros(3), xs)[0]
                                            .sum())(x), rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_reduce_precision_against_jax(jlax, backend, dtype):
+    """Rounding to nearest even at the mantissa, overflow to inf, underflow to 0, nan kept."""
+    x = np.array([1 / 3, 2.5, np.nan, -np.inf, 1e-300, -1e-40, 1e39, -3e38, 65504.0, 65520.0,
+                  1 + 2 ** -24, 1 + 3 * 2 ** -24, 6e-8, -0.0, 1e-310, 0.1])
+    with np.errstate(all="ignore"):
+        x = x.astype(dtype)
+    for e, m in [(8, 23), (5, 10), (8, 7), (11, 52), (5, 0), (2, 1)]:
+        if e > np.finfo(dtype).iexp:
+            continue
+        with np.errstate(all="ignore"):
+            got = backend(lambda v: lax.reduce_precision(v, e, m))(x)
+        want = _jax(jlax, "reduce_precision", x, e, m)
+        np.testing.assert_array_equal(got, want, err_msg=f"{e}, {m}")
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert rune.grad(lambda v: lax.reduce_precision(v * 3.0, 5, 10))(0.1) == 3.0

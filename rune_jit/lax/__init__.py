@@ -10,8 +10,8 @@ docs/porting-from-jax.md lists where rune_jit's choices differ from JAX's.
 """
 
 from .._src.lax.bits import (bitcast_convert_type, clz, convert_element_type,
-                             population_count, shift_left, shift_right_arithmetic,
-                             shift_right_logical)
+                             population_count, reduce_precision, shift_left,
+                             shift_right_arithmetic, shift_right_logical)
 from .._src.lax.control import (associative_scan, cond, fori_loop, map, scan, stop_gradient,
                                 switch, while_loop)
 from .._src.lax.elementwise import (RoundingMethod, abs, acos, acosh, add, asin, asinh, atan,
@@ -31,7 +31,8 @@ from .._src.lax.shapes import (broadcast, broadcast_in_dim, broadcast_shapes, co
 
 __all__ = [
     # bits and dtypes
-    "bitcast_convert_type", "clz", "convert_element_type", "population_count", "shift_left",
+    "bitcast_convert_type", "clz", "convert_element_type", "population_count", "reduce_precision",
+    "shift_left",
     "shift_right_arithmetic", "shift_right_logical",
     # loops and control
     "associative_scan", "cond", "fori_loop", "map", "scan", "stop_gradient", "switch",

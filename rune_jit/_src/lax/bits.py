@@ -1,5 +1,5 @@
 """jax.lax's operations on bits and dtypes: shifts, population_count, clz,
-convert_element_type and bitcast_convert_type.
+convert_element_type, bitcast_convert_type and reduce_precision.
 
 Each is a composition of rune_jit's elementwise primitives that gives XLA's
 answer exactly: a shift by a count outside [0, bits) shifts every bit out (0, or
@@ -173,3 +173,60 @@ def _join(x: Any, dtype: np.dtype, where: str) -> Any:
                              8 * dtype_of(x).itemsize * k)
         out = part if out is None else ew.bitwise_or(out, part)
     return ew.bitcast_convert(out, dtype)
+
+
+def _reduced(x: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    """XLA's ReducePrecision on x's bits: the mantissa rounded to nearest (ties to even)
+    at `mantissa_bits`, then exponents outside the narrower range flushed to ±0 or ±inf."""
+    info = np.finfo(dtype_of(x))
+    src_mantissa, src_exponent = int(info.nmant), int(info.iexp)
+    unsigned = UNSIGNED[dtype_of(x).itemsize]
+    bits = ew.bitcast_convert(x, unsigned)
+    u = lambda v: np.asarray(v, unsigned)  # noqa: E731 (a constant of the bits' dtype)
+    if mantissa_bits < src_mantissa:
+        drop = src_mantissa - mantissa_bits
+        last = 1 << drop
+        last_bit = ew.shift_right(ew.bitwise_and(bits, u(last)), u(drop))
+        bias = ew.add(last_bit, u((last >> 1) - 1))
+        keep = ~(last - 1) & (2 ** (8 * unsigned.itemsize) - 1)  # the bits above the dropped
+        bits = ew.bitwise_and(ew.add(bits, bias), u(keep))
+    if exponent_bits < src_exponent:
+        sign = ew.bitwise_and(bits, u(1 << (8 * unsigned.itemsize - 1)))
+        exponent_mask = ((1 << src_exponent) - 1) << src_mantissa
+        exponent = ew.bitwise_and(bits, u(exponent_mask))
+        bias, reduced_bias = (1 << (src_exponent - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+        over = ew.gt(exponent, u((bias + reduced_bias) << src_mantissa))
+        under = ew.le(exponent, u((bias - reduced_bias) << src_mantissa))
+        bits = ew.select(over, ew.bitwise_or(sign, u(exponent_mask)),
+                         ew.select(under, sign, bits))
+    out = ew.bitcast_convert(bits, dtype_of(x))
+    return ew.select(ew.ne(x, x), x, out)  # a nan stays nan (rounding could make it inf)
+
+
+def _reduce_precision_jvp(exponent_bits, mantissa_bits, primals, tangents):
+    # the tangent passes unchanged: the derivative of the value the rounding stands for
+    # (JAX rounds the tangent too, which is not linear, so it cannot be transposed here)
+    (x,), (t,) = primals, tangents
+    return _reduced(x, exponent_bits, mantissa_bits), t
+
+
+def reduce_precision(operand: ArrayLike, exponent_bits: int, mantissa_bits: int) -> Array:
+    """operand rounded to the nearest float of `exponent_bits` and `mantissa_bits` (ties
+    to even), kept in its dtype: (8, 23) rounds float64s to float32's values, (5, 10)
+    to float16's. Exponents out of the narrower range become ±inf or ±0, as XLA's do; nan
+    stays nan. Its derivative is 1 (JAX's rounds the tangent too).
+
+    >>> print(reduce_precision(np.array([1 / 3]), 8, 23)[0] == np.float32(1 / 3))
+    True
+    """
+    from ...ops.custom import custom_jvp
+
+    where = "lax.reduce_precision"
+    (x,) = operands([operand], FLOAT, where)
+    if not (isinstance(exponent_bits, int) and exponent_bits >= 1
+            and isinstance(mantissa_bits, int) and mantissa_bits >= 0):
+        raise ValueError(f"{where}: exponent_bits must be an int >= 1 and mantissa_bits an "
+                         f"int >= 0, got {exponent_bits!r} and {mantissa_bits!r}")
+    reduced = custom_jvp(lambda e, m, v: _reduced(v, e, m), nondiff_argnums=(0, 1))
+    reduced.defjvp(_reduce_precision_jvp)
+    return reduced(exponent_bits, mantissa_bits, x)
