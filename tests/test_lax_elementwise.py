@@ -73,16 +73,19 @@ def _compare(jlax, names, args, got, dtype):
             np.testing.assert_array_equal(got[name], want, err_msg=name)
 
 
+def _against_jax(jlax, groups, compiled, dtype):
+    """Each group (names, operands) as one program, eager or compiled, against JAX."""
+    for names, args in groups:
+        f = _all_of(names, len(args))
+        with np.errstate(all="ignore"):
+            _compare(jlax, names, args, (rune.jit(f) if compiled else f)(*args), dtype)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("compiled", [False, True])
 def test_float_operations_against_jax(jlax, dtype, compiled):
     x, y = FLOATS.astype(dtype), FLOATS_2.astype(dtype)
-    unary, binary = _all_of(UNARY_FLOAT, 1), _all_of(BINARY_FLOAT, 2)
-    if compiled:
-        unary, binary = rune.jit(unary), rune.jit(binary)
-    with np.errstate(all="ignore"):
-        _compare(jlax, UNARY_FLOAT, (x,), unary(x), dtype)
-        _compare(jlax, BINARY_FLOAT, (x, y), binary(x, y), dtype)
+    _against_jax(jlax, [(UNARY_FLOAT, (x,)), (BINARY_FLOAT, (x, y))], compiled, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
@@ -92,15 +95,10 @@ def test_integer_operations_against_jax(jlax, dtype, compiled):
     the dividend; shifts by counts out of range shift every bit out."""
     unary = [n for n in UNARY_INT if not (dtype == np.uint8 and n == "abs")]
     x, y = INTS.astype(dtype), INTS_2.astype(dtype)
-    f, g = _all_of(unary, 1), _all_of(BINARY_INT, 2)
-    if compiled:
-        f, g = rune.jit(f), rune.jit(g)
-    with np.errstate(all="ignore"):
-        _compare(jlax, unary, (x,), f(x), dtype)
-        _compare(jlax, BINARY_INT, (x, y), g(x, y), dtype)
-        counts = np.array([0, 1, 31, 32, 33, -1, 7, 63]).astype(dtype)
-        shifts = ["shift_left", "shift_right_logical", "shift_right_arithmetic"]
-        _compare(jlax, shifts, (x, counts), g(x, counts), dtype)
+    counts = np.array([0, 1, 31, 32, 33, -1, 7, 63]).astype(dtype)
+    shifts = ["shift_left", "shift_right_logical", "shift_right_arithmetic"]
+    _against_jax(jlax, [(unary, (x,)), (BINARY_INT, (x, y)), (shifts, (x, counts))],
+                 compiled, dtype)
 
 
 def test_integer_division_extremes_against_jax(jlax, backend):

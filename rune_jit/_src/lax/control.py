@@ -20,7 +20,14 @@ from ...ops.scan import scan
 __all__ = ["associative_scan", "cond", "fori_loop", "map", "scan", "stop_gradient", "switch",
            "while_loop"]
 
-_NO_OPERAND = object()
+
+
+class _NoOperand:
+    """The default of `operand=`: none given (a class, which the eager cache's digest of a
+    calling function can name, where an object() would keep the function from caching)."""
+
+
+_NO_OPERAND = _NoOperand
 
 
 def _positional(operands: tuple, operand: Any, where: str) -> tuple:
