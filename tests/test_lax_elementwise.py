@@ -39,7 +39,8 @@ INTS_2 = np.array([2, -2, 3, 5, -1, 0, 7, 3])
 UNARY_FLOAT = ["neg", "abs", "sign", "square", "reciprocal", "exp", "exp2", "expm1", "log",
                "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan",
                "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic", "erf", "erfc",
-               "erf_inv", "lgamma", "digamma", "floor", "ceil", "round", "is_finite"]
+               "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e", "floor", "ceil", "round",
+               "is_finite"]
 BINARY_FLOAT = ["add", "sub", "mul", "div", "rem", "max", "min", "pow", "atan2", "nextafter",
                 "eq", "ne", "lt", "le", "gt", "ge"]
 UNARY_INT = ["neg", "abs", "sign", "square", "bitwise_not", "population_count", "clz"]
@@ -48,7 +49,7 @@ BINARY_INT = ["add", "sub", "mul", "div", "rem", "max", "min", "eq", "ne", "lt",
               "shift_right_logical", "shift_right_arithmetic"]
 BOOL_OPS = ["bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne", "max", "min"]
 # rune_jit's own special functions against XLA's: agreement to these relative errors
-LOOSE = {"lgamma", "digamma", "erf_inv", "erfc", "erf"}
+LOOSE = {"lgamma", "digamma", "erf_inv", "erfc", "erf", "bessel_i0e", "bessel_i1e"}
 
 
 def _tol(name, dtype):
@@ -199,7 +200,8 @@ def test_python_scalars_are_weak_and_arrays_strict():
 
 SMOOTH = ["exp", "exp2", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos",
           "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "atanh", "logistic",
-          "erf", "erfc", "erf_inv", "lgamma", "digamma", "square", "reciprocal", "abs", "neg"]
+          "erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e", "square",
+          "reciprocal", "abs", "neg"]
 
 
 @pytest.mark.parametrize("name", SMOOTH)
@@ -291,3 +293,22 @@ def test_reduce_precision_against_jax(jlax, backend, dtype):
         np.testing.assert_array_equal(got, want, err_msg=f"{e}, {m}")
         assert np.array_equal(np.signbit(got), np.signbit(want))
     assert rune.grad(lambda v: lax.reduce_precision(v * 3.0, 5, 10))(0.1) == 3.0
+
+
+def test_bessel_functions_across_their_two_forms_against_jax(jlax, backend):
+    """The power series below |x| = 25 and the asymptotic expansion above, both signs, the
+    edges (0, -0.0, inf, nan), and the derivatives (1/2 for i1e at 0) against JAX's."""
+    import jax
+
+    x = np.concatenate([np.linspace(-60.0, 60.0, 241), [24.999, 25.001, 1e5, 1e300, np.inf,
+                                                        -np.inf, np.nan, -0.0, 1e-300]])
+    f = backend(lambda v: (lax.bessel_i0e(v), lax.bessel_i1e(v)))
+    for got, name in zip(f(x), ["bessel_i0e", "bessel_i1e"]):
+        want = _jax(jlax, name, x)
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-300, equal_nan=True)
+        assert np.array_equal(np.signbit(got), np.signbit(want)), name
+    at = np.array([-30.0, -2.0, 0.0, 0.5, 24.0, 26.0])
+    for name in ["bessel_i0e", "bessel_i1e"]:
+        got = rune.jit(rune.vmap(rune.grad(getattr(lax, name))))(at)
+        np.testing.assert_allclose(got, jax.vmap(jax.grad(getattr(jlax, name)))(at),
+                                   rtol=1e-13, atol=1e-16)

@@ -9,6 +9,7 @@ docs/porting-from-jax.md lists where rune_jit's choices differ from JAX's.
 [3, -3]
 """
 
+from .._src.lax.bessel import bessel_i0e, bessel_i1e
 from .._src.lax.bits import (bitcast_convert_type, clz, convert_element_type,
                              population_count, reduce_precision, shift_left,
                              shift_right_arithmetic, shift_right_logical)
@@ -30,6 +31,7 @@ from .._src.lax.shapes import (broadcast, broadcast_in_dim, broadcast_shapes, co
                                rev, slice, slice_in_dim, squeeze, transpose)
 
 __all__ = [
+    "bessel_i0e", "bessel_i1e",
     # bits and dtypes
     "bitcast_convert_type", "clz", "convert_element_type", "population_count", "reduce_precision",
     "shift_left",
