@@ -312,3 +312,20 @@ def test_bessel_functions_across_their_two_forms_against_jax(jlax, backend):
         got = rune.jit(rune.vmap(rune.grad(getattr(lax, name))))(at)
         np.testing.assert_allclose(got, jax.vmap(jax.grad(getattr(jlax, name)))(at),
                                    rtol=1e-13, atol=1e-16)
+
+
+def test_vmap_of_every_operation_is_the_operation_of_its_rows():
+    """Batched (a compiled vmap, one operand unbatched) = the eager result row by row."""
+    x = np.stack([FLOATS, FLOATS[::-1], FLOATS * 0.5])
+    i = np.stack([INTS, INTS[::-1]]).astype(np.int32)
+    ops = [(UNARY_FLOAT, (x,), (0,)), (BINARY_FLOAT, (x, FLOATS_2), (0, None)),
+           (UNARY_INT, (i,), (0,)), (BINARY_INT, (i, INTS_2.astype(np.int32)), (0, None))]
+    with np.errstate(all="ignore"):
+        for names, args, axes in ops:
+            f = _all_of(names, len(args))
+            got = rune.jit(rune.vmap(f, in_axes=axes))(*args)
+            for row in range(args[0].shape[0]):
+                want = f(*[a[row] if ax == 0 else a for a, ax in zip(args, axes)])
+                for name in names:
+                    np.testing.assert_allclose(got[name][row], want[name], rtol=1e-13,
+                                               equal_nan=True, err_msg=name)
