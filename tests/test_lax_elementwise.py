@@ -329,3 +329,12 @@ def test_vmap_of_every_operation_is_the_operation_of_its_rows():
                 for name in names:
                     np.testing.assert_allclose(got[name][row], want[name], rtol=1e-13,
                                                equal_nan=True, err_msg=name)
+
+
+def test_select_wants_a_bool_predicate_of_the_cases_shape():
+    with pytest.raises(TypeError, match="lax.select: pred must be a bool, got int64"):
+        lax.select(np.array([1, 0]), np.ones(2), np.zeros(2))
+    with pytest.raises(TypeError, match=r"lax.select: .* one shape .* \[\(2,\), \(3,\)\]"):
+        lax.select(np.array([True, False]), np.ones(3), np.ones(3))
+    with pytest.raises(TypeError, match="lax.select_n: which must be a bool \\(two cases\\)"):
+        lax.select_n(np.array(True), np.ones(2), np.ones(2), np.ones(2))

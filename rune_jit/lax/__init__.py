@@ -17,12 +17,13 @@ from .._src.lax.control import (associative_scan, cond, fori_loop, map, scan, st
                                 switch, while_loop)
 from .._src.lax.elementwise import (RoundingMethod, abs, acos, acosh, add, asin, asinh, atan,
                                     atan2, atanh, bitwise_and, bitwise_not, bitwise_or,
-                                    bitwise_xor, cbrt, ceil, clamp, cos, cosh, digamma, div,
+                                    bitwise_xor, cbrt, ceil, cos, cosh, digamma, div,
                                     eq, erf, erf_inv, erfc, exp, exp2, expm1, floor, ge, gt,
                                     integer_pow, is_finite, le, lgamma, log, log1p, logistic,
                                     lt, max, min, mul, ne, neg, nextafter, pow, reciprocal,
-                                    rem, round, rsqrt, select, select_n, sign, sin, sinh,
+                                    rem, round, rsqrt, sign, sin, sinh,
                                     sqrt, square, sub, tan, tanh)
+from .._src.lax.selection import clamp, select, select_n
 from .._src.lax.shapes import (broadcast, broadcast_in_dim, broadcast_shapes, collapse,
                                concatenate, dtype, dynamic_index_in_dim, dynamic_slice,
                                dynamic_slice_in_dim, dynamic_update_index_in_dim,
