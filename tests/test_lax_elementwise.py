@@ -188,6 +188,8 @@ def test_python_scalars_are_weak_and_arrays_strict():
         lax.add(np.array([True]), np.array([False]))
     with pytest.raises(OverflowError):
         lax.add(np.ones(2, np.uint8), 300)
+    with pytest.raises(OverflowError, match="300 out of bounds for uint8"):
+        rune.jit(lambda n: lax.add(np.ones(2, np.uint8), n))(300)  # a traced weak int
     with pytest.raises(TypeError, match="trailing axis of size 4"):
         lax.bitcast_convert_type(np.ones(3, np.uint8), np.float32)
     with pytest.raises(TypeError, match="bool"):

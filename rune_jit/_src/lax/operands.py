@@ -14,7 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...dtypes import check_supported, name, python_scalar_dtype
-from ...numpy._core import accept, broadcast_to_shape, is_python_scalar, shape_of
+from ...numpy._core import (accept, broadcast_to_shape, is_python_scalar, narrows, shape_of,
+                            weak_int_converted)
 from ...ops import elementwise as ew
 from ...trace import Tracer, type_of_value
 
@@ -61,9 +62,11 @@ def check_kind(dtype: np.dtype, kinds: str, where: str) -> None:
 
 def as_dtype(x: Any, dtype: np.dtype) -> Any:
     """`x` (of `dtype`, or weak) as a value of `dtype`. A Python int that does not fit is
-    NumPy's OverflowError."""
+    NumPy's OverflowError (a traced one's value is checked when it is known)."""
     if is_python_scalar(x):
         return np.asarray(x, dtype)
+    if is_weak(x) and dtype_of(x).kind == "i" and narrows(dtype_of(x), dtype):
+        weak_int_converted(x, dtype)
     return ew.convert(x, dtype)
 
 
