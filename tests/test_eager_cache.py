@@ -499,12 +499,12 @@ def test_the_quick_path_follows_the_backend_setting(monkeypatch):
 
 
 def test_the_library_hides_no_function_from_the_guard():
-    """A function calling any rune_jit.numpy, nn or scipy.special function can be cached:
-    none of them holds a value the digest cannot see through (an object(), a dict)."""
-    from rune_jit import nn
+    """A function calling any rune_jit.numpy, nn, scipy.special or lax function can be
+    cached: none of them holds a value the digest cannot see through (an object(), a dict)."""
+    from rune_jit import lax, nn
     from rune_jit.scipy import special
 
-    for module in (rnp, nn, special):
+    for module in (rnp, nn, special, lax):
         for name in module.__all__:
             fn = getattr(module, name)
             if callable(fn) and not isinstance(fn, type):

@@ -66,8 +66,9 @@ def test_every_public_function_pickles_by_name():
     import rune_jit.numpy.linalg as la
     import rune_jit.random as rr
     import rune_jit.scipy.special as special
+    from rune_jit import lax
 
-    for module in (rnp, nn, la, rr, special):
+    for module in (rnp, nn, la, rr, special, lax):
         for name in getattr(module, "__all__", dir(module)):
             f = getattr(module, name, None)
             if callable(f) and not isinstance(f, type) and not name.startswith("_") and \
