@@ -12,7 +12,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import code_digest, tree
+from . import code_digest
+from ._src import tree
 from .ad_util import Zero
 from .ops.tangents import instantiate, zeros
 from .interpret import eval_region

@@ -9,7 +9,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import eager, tree
+from . import eager
+from ._src import tree
 from .dtypes import SUPPORTED, check_supported, python_scalar_dtype
 from .ir import Type
 from .numpy._core import array_of, as_value, is_python_scalar  # noqa: F401 (as_value: shared)

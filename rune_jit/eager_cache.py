@@ -35,7 +35,8 @@ import types
 import weakref
 from typing import Any, Callable, NamedTuple
 
-from . import backend, compile_log, eager, python_loops, tree
+from . import backend, compile_log, eager, python_loops
+from ._src import tree
 from .api import _argnums
 from .arguments import Transformed, quick_flatten
 from .guard import Check, guard

@@ -12,7 +12,8 @@ import inspect
 import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
-from . import backend, code_digest, compile_log, config, dispatch, gc_pause, python_loops, tree
+from . import backend, code_digest, compile_log, config, dispatch, gc_pause, python_loops
+from ._src import tree
 from . import saved_programs as saved
 from .api import trace_fn, with_args
 from .arguments import (as_argnums, as_value, flatten_args, is_python_scalar, leaf_type,

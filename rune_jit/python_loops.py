@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import tree
+from ._src import tree
 from .errors import IterateError, iterate_message
 from .trace import Tracer, current
 

@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import python_loops, tree
+from .. import python_loops
+from .._src import tree
 from ..ad_util import UndefinedPrimal, Zero, is_undefined, live, nonzero
 from .tangents import instantiate
 from ..interpret import eval_region

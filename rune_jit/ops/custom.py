@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import tree
+from .._src import tree
 from ..ad_util import UndefinedPrimal, Zero, nonzero
 from ..interpret import eval_region
 from ..ir import Region, Type

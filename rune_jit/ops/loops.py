@@ -33,7 +33,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import eager, tree
+from .. import eager
+from .._src import tree
 from ..ad_util import Zero
 from .elementwise import convert
 from .tangents import instantiate

@@ -25,7 +25,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import dtypes, tree
+from .. import dtypes
+from .._src import tree
 from ..ir import Type
 from ..passes.vmap import batched_type, hidden_axis
 from ..primitive import NOT_LINEAR, Absent, Primitive
