@@ -260,7 +260,7 @@ def _weak_bits(leaves: list) -> int | None:
 
 def _flat(out: tree.TreeDef) -> bool:
     """Outputs a native entry returns as they are: one array, or a tuple of arrays."""
-    return out.kind is None or (out.kind is tuple and all(c.kind is None for c in out.children))
+    return out.kind is None or (out.kind is tuple and all(c.kind is None for c in out.children()))
 
 
 def _compiled(program: Program) -> Program:
