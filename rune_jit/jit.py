@@ -57,7 +57,10 @@ class Jitted:
         except TypeError:
             raise TypeError(f"jit: static arguments must be hashable, got {statics!r}") from None
         dyn = tuple(i for i in range(len(args)) if i not in self.static)
-        leaves, in_tree, _ = flatten_args((tuple(args[i] for i in dyn), kwargs), "args")
+        try:
+            leaves, in_tree, _ = flatten_args((tuple(args[i] for i in dyn), kwargs), "args")
+        except TypeError as e:
+            raise (_argument_error(args, dyn, kwargs) or e) from None
         spec = tuple((t.shape, t.dtype, w) for t, w in (leaf_type(x) for x in leaves))
         return leaves, in_tree, dyn, (in_tree, spec, statics, config.backend,
                                       dispatch.static_key(statics))
@@ -228,6 +231,19 @@ def _static_both_ways(f: Callable, nums: tuple[int, ...], names: tuple[str, ...]
     all_names = tuple(sorted(set(names) | {positional[i] for i in nums
                                             if 0 <= i < len(positional)}))
     return all_nums, all_names
+
+
+def _argument_error(args: tuple, dyn: tuple, kwargs: dict) -> TypeError | None:
+    """The error of the bad leaf among the arguments, naming its path from the argument
+    as the caller numbered or named it (args[2]['w'], kwargs['lr'])."""
+    try:
+        for i in dyn:
+            flatten_args(args[i], f"args[{i}]")
+        for k, v in kwargs.items():
+            flatten_args(v, f"kwargs[{k!r}]")
+    except TypeError as e:
+        return e
+    return None
 
 
 def _runner(program: Program, leaves: list) -> Callable[[list], Any]:

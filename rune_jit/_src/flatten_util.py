@@ -26,7 +26,7 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     from rune_jit.numpy._core import dtype_weak
 
     leaves, treedef = flatten(pytree)
-    shapes = [np.shape(x) for x in leaves]
+    shapes = [getattr(x, "shape", ()) for x in leaves]  # () for a Python number
     kinds = [dtype_weak(x) for x in leaves]
     dtypes = [d for d, _ in kinds]
     dtype = result_type(*kinds) if leaves else np.dtype(np.float64)
@@ -35,9 +35,10 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     sizes = [int(np.prod(s)) for s in shapes]
 
     def unravel(arr: Any) -> Any:
-        if np.shape(arr) != (sum(sizes),):
+        shape = getattr(arr, "shape", ())
+        if shape != (sum(sizes),):
             raise ValueError(f"unravel: expected a 1-D array of {sum(sizes)} elements, got "
-                             f"shape {np.shape(arr)}")
+                             f"shape {shape}")
         got = dtype_weak(arr)[0]
         if got != dtype:
             raise TypeError(f"unravel: expected an array of dtype {dtype} (the leaves' "

@@ -43,7 +43,7 @@ def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], tuple[Ite
     """
     def split(obj):
         kids, aux = _pair(flatten_func(obj), nodetype, "flatten function")
-        return list(kids), aux, None
+        return _sequence(kids, nodetype, "flatten function"), aux, None
 
     _registry[nodetype] = Node(split, unflatten_func,
                                lambda aux, n: tuple(map(FlattenedIndexKey, range(n))))
@@ -69,7 +69,7 @@ def register_pytree_with_keys(
     def split(obj):
         pairs, aux = _pair(flatten_with_keys(obj), nodetype, "flatten_with_keys function")
         pairs = [_pair(p, nodetype, "flatten_with_keys function's (key, child)")
-                 for p in pairs]
+                 for p in _sequence(pairs, nodetype, "flatten_with_keys function")]
         return [c for _, c in pairs], aux, tuple(k for k, _ in pairs)
 
     _registry[nodetype] = Node(split, unflatten_func)
@@ -89,6 +89,14 @@ def _pair(got: Any, nodetype: type, what: str) -> tuple:
     return tuple(got)
 
 
+def _sequence(kids: Any, nodetype: type, what: str) -> list:
+    try:
+        return list(kids)
+    except TypeError:
+        raise TypeError(f"the {what} of pytree node type {nodetype.__qualname__} returned "
+                        f"children that are {_brief(kids)}, not a sequence") from None
+
+
 def _brief(x: Any) -> str:
     n = f" of length {len(x)}" if isinstance(x, (tuple, list)) else ""
     return f"a {type(x).__name__}{n}"
@@ -99,12 +107,12 @@ def _seq_keys(aux, n):
 
 
 def _dict(obj):
-    keys = sorted(obj)
+    keys = tuple(sorted(obj))
     return [obj[k] for k in keys], keys, None
 
 
 def _ordered(obj):
-    return list(obj.values()), list(obj), None
+    return list(obj.values()), tuple(obj), None
 
 
 def _default(obj):
@@ -235,8 +243,9 @@ def _show(td: PyTreeDef) -> str:
         return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(td.aux, kids)) + "}"
     if td.kind is type(None):
         return "None"
-    name = f"namedtuple[{td.kind.__name__}]" if _is_namedtuple(td.kind) else td.kind.__name__
-    return f"CustomNode({name}[{td.aux}], [{', '.join(kids)}])"
+    name = (f"namedtuple[{td.kind.__name__}]" if _is_namedtuple(td.kind)
+            else f"{td.kind.__name__}[{td.aux}]")
+    return f"CustomNode({name}, [{', '.join(kids)}])"
 
 
 def _is_namedtuple(cls: type) -> bool:

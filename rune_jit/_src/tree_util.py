@@ -158,10 +158,10 @@ def flatten_one_level(tree: Any) -> tuple[list, Any]:
     """(the children of `tree`'s root node, its aux data); a leaf raises ValueError.
 
     >>> flatten_one_level({"b": (1, 2), "a": 3})
-    ([3, (1, 2)], ['a', 'b'])
+    ((3, (1, 2)), ('a', 'b'))
     """
     kids, aux, _ = _split(tree)
-    return kids, aux
+    return tuple(kids), aux
 
 
 def flatten_one_level_with_keys(tree: Any) -> tuple[list[tuple[KeyEntry, Any]], Any]:
