@@ -283,16 +283,21 @@ def _flatten_into(out: list, obj: Any, is_leaf) -> PyTreeDef:
 
 def leaf_keypaths(treedef: PyTreeDef) -> list[tuple[KeyEntry, ...]]:
     """The key path of every leaf of `treedef`."""
-    if treedef.kind is None:
-        return [()]
-    return [(key, *p) for key, c in zip(treedef.keys, treedef._kids) for p in leaf_keypaths(c)]
+    return _per_leaf(treedef, lambda key, rest: (key, *rest), ())
 
 
 def leaf_paths(treedef: PyTreeDef) -> list[str]:
     """The path of every leaf of `treedef` as text (`keystr`), e.g. "[0]['w'].b". Use it
     rather than flattening a tree rebuilt with stand-in leaves: stand-ins that are
     dataclasses (like ir.Type) would be flattened too."""
-    return [keystr(p) for p in leaf_keypaths(treedef)]
+    return _per_leaf(treedef, lambda key, rest: str(key) + rest, "")
+
+
+def _per_leaf(td: PyTreeDef, step: Callable[[KeyEntry, Any], Any], root: Any) -> list:
+    # each leaf's path, built from the leaf up: step(key, path below the key)
+    if td.kind is None:
+        return [root]
+    return [step(key, p) for key, c in zip(td.keys, td._kids) for p in _per_leaf(c, step, root)]
 
 
 def unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
