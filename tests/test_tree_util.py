@@ -208,6 +208,10 @@ T1 = {"a": (1.0, 2.0), "b": [3.0, None], "c": Point(4.0, 5.0)}
     lambda m: m.flatten_one_level({"b": (1, 2), "a": 3}),
     lambda m: [(repr(k), c) for k, c in m.flatten_one_level_with_keys({"b": 1, "a": 2})[0]],
     lambda m: m.tree_leaves(Layer(1.0, 2.0)),
+    lambda m: [m.tree_structure(x).node_data() for x in
+               [(1, 2), [1], None, 1.0, collections.OrderedDict(z=1, a=2), Point(1, 2)]],
+    lambda m: m.tree_structure({"w": (0, 0), "b": 0}).flatten_up_to(
+        {"w": ([1], {"k": 2}), "b": (3,)}),
 ])
 def test_tree_functions_as_jax(case):
     assert case(tu) == case(jtu)
