@@ -3,6 +3,7 @@
 from .version import __version__  # noqa: F401
 
 from . import checkpoint_policies, numpy, random, tree
+from . import flatten_util, tree_util
 from . import compile_log, debug
 from . import nn, scipy
 from .python_loops import disable_jit
@@ -38,11 +39,12 @@ __version_info__ = tuple(int(part) for part in __version__.split(".")[:3])
 __all__ = [
     "associative_scan", "check_grads", "checkpoint", "checkpoint_name", "checkpoint_policies",
     "compile_log", "ConcretizationError", "cond", "custom_jvp", "custom_vjp", "debug",
-    "disable_jit", "eval_shape", "fori_loop", "grad", "GradCheckError", "hessian", "iterate",
+    "disable_jit", "eval_shape", "flatten_util", "fori_loop", "grad", "GradCheckError",
+    "hessian", "iterate",
     "IterateError", "jacfwd", "jacrev", "jit", "jvp", "lax", "linear_transpose", "linearize",
     "make_ir", "map", "nn", "numpy", "print_saved_residuals", "pure_callback", "random",
     "remat", "root", "saved_residuals", "scan", "scipy", "ShapeDtypeStruct", "stop_gradient",
-    "switch", "tree", "value_and_grad", "vjp", "vmap", "while_loop",
+    "switch", "tree", "tree_util", "value_and_grad", "vjp", "vmap", "while_loop",
     "Array", "block_until_ready", "config", "custom_derivatives", "default_backend", "Device",
     "device_count", "device_get", "device_put", "devices", "ensure_compile_time_eval",
     "jacobian", "local_device_count", "local_devices", "make_jaxpr", "named_call",

@@ -12,7 +12,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import code_digest, tree
+from . import code_digest
+from ._src import tree
 from .ad_util import Zero
 from .ops.tangents import instantiate, zeros
 from .interpret import eval_region
@@ -201,7 +202,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     leaves, in_tree, _ = flatten_args(primals, "primals")
     tr = trace_fn(_pair_with_aux(f, has_aux), leaves, in_tree, has_pair=True)
     tr.check(leaves)
-    main_tree, aux_tree = tr.out_tree.children
+    main_tree, aux_tree = tr.out_tree.children()
     n_main = main_tree.num_leaves
     lin = linearized(tr.region, len(tr.captures))
     n_out = len(tr.region.outputs)
@@ -239,10 +240,10 @@ def _pair_with_aux(f: Callable, has_aux: bool) -> Callable:
 
 
 def _cotangents(ct: Any, out_tree: tree.TreeDef, out_types: list[Type]) -> list:
-    pairs, ct_tree = tree.flatten_with_path(ct)
+    flat, ct_tree = tree.flatten(ct)
     if ct_tree != out_tree:
         raise TypeError(f"pullback: cotangent has structure {ct_tree}, output has {out_tree}")
-    return [_ct_leaf(x, t, p) for (p, x), t in zip(pairs, out_types)]
+    return [_ct_leaf(x, t, p) for p, x, t in zip(tree.leaf_paths(ct_tree), flat, out_types)]
 
 
 def _ct_leaf(x: Any, t: Type, path: str) -> Any:
@@ -265,8 +266,8 @@ def _argnums(argnums: int | Sequence[int], nargs: int, who: str) -> tuple[int, .
 
 def _diff_args(args: tuple, nums: tuple[int, ...], who: str) -> list:
     for i in nums:
-        pairs, _ = tree.flatten_with_path(args[i])
-        for path, x in pairs:
+        flat, treedef = tree.flatten(args[i])
+        for path, x in zip(tree.leaf_paths(treedef), flat):
             dt = leaf_type(check_leaf(x, f"argument {i}{path}"))[0].dtype
             if dt.kind != "f":
                 raise TypeError(f"{who} requires float inputs, but argument {i}{path} has "
@@ -412,9 +413,8 @@ def _moveaxis(x: Any, src: int, dst: int) -> Any:
 
 def _place_outputs(outs, odims, out_axes, out_tree, size) -> list:
     placed = []
-    pairs, _ = tree.flatten_with_path(tree.unflatten(out_tree, outs))
     oaxes = tree.broadcast_prefix(out_axes, out_tree, "vmap out_axes")
-    for (path, o), d, oa in zip(pairs, odims, oaxes):
+    for path, o, d, oa in zip(tree.leaf_paths(out_tree), outs, odims, oaxes):
         if oa is None:
             if d is not None:
                 raise ValueError(f"vmap: output{path} is mapped but its out_axes is None")

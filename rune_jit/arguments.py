@@ -9,7 +9,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import eager, tree
+from . import eager
+from ._src import tree
 from .dtypes import SUPPORTED, check_supported, python_scalar_dtype
 from .ir import Type
 from .numpy._core import array_of, as_value, is_python_scalar  # noqa: F401 (as_value: shared)
@@ -87,9 +88,9 @@ def check_leaf(x: Any, where: str) -> Any:
 
 
 def flatten_args(args: Any, root: str) -> tuple[list, tree.TreeDef, list[str]]:
-    pairs, treedef = tree.flatten_with_path(args)
-    paths = [root + p for p, _ in pairs]
-    return [check_leaf(x, p) for p, (_, x) in zip(paths, pairs)], treedef, paths
+    flat, treedef = tree.flatten(args)
+    paths = [root + p for p in tree.leaf_paths(treedef)]
+    return [check_leaf(x, p) for p, x in zip(paths, flat)], treedef, paths
 
 
 def leaf_type(x: Any) -> tuple[Type, bool]:

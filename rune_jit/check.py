@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import tree
+from ._src import tree
 from .api import jvp, vjp
 from .arguments import as_value, flatten_args
 from .errors import GradCheckError

@@ -26,7 +26,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from . import tree
+from ._src import tree
 from .source_info import ours
 
 logger = logging.getLogger("rune_jit.compiles")

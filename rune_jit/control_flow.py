@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import tree
+from ._src import tree
 from .ops.control import cond
 from .ops.iterate import iterate
 from .ir import UNBOUNDED

@@ -43,7 +43,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import backend, compile_log, eager, python_loops, tree
+from . import backend, compile_log, eager, python_loops
+from ._src import tree
 from .api import _argnums
 from .arguments import Transformed, quick_flatten
 from .guard import Check, guard

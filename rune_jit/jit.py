@@ -13,7 +13,8 @@ import inspect
 import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
-from . import backend, code_digest, compile_log, config, dispatch, gc_pause, python_loops, tree
+from . import backend, code_digest, compile_log, config, dispatch, gc_pause, python_loops
+from ._src import tree
 from . import saved_programs as saved
 from .api import Traced, trace_fn, with_args
 from .arguments import (as_argnums, as_value, flatten_args, is_python_scalar, leaf_type,
@@ -58,7 +59,10 @@ class Jitted:
         except TypeError:
             raise TypeError(f"jit: static arguments must be hashable, got {statics!r}") from None
         dyn = tuple(i for i in range(len(args)) if i not in self.static)
-        leaves, in_tree, _ = flatten_args((tuple(args[i] for i in dyn), kwargs), "args")
+        try:
+            leaves, in_tree, _ = flatten_args((tuple(args[i] for i in dyn), kwargs), "args")
+        except TypeError as e:
+            raise (_argument_error(args, dyn, kwargs) or e) from None
         spec = tuple((t.shape, t.dtype, w) for t, w in (leaf_type(x) for x in leaves))
         return leaves, in_tree, dyn, (in_tree, spec, statics, config.backend,
                                       dispatch.static_key(statics))
@@ -242,6 +246,19 @@ def _static_both_ways(f: Callable, nums: tuple[int, ...], names: tuple[str, ...]
     return all_nums, all_names
 
 
+def _argument_error(args: tuple, dyn: tuple, kwargs: dict) -> TypeError | None:
+    """The error of the bad leaf among the arguments, naming its path from the argument
+    as the caller numbered or named it (args[2]['w'], kwargs['lr'])."""
+    try:
+        for i in dyn:
+            flatten_args(args[i], f"args[{i}]")
+        for k, v in kwargs.items():
+            flatten_args(v, f"kwargs[{k!r}]")
+    except TypeError as e:
+        return e
+    return None
+
+
 def _runner(program: Program, leaves: list) -> Callable[[list], Any]:
     """How the quick path runs `program` on the leaves of a call like this one: the
     program's native entry if it has one and its outputs are one array or a tuple of
@@ -273,8 +290,8 @@ def _weak_bits(leaves: list) -> int | None:
 def _flat(out: tree.TreeDef) -> bool:
     """Outputs a native entry returns as they are: one array, or a tuple of two or more
     arrays (an entry returns a single output bare: not a tuple of one)."""
-    return out.kind is None or (out.kind is tuple and len(out.children) > 1
-                                and all(c.kind is None for c in out.children))
+    return out.kind is None or (out.kind is tuple and len(out.children()) > 1
+                                and all(c.kind is None for c in out.children()))
 
 
 def _compiled(program: Program) -> Program:

@@ -18,8 +18,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import tree
-from ._src import options
+from ._src import options, tree
 from .errors import IterateError, iterate_message
 from .trace import Tracer, current
 

@@ -17,7 +17,8 @@ from typing import Callable
 
 import numpy as np
 
-from . import backend, tree
+from . import backend
+from ._src import tree
 from . import disk_cache as cache
 from .code_digest import digest
 

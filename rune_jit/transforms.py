@@ -7,7 +7,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import tree
+from ._src import tree
 from .api import finish_tree, trace_fn
 from .arguments import as_value, flatten_args, leaf_type
 from .interpret import eval_region

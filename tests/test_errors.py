@@ -84,9 +84,9 @@ def test_vmap_in_axes_out_of_range(in_axes, shape, fragments):
 @pytest.mark.parametrize("in_axes, args, exc, fragments", [
     ((0,), (np.ones(3), np.ones(3)), ValueError, ["1 entries", "2 positional arguments"]),
     ([0, 0, 0], (np.ones(3), np.ones(3)), ValueError, ["3 entries", "2 positional"]),
-    (({"b": 0},), ({"a": np.ones(3)},), ValueError, ["in_axes", "[0]", "dict", "dict(*)"]),
+    (({"b": 0},), ({"a": np.ones(3)},), ValueError, ["in_axes", "[0]", "dict", "PyTreeDef({'a': *})"]),
     (((0, 0),), ([np.ones(3), np.ones(3)],), ValueError, ["in_axes", "[0]", "tuple",
-                                                          "list(*, *)"]),
+                                                          "PyTreeDef([*, *])"]),
     ((({"a": 0}, 0),), ((np.ones(3), np.ones(3)),), TypeError, ["in_axes for args[0][0]",
                                                                 "{'a': 0}"]),
     (1.0, (np.ones(3),), TypeError, ["in_axes for args[0]", "int or None", "1.0"]),
@@ -101,7 +101,7 @@ def test_vmap_in_axes_of_wrong_structure(in_axes, args, exc, fragments):
 def test_vmap_out_axes_errors():
     with raises(ValueError, "out_axes 2", "out of range"):
         rune.vmap(lambda a: a, out_axes=2)(np.ones(3))
-    with raises(ValueError, "out_axes", "tuple with 1 children", "tuple(*, *)"):
+    with raises(ValueError, "out_axes", "tuple with 1 children", "PyTreeDef((*, *))"):
         rune.vmap(lambda a: (a, a), out_axes=(0,))(np.ones(3))
 
 
@@ -270,7 +270,7 @@ def test_python_int_beyond_int64():
     (lambda: rune.vjp(lambda x: x * 2.0, np.ones(3))[1](np.ones(3, np.float32)), TypeError,
      ["cotangent", "float32[3]", "float64[3]"]),
     (lambda: rune.vjp(lambda x: (x, x), np.ones(3))[1](np.ones(3)), TypeError,
-     ["cotangent has structure", "tuple(*, *)"]),
+     ["cotangent has structure", "PyTreeDef((*, *))"]),
     (lambda: rune.jvp(lambda x: x, (np.ones(3),), (np.ones(2),)), ValueError,
      ["tangents[0]", "(2,)", "(3,)"]),
     (lambda: rune.jvp(lambda x: x, (np.ones(3),), (np.ones(3, np.float32),)), TypeError,
@@ -291,7 +291,8 @@ def test_transformation_argument_errors(call, exc, fragments):
 
 COND_MISMATCHES = {
     "structure": (lambda x: (x, x), lambda x: x, 1.0,
-                  ["true_fn returns tuple(*, *)", "false_fn returns *"]),
+                  ["true_fn returns PyTreeDef((*, *))", "false_fn returns PyTreeDef(*)",
+                   "output is a tuple (*, *) in true_fn but a leaf in false_fn"]),
     "dtype": (lambda x: x, lambda x: x.astype(np.float32), 1.0,
               ["output is float64[] in true_fn but float32[] in false_fn"]),
     "dtype of second output": (lambda x: (x, x), lambda x: (x, x.astype(np.float32)),

@@ -256,7 +256,7 @@ def test_tree_functions_in_jax_spellings():
     assert leaves == [1, 2, 3] and rune.tree.tree_unflatten(td, leaves) == t
     assert rune.tree.tree_structure(t) == td and rune.tree.tree_leaves(t) == leaves
     assert rune.tree.tree_reduce(lambda a, b: a + b, t) == 6
-    paths = rune.tree.tree_map_with_path(lambda p, x: p, t)
+    paths = rune.tree.tree_map_with_path(lambda p, x: rune.tree_util.keystr(p), t)
     assert paths == {"a": ("['a'][0]", "['a'][1]"), "b": ["['b'][0]"]}
     outer = rune.tree.tree_structure([0, 0])
     inner = rune.tree.tree_structure({"x": 0, "y": 0})

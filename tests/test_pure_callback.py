@@ -189,8 +189,8 @@ def test_a_result_of_another_shape_or_dtype_raises_naming_both(jitted):
         def wrong_shape(x):
             return x[:2], x
         call(wrong_shape)
-    with pytest.raises(TypeError, match=r"result has structure list\(\*, \*\), declared "
-                                        r"tuple\(\*, \*\)"):
+    with pytest.raises(TypeError, match=r"result has structure PyTreeDef\(\[\*, \*\]\), "
+                                        r"declared PyTreeDef\(\(\*, \*\)\)"):
         call(lambda x: [x, x])
     with pytest.raises(TypeError, match=r"result is float64\[\], declared float32\[\]"):
         rune.pure_callback(lambda: 1.0, S((), np.float32))  # no cast, as in JAX

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import tree
+from .._src import tree
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import Tracer, bind, current

@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import python_loops, tree
+from .. import python_loops
+from .._src import tree
 from ..ad_util import UndefinedPrimal, Zero, is_undefined, live, nonzero
 from .tangents import instantiate
 from ..interpret import eval_region
@@ -82,8 +83,9 @@ def cond(pred: Any, true_fn: Callable, false_fn: Callable, *operands: Any) -> An
 
 def _check_branches(out_trees, t: Region, f: Region) -> None:
     if out_trees[0] != out_trees[1]:
+        path, a, b = tree.first_difference(*out_trees)
         raise TypeError(f"cond: true_fn returns {out_trees[0]} but false_fn returns "
-                        f"{out_trees[1]}")
+                        f"{out_trees[1]}: output{path} is {a} in true_fn but {b} in false_fn")
     for path, a, b in zip(tree.leaf_paths(out_trees[0]), t.out_types, f.out_types):
         if a != b:
             raise TypeError(f"cond: output{path} is {a} in true_fn but {b} in false_fn")

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .. import tree
+from .._src import tree
 from ..ad_util import UndefinedPrimal, Zero, nonzero
 from ..interpret import eval_region
 from ..ir import Region, Type
@@ -325,13 +325,13 @@ class custom_vjp(_Custom):
             res = tree.unflatten(box["res_tree"], xs[:n_res])
             cts = tree.unflatten(box["out_tree"], xs[n_res:])
             got = self.bwd(*nondiff, res, cts)
-            if not isinstance(got, (tuple, list)) or len(got) != len(in_tree.children):
+            if not isinstance(got, (tuple, list)) or len(got) != len(in_tree.children()):
                 n = len(got) if isinstance(got, (tuple, list)) else "not a tuple"
-                raise TypeError(f"custom_vjp: bwd must return a tuple of {len(in_tree.children)}"
+                raise TypeError(f"custom_vjp: bwd must return a tuple of {len(in_tree.children())}"
                                 f" cotangents, one per argument; it returned {n}")
             leaves, _, paths = flatten_args(tuple(
                 _zeros_for_none(g, arg, types) for g, arg, types in
-                zip(got, in_tree.children, _per_argument(in_tree, in_types))), "bwd")
+                zip(got, in_tree.children(), _per_argument(in_tree, in_types))), "bwd")
             _check_cotangents(leaves, paths, in_types)
             return [as_value(g) for g in leaves]
 
@@ -345,7 +345,7 @@ class custom_vjp(_Custom):
 def _per_argument(in_tree, types: list[Type]) -> list[list[Type]]:
     """The leaf types of each argument of the tuple `in_tree`."""
     out, at = [], 0
-    for child in in_tree.children:
+    for child in in_tree.children():
         out.append(types[at:at + child.num_leaves])
         at += child.num_leaves
     return out

@@ -28,7 +28,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import eager, python_loops, tree
+from .. import eager, python_loops
+from .._src import tree
 from ..ad_util import live, nonzero
 from .tangents import instantiate
 from ..errors import IterateError, iterate_message, user_lane

@@ -33,7 +33,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import eager, tree
+from .. import eager
+from .._src import tree
 from ..ad_util import Zero
 from .elementwise import convert
 from .tangents import instantiate
@@ -322,8 +323,10 @@ def check_carry(who: str, init_tree: tree.TreeDef, init_types: list[Type],
                 out_tree: tree.TreeDef, out_types: list[Type]) -> None:
     """The carry a step returns must have init's structure, shapes and dtypes."""
     if out_tree != init_tree:
+        path, got, want = tree.first_difference(out_tree, init_tree)
         raise TypeError(f"{who}: the step returns a carry of structure {out_tree}, "
-                        f"but init has structure {init_tree}")
+                        f"but init has structure {init_tree}: carry{path} is {got} where "
+                        f"init{path} is {want}")
     for path, a, b in zip(tree.leaf_paths(init_tree), init_types, out_types):
         if a != b:
             raise TypeError(f"{who}: the step returns carry{path} of type {b}, but "

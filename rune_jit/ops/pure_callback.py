@@ -25,7 +25,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import dtypes, tree
+from .. import dtypes
+from .._src import tree
 from ..ir import Type
 from ..passes.vmap import batched_type, hidden_axis
 from ..primitive import NOT_LINEAR, Absent, Primitive
@@ -91,10 +92,10 @@ def _up_to(td: tree.TreeDef, value: Any, path: str, out: list, label: str) -> No
         out.append((path, value))
         return
     kids, shape = tree.flatten(value, is_leaf=lambda x: x is not value)  # one level
-    if shape.kind is not td.kind or len(kids) != len(td.children) or shape.aux != td.aux:
+    if shape.kind is not td.kind or len(kids) != len(td.children()) or shape.aux != td.aux:
         raise TypeError(f"{_result(label, path)} has structure {shape}, declared {td}")
-    for kid, key, child in zip(kids, td.keys, td.children):
-        _up_to(child, kid, path + key, out, label)
+    for kid, key, child in zip(kids, td.keys, td.children()):
+        _up_to(child, kid, path + str(key), out, label)
 
 
 def _result(label: str, path: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .. import tree
+from .._src import tree
 from ..ad_util import live, nonzero
 from ..interpret import eval_region
 from ..ir import Region, Var

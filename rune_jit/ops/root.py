@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import tree
+from .._src import tree
 from ..ad_util import Zero
 from .tangents import instantiate
 from ..interpret import eval_region

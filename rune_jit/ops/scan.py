@@ -21,7 +21,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import eager, python_loops, tree
+from .. import eager, python_loops
+from .._src import tree
 from ..ad_util import UndefinedPrimal, live, nonzero
 from .tangents import add_tangents, instantiate, zeros
 from ..interpret import eval_region
