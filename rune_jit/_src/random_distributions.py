@@ -19,8 +19,8 @@ from .. import numpy as rnp
 from ..ops.iterate import iterate
 from ..ops.scan import scan
 from ..random import (I64, _check_key, _check_shape, _float_dtype, _int_dtype, _log_gamma,
-                      _result_shape, _two, bernoulli, exponential, gamma, normal, split,
-                      uniform)
+                      _result_shape, _shape_of, _two, bernoulli, exponential, gamma, normal,
+                      split, uniform)
 from ..trace import type_of_value
 
 __all__ = ["ball", "binomial", "cauchy", "chisquare", "dirichlet", "double_sided_maxwell",
@@ -106,11 +106,8 @@ def double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Any = (),
     where = _where("double_sided_maxwell")
     key = _check_key(key, where)
     dtype = _float_dtype(dtype, where)
-    params = tuple(np.broadcast_shapes(np.shape(loc) if not hasattr(loc, "shape")
-                                       else loc.shape, np.shape(scale)
-                                       if not hasattr(scale, "shape") else scale.shape))
-    shape = _check_shape(shape, where) or params
-    shape = shape + params
+    params = tuple(np.broadcast_shapes(_shape_of(loc), _shape_of(scale)))
+    shape = (_check_shape(shape, where) or params) + params  # JAX's shape, odd as it is
     k_maxwell, k_sign = _two(split(key))
     m = maxwell(k_maxwell, shape, dtype)
     sign = rademacher(k_sign, shape, dtype)
@@ -313,7 +310,7 @@ def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None) -> Any
     where = _where("dirichlet")
     key = _check_key(key, where)
     dtype = _float_dtype(dtype, where)
-    ashape = tuple(np.shape(alpha)) if not hasattr(alpha, "shape") else tuple(alpha.shape)
+    ashape = _shape_of(alpha)
     if len(ashape) < 1:
         raise ValueError(f"{where}: alpha must have at least one axis, got shape {ashape}")
     batch = _result_shape(shape, [np.empty(ashape[:-1])], where)
