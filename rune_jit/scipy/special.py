@@ -487,9 +487,9 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammaln", "log_
 
 # The functions added for jax.scipy.special's names live in rune_jit/_src/special.py
 from .._src.special import (beta, betainc, betaln, boxcox, boxcox1p, factorial,  # noqa: E402
-                            gamma, gammasgn, i0, i0e, i1, i1e, kl_div, log_softmax,
-                            multigammaln, poch, rel_entr, softmax)
+                            gamma, gammainc, gammaincc, gammasgn, i0, i0e, i1, i1e, kl_div,
+                            log_softmax, multigammaln, poch, rel_entr, softmax)
 
 __all__ += ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "factorial", "gamma",
-            "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_softmax", "multigammaln",
-            "poch", "rel_entr", "softmax"]
+            "gammainc", "gammaincc", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div",
+            "log_softmax", "multigammaln", "poch", "rel_entr", "softmax"]
