@@ -106,6 +106,9 @@ def test_betaln_against_mpmath(beta_args):
     ("beta", (np.linspace(0.1, 20, 50), np.linspace(30, 0.2, 50))),
     ("poch", (np.linspace(0.1, 20, 50), np.linspace(-3.3, 4, 50))),
     ("gammasgn", (np.array([-2.5, -1.5, -0.5, 0.0, -0.0, 0.5, -3.0]),)),
+    ("loggamma", (np.array([-2.5, -1.0, 0.0, 1e-300, 0.5, 3.0, 170.0]),)),
+    ("comb", (np.array([5.0, 5.0, 4.0, 5.5, 30.0, -1.0, 3.0]),
+              np.array([2.0, 7.0, 0.0, 2.0, 11.0, 1.0, -1.0]))),
     ("rel_entr", (np.array([0.5, 0.0, 1.0, -1.0, 0.3]), np.array([0.25, 1.0, 0.0, 1.0, 2.0]))),
     ("kl_div", (np.array([0.5, 0.0, 1.0, -1.0, 0.3]), np.array([0.25, 1.0, 0.0, 1.0, 2.0]))),
     ("boxcox", (np.array([0.5, 2.0, 7.0]), np.array([0.0, 0.5, -1.5]))),
@@ -125,6 +128,9 @@ def test_multigammaln_factorial_softmax(backend):
     np.testing.assert_allclose(backend(rs.softmax)(x), sp.softmax(x), rtol=1e-14)
     np.testing.assert_allclose(backend(lambda v: rs.log_softmax(v, axis=1))(x),
                                sp.log_softmax(x, axis=1), rtol=1e-14)
+    np.testing.assert_allclose(backend(lambda n, k: rs.comb(n, k, repetition=True))(
+        np.array([4.0, 10.0]), np.array([2.0, 3.0])),
+        sp.comb(np.array([4.0, 10.0]), np.array([2.0, 3.0]), repetition=True), rtol=1e-13)
     with pytest.raises(ValueError, match="d must be a positive int"):
         rs.multigammaln(a, 0)
 

@@ -1,4 +1,4 @@
-"""rune_jit.nn: activations and the softmax family, with jax.nn's semantics.
+"""rune_jit.nn's implementation: activations and the softmax family, as jax.nn's.
 
 Each is written with rune_jit.numpy, so it works eagerly, under jit and under every
 transformation. Stable at extremes: softplus and log_sigmoid of ±1000, softmax and

@@ -106,6 +106,40 @@ def poch(z, m):
             * rnp.exp(_gammaln_rule(z + m) - _gammaln_rule(z)))
 
 
+@_special("loggamma")
+def loggamma(x):
+    """log Γ(x) of a real x: gammaln(x) for x >= 0, NaN for x < 0 (SciPy's principal
+    branch is complex there).
+
+    >>> print(np.round(loggamma(np.array([0.5, 3.0, -2.5])), 6))
+    [0.572365 0.693147      nan]
+    """
+    return _where(x < 0, np.nan, _gammaln_rule(_where(x < 0, 1.0, x)))
+
+
+def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:
+    """The number of combinations of N things taken k at a time, Γ(N + 1) / (Γ(k + 1)
+    Γ(N - k + 1)) as floats (0 unless 0 <= k <= N); with `repetition`, comb(N + k - 1,
+    k), as jax.scipy.special.comb.
+
+    >>> print(np.round(comb(np.array([5.0, 5.0, 4.0]), np.array([2.0, 7.0, 0.0])), 6))
+    [10.  0.  1.]
+    """
+    return _comb_repeated(N, k) if repetition else _comb(N, k)
+
+
+@_special("comb", 2)
+def _comb(n, k):
+    ok = (k >= 0) & (n >= 0) & (k <= n)
+    ns, ks = _where(ok, n, 1.0), _where(ok, k, 0.0)
+    log_c = _gammaln_rule(ns + 1.0) - _gammaln_rule(ks + 1.0) - _gammaln_rule(ns - ks + 1.0)
+    return _where(ok, rnp.exp(log_c), 0.0)
+
+
+def _comb_repeated(n, k):
+    return _comb(rnp.add(n, rnp.subtract(k, 1.0)), k)
+
+
 def factorial(n: Any, exact: bool = False) -> Any:
     """n! = Γ(n + 1) for n >= 0, 0 for n < 0, as jax.scipy.special.factorial (exact=True
     is not provided: its result would be an integer of any size).
@@ -558,6 +592,6 @@ def log_softmax(x: Any, axis: Any = None) -> Any:
     return nn_log_softmax(x, axis=axis)
 
 
-__all__ = ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "factorial", "gamma",
+__all__ = ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "factorial", "gamma",
            "gammainc", "gammaincc", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div",
-           "log_softmax", "multigammaln", "poch", "rel_entr", "softmax"]
+           "log_softmax", "loggamma", "multigammaln", "poch", "rel_entr", "softmax"]
