@@ -34,10 +34,13 @@ from .ops.scan import scan
 from .trace import Tracer, type_of_value
 
 __all__ = [
-    "PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "exponential",
-    "fold_in", "gamma", "gumbel", "key", "key_data", "laplace", "logistic",
-    "multivariate_normal", "normal", "permutation", "poisson", "randint", "split",
-    "truncated_normal", "uniform",
+    "PRNGKey", "ball", "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy",
+    "chisquare", "choice", "dirichlet", "double_sided_maxwell", "exponential", "f",
+    "fold_in", "gamma", "generalized_normal", "geometric", "gumbel", "key", "key_data",
+    "laplace", "loggamma", "logistic", "lognormal", "maxwell", "multinomial",
+    "multivariate_normal", "normal", "orthogonal", "pareto", "permutation", "poisson",
+    "rademacher", "randint", "rayleigh", "split", "t", "triangular", "truncated_normal",
+    "uniform", "wald", "weibull_min",
 ]
 
 U32, U64 = np.dtype(np.uint32), np.dtype(np.uint64)
@@ -867,3 +870,13 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None,
     top = _by_rank(rnp.broadcast_to(sh.iota((lshape[axis],), 0, I64), type_of_value(noisy).shape),
                    _descending_ranks(noisy), count)  # [..batch, count]
     return rnp.reshape(rnp.moveaxis(top, -1, 0), shape)
+
+
+# ------------------------------------------------------------- more distributions
+# (kept in their own module: this one holds the generator and the first samplers)
+
+from ._src.random_distributions import (ball, binomial, cauchy, chisquare,  # noqa: E402
+                                        dirichlet, double_sided_maxwell, f,
+                                        generalized_normal, geometric, loggamma, lognormal,
+                                        maxwell, multinomial, orthogonal, pareto, rademacher,
+                                        rayleigh, t, triangular, wald, weibull_min)

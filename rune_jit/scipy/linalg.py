@@ -1,5 +1,6 @@
-"""rune_jit.scipy.linalg: scipy.linalg's triangular and Cholesky solves (SciPy is not
-needed: these are rune_jit's primitives, LAPACK in compiled code).
+"""rune_jit.scipy.linalg: scipy.linalg's solves, factorizations, expm and structured
+matrices (SciPy is not needed: these are rune_jit's primitives, LAPACK in compiled
+code).
 
 Matrices may be stacks [..., n, n], their batch shape broadcast with b's.
 """
@@ -145,3 +146,11 @@ def cho_solve(c_and_lower: tuple, b: Any, overwrite_b: bool = False,
     x = dc.triangular_solve(c2, y, lower=lower, transpose_a=lower)
     return reshape(x, shape_of(x)[:-1]) if vector else x
 
+
+
+# The functions added for jax.scipy.linalg's names live in rune_jit/_src/linalg.py
+from .._src.linalg import (block_diag, circulant, det, eigh, expm, hankel, inv,  # noqa: E402
+                           lu, lu_factor, lu_solve, qr, solve, svd, toeplitz)
+
+__all__ += ["block_diag", "circulant", "det", "eigh", "expm", "hankel", "inv", "lu",
+            "lu_factor", "lu_solve", "qr", "solve", "svd", "toeplitz"]

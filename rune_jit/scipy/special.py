@@ -484,3 +484,13 @@ def entr(x):
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammaln", "log_ndtr",
            "logit", "logsumexp", "ndtr", "ndtri", "psi", "trigamma", "xlog1py", "xlogy"]
+
+# The functions added for jax.scipy.special's names live in rune_jit/_src/special.py
+from .._src.special import (beta, betainc, betaln, boxcox, boxcox1p, comb,  # noqa: E402
+                            factorial, gamma, gammainc, gammaincc, gammasgn, i0, i0e, i1, i1e,
+                            kl_div, log_softmax, loggamma, multigammaln, poch, rel_entr,
+                            softmax)
+
+__all__ += ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "factorial", "gamma",
+            "gammainc", "gammaincc", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div",
+            "log_softmax", "loggamma", "multigammaln", "poch", "rel_entr", "softmax"]
