@@ -96,7 +96,7 @@ def test_cond_branches_that_differ_name_the_leaf_and_both_types():
                                             r"but int32\[\] in false_fn"):
             run(lambda: lax.cond(True, lambda x: {"a": (x, x)},
                                  lambda x: {"a": (x, x.astype(np.int32))}, 1.0))
-        with pytest.raises(TypeError, match="true_fn returns tuple"):
+        with pytest.raises(TypeError, match="true_fn returns PyTreeDef\\(\\(\\*, \\*\\)\\)"):
             run(lambda: lax.cond(True, lambda x: (x, x), lambda x: x, 1.0))
     with pytest.raises(TypeError, match="positionally or as operand=, not both"):
         lax.cond(True, lambda x: x, lambda x: x, 1.0, operand=2.0)

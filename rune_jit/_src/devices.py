@@ -119,7 +119,7 @@ def device_put(x: Any, device: Any = None, **_: Any) -> Any:
     >>> rune.device_put([1.0, 2])
     [array(1.), array(2)]
     """
-    from ..tree import tree_map
+    from .tree import tree_map
 
     if device is not None and not isinstance(device, Device):
         raise ValueError(f"rune_jit.device_put: {device!r} is not a device of this process")
@@ -132,7 +132,7 @@ def device_get(x: Any) -> Any:
     >>> rune.device_get({"a": rnp.ones(2)})
     {'a': array([1., 1.])}
     """
-    from ..tree import tree_map
+    from .tree import tree_map
 
     return tree_map(_array, x)
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from .. import numpy as rnp
-from .. import tree as pytree
+from . import tree as pytree
 
 Schedule = Callable[[Any], Any]
 

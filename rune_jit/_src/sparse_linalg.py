@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import numpy as rnp
-from .. import tree
+from . import tree
 from ..numpy._core import shape_of
 from ..control_flow import while_loop
 
@@ -56,7 +56,7 @@ def _setup(A: Any, b: Any, x0: Any, maxiter: Any, M: Any, where: str):
     b = tree.tree_map(lambda v: rnp.astype(v, np.result_type(rnp.asarray(v).dtype,
                                                              np.float32)), b)
     x0 = tree.tree_map(rnp.zeros_like, b) if x0 is None else tree.tree_map(rnp.asarray, x0)
-    if tree.tree_structure(x0) != tree.tree_structure(b) or any(
+    if tree.structure(x0) != tree.structure(b) or any(
             shape_of(u) != shape_of(v) for u, v in zip(tree.leaves(x0), tree.leaves(b))):
         raise ValueError(f"{where}: x0 and b must have the same structure and shapes")
     size = sum(int(np.prod(shape_of(v))) for v in tree.leaves(b))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Callable, Sequence
 
-from ... import tree
+from .. import tree
 from ...control_flow import associative_scan, fori_loop, while_loop
 from ...control_flow import map as _map
 from ...control_flow import switch as _switch
