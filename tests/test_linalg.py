@@ -424,3 +424,20 @@ def test_numpy_functions_of_traced_values_dispatch(rng):
     for got, want in zip(f(a), (np.linalg.det(a), np.linalg.norm(a, "nuc"),
                                 np.linalg.cholesky(a))):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_lapack_stays_out_of_the_process_global_scope():
+    """scipy-openblas64 keeps its symbols to itself: loaded globally, its unprefixed
+    64-bit LAPACK internals took the place of other libraries' (JAX's least squares
+    failed after rune_jit's)."""
+    import ctypes
+
+    a = np.random.default_rng(0).normal(size=(9, 8))
+    b = np.ones(9)
+    want = np.linalg.lstsq(a, b, rcond=None)[0]
+    np.testing.assert_allclose(rune.jit(lambda a, b: rnp.linalg.lstsq(a, b)[0])(a, b), want,
+                               rtol=1e-10)
+    process = ctypes.CDLL(None)
+    for name in ("scipy_dgelsd_64_", "claqz0_", "clarft_lvl2_"):
+        assert not hasattr(process, name), name
+    np.testing.assert_allclose(np.linalg.lstsq(a, b, rcond=None)[0], want)

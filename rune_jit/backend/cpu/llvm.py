@@ -234,8 +234,8 @@ def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
         target_cpu.check_runs_here(target(), target_features())
     imports = imports or {}
     math_libraries()
-    if openblas.needed_by(obj):  # LAPACK's symbols, where the loader finds them
-        openblas.library()
+    if openblas.needed_by(obj):  # LAPACK's symbols: the library keeps them to itself
+        imports = {**openblas.addresses(obj), **imports}
     try:
         return elf_loader.load(obj, symbols, lambda name: imports.get(name) or
                                elf_loader.process_symbol(name) or llvm.address_of_symbol(name))
