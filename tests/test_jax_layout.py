@@ -115,3 +115,12 @@ def test_a_jax_name_not_provided_says_so_and_names_the_spelling():
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         rune.no_such_name
     assert not hasattr(rune, "pmap")
+
+
+def test_jax_numpy_names_not_provided_say_why():
+    with pytest.raises(AttributeError, match=r"jax\.numpy\.fft is not provided.*complex"):
+        rnp.fft
+    with pytest.raises(AttributeError, match=r"jax\.numpy\.bfloat16 is not provided"):
+        rnp.bfloat16
+    with pytest.raises(AttributeError, match=r"jax\.lax\.psum is not provided"):
+        rune.lax.psum

@@ -26,6 +26,15 @@ ABSENT: dict[str, dict[str, tuple[str, str | None]]] = {
         ("psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute",
          "axis_index", "pshuffle", "psum_scatter")
     } | {"with_sharding_constraint": (_SHARDING, None)},
+    "rune_jit.numpy": {
+        "fft": ("rune_jit has no complex numbers yet, which the FFT needs", None),
+        **{name: ("rune_jit has no complex dtypes yet", None)
+           for name in ("complex64", "complex128", "complex_", "csingle", "cdouble")},
+        **{name: ("rune_jit's floats are float16, float32 and float64", None)
+           for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                        "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float4_e2m1fn")},
+        **{name: ("rune_jit's integers are 8 to 64 bits", None) for name in ("int4", "uint4")},
+    },
 }
 
 

@@ -161,3 +161,9 @@ __all__ += [
     "shape", "signedinteger", "size", "uint16", "uint32", "uint64", "uint8",
     "unravel_index", "unsignedinteger", "vectorize",
 ]
+
+
+def __getattr__(name: str):
+    from .._src import absent
+
+    raise absent.attribute_error(__name__, name)
