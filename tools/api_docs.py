@@ -11,7 +11,12 @@ from pathlib import Path
 PUBLIC = ["rune_jit", "rune_jit.numpy", "rune_jit.numpy.linalg", "rune_jit.nn",
           "rune_jit.scipy", "rune_jit.scipy.special", "rune_jit.scipy.stats",
           "rune_jit.scipy.linalg", "rune_jit.random", "rune_jit.debug", "rune_jit.tree",
-          "rune_jit.checkpoint_policies", "rune_jit.compile_log", "rune_jit.lax"]
+          "rune_jit.checkpoint_policies", "rune_jit.compile_log", "rune_jit.lax",
+          "rune_jit.tree_util", "rune_jit.flatten_util", "rune_jit.typing",
+          "rune_jit.custom_derivatives", "rune_jit.nn.initializers",
+          "rune_jit.scipy.sparse", "rune_jit.scipy.sparse.linalg",
+          "rune_jit.example_libraries", "rune_jit.example_libraries.optimizers",
+          "rune_jit.example_libraries.stax"]
 
 
 def specs() -> list[str]:
