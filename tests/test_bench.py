@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 STATUSES = {"ok", "missing", "n/a", "error", "disagrees"}
 
 
+@pytest.mark.slow
 def test_bench_runs_tiny_and_writes_its_json(tmp_path):
     out = tmp_path / "results.json"
     cmd = [sys.executable, str(BENCH / "run.py"), "--quick", "--tiny", "--only", "W1,W4,D",
@@ -52,6 +55,7 @@ def test_first_calls_are_medians_of_the_processes_that_measured_them():
                                              "c": {"error": "no cc"}}}
 
 
+@pytest.mark.slow
 def test_compile_scaling_measures_each_stage_in_fresh_processes(tmp_path):
     """bench/compile_scaling.py (issue 18's compile workload) at two small sizes: every
     run reports its stages, and the table gives their growth exponents."""

@@ -156,8 +156,8 @@ def test_nested_loops_branches_and_threaded_maps_in_parts(tiny_parts):
     agree(rune.grad(f, argnums=1), x, ys, rtol=1e-10)
 
 
-@pytest.mark.parametrize("start", [0, 25] + [pytest.param(s, marks=pytest.mark.slow)
-                                             for s in range(50, 250, 25)])
+@pytest.mark.parametrize("start", [0] + [pytest.param(s, marks=pytest.mark.slow)
+                                        for s in range(25, 250, 25)])
 def test_generated_programs_agree_in_parts(tiny_parts, start):
     """The fuzzer's programs (tests/test_fuzz.py), every region cut into tiny parts: the
     first 50 seeds, and 200 more in the slow run."""
@@ -168,6 +168,7 @@ def test_generated_programs_agree_in_parts(tiny_parts, start):
     assert stats["programs"] == 25
 
 
+@pytest.mark.slow
 def test_what_llvm_compiles_stays_bounded_as_a_step_grows():
     """bench/compile_scaling.py's step of k operations on 4 floats: its gradient is in
     more parts as k grows, and no LLVM function of it (the code that joins the parts

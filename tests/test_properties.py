@@ -98,46 +98,63 @@ def test_ir_verifies_and_interprets_as_numpy(backend, prog, seed):
     assert_values_close(backend(prog.values(rnp))(*inputs), want, prog, rtol=1e-12)
 
 
-@PROPERTY
-@given(prog=programs(), seed=seeds)
-def test_check_grads_forward_and_reverse(prog, seed):
-    inputs = make_inputs(prog, seed)
-    assume(prog.kink_distance(inputs) > FD_KINK_MARGIN)
-    rune.check_grads(prog.scalar(rnp), *inputs, modes=("fwd", "rev"))
-    region = verify(rune.make_ir(diff_all(prog))(*inputs))
-    assert_trees_close(eval_region(region, inputs), diff_all(prog)(*inputs), rtol=1e-12)
+# The heaviest properties run a fixed sample of their examples in the quick run and all
+# of them in the slow one (CI runs both): `examples` is the number a run draws.
+EXAMPLES = [pytest.param(15, id="sample"),
+            pytest.param(PROPERTY.max_examples, id="whole", marks=pytest.mark.slow)]
 
 
-@PROPERTY
-@given(prog=programs(families=LAYOUT), seed=seeds)
-def test_check_grads_of_layout_programs(prog, seed):
-    inputs = make_inputs(prog, seed)
-    assume(prog.kink_distance(inputs) > FD_KINK_MARGIN)
-    rune.check_grads(prog.scalar(rnp), *inputs, modes=("fwd", "rev"))
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_check_grads_forward_and_reverse(examples):
+    @settings(PROPERTY, max_examples=examples)
+    @given(prog=programs(), seed=seeds)
+    def check(prog, seed):
+        inputs = make_inputs(prog, seed)
+        assume(prog.kink_distance(inputs) > FD_KINK_MARGIN)
+        rune.check_grads(prog.scalar(rnp), *inputs, modes=("fwd", "rev"))
+        region = verify(rune.make_ir(diff_all(prog))(*inputs))
+        assert_trees_close(eval_region(region, inputs), diff_all(prog)(*inputs), rtol=1e-12)
+    check()
 
 
-@PROPERTY
-@given(data=st.data(), prog=programs(), out_axis=st.sampled_from([0, -1]))
-def test_vmap_equals_a_loop_over_the_batch(backend, data, prog, out_axis):
-    in_axes, size, seed = data.draw(batches(prog), label="in_axes, size, seed")
-    args, examples = batched_inputs(prog, in_axes, size, seed)
-    assume(all(prog.kink_distance(ex) > ROUNDING_TIE for ex in examples))
-    mapped = rune.vmap(prog.values(rnp), in_axes=in_axes, out_axes=out_axis)
-    verify(rune.make_ir(mapped)(*args))
-    per_example = [prog.values(np)(*ex) for ex in examples]
-    want = [np.stack(vals, axis=out_axis) for vals in zip(*per_example)]
-    got = backend(mapped)(*args)
-    assert_trees_close(got, want, rtol=1e-12)
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_check_grads_of_layout_programs(examples):
+    @settings(PROPERTY, max_examples=examples)
+    @given(prog=programs(families=LAYOUT), seed=seeds)
+    def check(prog, seed):
+        inputs = make_inputs(prog, seed)
+        assume(prog.kink_distance(inputs) > FD_KINK_MARGIN)
+        rune.check_grads(prog.scalar(rnp), *inputs, modes=("fwd", "rev"))
+    check()
 
 
-@PROPERTY
-@given(data=st.data(), prog=programs())
-def test_per_example_gradients_equal_a_loop_of_grad(backend, data, prog):
-    in_axes, size, seed = data.draw(batches(prog), label="in_axes, size, seed")
-    args, examples = batched_inputs(prog, in_axes, size, seed)
-    assume(all(prog.kink_distance(ex) > ROUNDING_TIE for ex in examples))
-    per_example = rune.vmap(diff_all(prog), in_axes=in_axes)
-    verify(rune.make_ir(per_example)(*args))
-    loop = [diff_all(prog)(*ex) for ex in examples]
-    want = [np.stack(gs) for gs in zip(*loop)]
-    assert_trees_close(backend(per_example)(*args), want, rtol=1e-10)
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_vmap_equals_a_loop_over_the_batch(backend, examples):
+    @settings(PROPERTY, max_examples=examples)
+    @given(data=st.data(), prog=programs(), out_axis=st.sampled_from([0, -1]))
+    def check(data, prog, out_axis):
+        in_axes, size, seed = data.draw(batches(prog), label="in_axes, size, seed")
+        args, examples = batched_inputs(prog, in_axes, size, seed)
+        assume(all(prog.kink_distance(ex) > ROUNDING_TIE for ex in examples))
+        mapped = rune.vmap(prog.values(rnp), in_axes=in_axes, out_axes=out_axis)
+        verify(rune.make_ir(mapped)(*args))
+        per_example = [prog.values(np)(*ex) for ex in examples]
+        want = [np.stack(vals, axis=out_axis) for vals in zip(*per_example)]
+        assert_trees_close(backend(mapped)(*args), want, rtol=1e-12)
+    check()
+
+
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_per_example_gradients_equal_a_loop_of_grad(backend, examples):
+    @settings(PROPERTY, max_examples=examples)
+    @given(data=st.data(), prog=programs())
+    def check(data, prog):
+        in_axes, size, seed = data.draw(batches(prog), label="in_axes, size, seed")
+        args, examples = batched_inputs(prog, in_axes, size, seed)
+        assume(all(prog.kink_distance(ex) > ROUNDING_TIE for ex in examples))
+        per_example = rune.vmap(diff_all(prog), in_axes=in_axes)
+        verify(rune.make_ir(per_example)(*args))
+        loop = [diff_all(prog)(*ex) for ex in examples]
+        want = [np.stack(gs) for gs in zip(*loop)]
+        assert_trees_close(backend(per_example)(*args), want, rtol=1e-10)
+    check()

@@ -47,6 +47,7 @@ def test_betainc_edges():
     np.testing.assert_allclose(rs.betainc(a, b, x), sp.betainc(a, b, x), rtol=1e-14)
 
 
+@pytest.mark.slow
 def test_betainc_derivative_in_x_and_not_in_a_or_b():
     rune.check_grads(lambda x: rs.betainc(2.5, 0.7, x), np.array([0.1, 0.5, 0.9]))
     g = rune.vmap(rune.grad(lambda x: rs.betainc(2.0, 3.0, x)))(np.array([0.3, 0.6]))
@@ -56,6 +57,7 @@ def test_betainc_derivative_in_x_and_not_in_a_or_b():
         rune.grad(lambda a: rs.betainc(a, 3.0, 0.3))(2.0)
 
 
+@pytest.mark.slow
 def test_betainc_vmap_lanes_stop_apart_and_in_a_scan():
     a = np.array([0.5, 400.0, 3.0])
     b = np.array([0.5, 300.0, 2.0])
