@@ -167,9 +167,11 @@ def _new_entry(key: Any, structure: tree.TreeDef | None, value: tuple, name: Any
 
 
 def _forget(k: int) -> Callable[[weakref.ref], None]:
+    tables = _tables  # held here: at exit the module's globals are gone before the keys
+
     def forget(ref: weakref.ref) -> None:  # the key died: its table goes with it
-        if _tables.get(k, (None,))[0] is ref:
-            del _tables[k]
+        if tables.get(k, (None,))[0] is ref:
+            del tables[k]
 
     return forget
 

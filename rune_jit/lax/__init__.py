@@ -38,6 +38,7 @@ from .._src.lax.gathers import (GatherDimensionNumbers, GatherScatterMode,
 from .._src.lax.reductions import (argmax, argmin, reduce, reduce_and, reduce_max,
                                    reduce_min, reduce_or, reduce_prod, reduce_sum)
 from .._src.lax.selection import clamp, select, select_n
+from .._src.lax.solves import custom_linear_solve, custom_root
 from .._src.lax.shapes import (broadcast, broadcast_in_dim, broadcast_shapes, collapse,
                                concatenate, dtype, dynamic_index_in_dim, dynamic_slice,
                                dynamic_slice_in_dim, dynamic_update_index_in_dim,
@@ -56,21 +57,21 @@ __all__ = ["abs", "acos", "acosh", "add", "approx_max_k", "approx_min_k", "argma
     "conv_general_dilated", "conv_general_permutations", "conv_general_shape_tuple",
     "conv_shape_tuple", "conv_transpose", "conv_transpose_shape_tuple",
     "conv_with_general_padding", "ConvDimensionNumbers", "convert_element_type", "cos", "cosh",
-    "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "digamma", "div", "dot",
-    "dot_general", "dtype", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
-    "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq",
-    "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "floor", "fori_loop",
-    "full", "full_like", "gather", "GatherDimensionNumbers", "GatherScatterMode", "ge", "gt",
-    "index_in_dim", "integer_pow", "iota", "is_finite", "le", "lgamma", "log", "log1p",
-    "logistic", "lt", "map", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
-    "padtype_to_pads", "population_count", "pow", "Precision", "reciprocal", "reduce",
-    "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_precision", "reduce_prod",
-    "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "RoundingMethod", "rsqrt",
-    "scan", "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul",
-    "ScatterDimensionNumbers", "select", "select_n", "shift_left", "shift_right_arithmetic",
-    "shift_right_logical", "sign", "sin", "sinh", "slice", "slice_in_dim", "sort",
-    "sort_key_val", "sqrt", "square", "squeeze", "stop_gradient", "sub", "switch", "tan",
-    "tanh", "top_k", "transpose", "while_loop"]
+    "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "custom_linear_solve",
+    "custom_root", "digamma", "div", "dot", "dot_general", "dtype", "dynamic_index_in_dim",
+    "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
+    "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "erf_inv", "erfc",
+    "exp", "exp2", "expand_dims", "expm1", "floor", "fori_loop", "full", "full_like", "gather",
+    "GatherDimensionNumbers", "GatherScatterMode", "ge", "gt", "index_in_dim", "integer_pow",
+    "iota", "is_finite", "le", "lgamma", "log", "log1p", "logistic", "lt", "map", "max", "min",
+    "mul", "ne", "neg", "nextafter", "pad", "padtype_to_pads", "population_count", "pow",
+    "Precision", "reciprocal", "reduce", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
+    "reduce_precision", "reduce_prod", "reduce_sum", "reduce_window", "rem", "reshape", "rev",
+    "round", "RoundingMethod", "rsqrt", "scan", "scatter", "scatter_add", "scatter_max",
+    "scatter_min", "scatter_mul", "ScatterDimensionNumbers", "select", "select_n",
+    "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh",
+    "slice", "slice_in_dim", "sort", "sort_key_val", "sqrt", "square", "squeeze",
+    "stop_gradient", "sub", "switch", "tan", "tanh", "top_k", "transpose", "while_loop"]
 
 
 def __getattr__(name: str):
