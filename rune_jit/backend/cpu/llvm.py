@@ -70,7 +70,13 @@ def fingerprint() -> str:
                     + (["threads"] if config.num_threads > 1 else []))
 
 
+def target_arch() -> str:
+    """The machine compiled code is for, as LLVM's triple names it: "x86_64", "aarch64"."""
+    return target_machine().triple.split("-")[0]
+
+
 def vector_bits() -> int:
+    """The SIMD registers' width: AVX-512's, AVX's, else 128 (SSE, aarch64's NEON)."""
     feats = host_features()
     if "+avx512f" in feats:
         return 512
