@@ -86,20 +86,33 @@ def running_sin_sum(xs):
     return rune.scan(lambda c, x: (c + rnp.sin(x) * c, c), 1.0, xs)
 
 
-def test_code_linked_by_lljit_runs_as_the_elf_loader_s_does(monkeypatch):
-    """aarch64 objects are not the ELF loader's: they go to LLJIT (as forced here)."""
+KEPT: list = []  # what compiled code the tests made is mapped by, for the process's life
+
+
+@pytest.mark.parametrize("jit_link", [False, True], ids=["runtimedyld", "jitlink"])
+def test_code_linked_by_lljit_runs_as_the_elf_loader_s_does(monkeypatch, request, jit_link):
+    """aarch64 objects are not the ELF loader's: they go to LLJIT (forced here), which
+    links with JITLink on aarch64 (forced too: this machine's JITLink)."""
+    scale = 1.25 if jit_link else 1.5  # a program of its own: compiled and linked now
     xs = np.linspace(0.0, 1.0, 7)
-    want = rune.jit(running_sin_sum)(xs)
+    linked = []
+    if jit_link:
+        threads.pool()  # made for this machine, before it takes itself for aarch64
+        monkeypatch.setattr(engine, "target_arch", lambda: "aarch64")
+        request.addfinalizer(mathlib.vector_variants.cache_clear)  # no _ZGVn* here
+        KEPT.append(engine.engine.__wrapped__())
+        monkeypatch.setattr(engine, "engine", lambda: linked.append(1) or KEPT[-1])
 
     def refuse(*args, **kw):
         raise elf_loader.Unsupported("forced")
 
     monkeypatch.setattr(elf_loader, "load", refuse)
-    f = rune.jit(lambda xs: running_sin_sum(xs))  # a new function: compiled and linked now
-    got = f(xs)
-    np.testing.assert_allclose(got[0], want[0], rtol=1e-14)
-    np.testing.assert_allclose(rune.jit(rune.grad(lambda x: f(x)[0]))(xs),
-                               rune.grad(lambda x: running_sin_sum(x)[0])(xs), rtol=1e-12)
+    f = rune.jit(lambda xs: running_sin_sum(xs * scale)[0])
+    np.testing.assert_allclose(f(xs), np.prod(1 + np.sin(xs * scale)), rtol=1e-13)
+    np.testing.assert_allclose(rune.jit(rune.grad(f))(xs),
+                               f(xs) * scale * np.cos(xs * scale) / (1 + np.sin(xs * scale)),
+                               rtol=1e-12)
+    assert bool(linked) == jit_link
 
 
 def aarch64_object() -> bytes:
@@ -127,9 +140,6 @@ def test_the_pool_on_aarch64_yields_and_reads_clock_gettime():
     assert len(aarch64_object()) > 0  # LLVM's AArch64 back end takes it
 
 
-KEPT_POOLS: list = []
-
-
 @pytest.mark.skipif(config.num_threads < 2, reason="RUNE_JIT_NUM_THREADS=1: no pool")
 def test_the_portable_pool_runs_regions_with_the_same_bits(monkeypatch, request):
     """The pool as a machine without x86's PAUSE and time-stamp counter has it."""
@@ -147,7 +157,7 @@ def test_the_portable_pool_runs_regions_with_the_same_bits(monkeypatch, request)
     shared = f(a)
     assert threads.regions() == before + 1 and threads._pools  # the new pool ran it
     # its workers sleep in its code, and code compiled here calls it: it must stay mapped
-    KEPT_POOLS.extend(threads._pools)
+    KEPT.extend(threads._pools)
     assert np.array_equal(alone, shared)
     np.testing.assert_allclose(shared, np.sqrt(a), rtol=1e-11)
 

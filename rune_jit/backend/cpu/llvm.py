@@ -55,7 +55,10 @@ def host_features() -> str:
 
 @lru_cache(maxsize=None)
 def engine() -> llvm.LLJIT:
-    return llvm.create_lljit_compiler(target_machine(), suppress_errors=True)
+    # aarch64's RuntimeDyld fails on a relocation past its +-4 GB reach (code and data are
+    # mapped apart, libraries further); JITLink makes the GOT entries and stubs it needs
+    return llvm.create_lljit_compiler(target_machine(), suppress_errors=True,
+                                      use_jit_link=target_arch() == "aarch64")
 
 
 @lru_cache(maxsize=None)
