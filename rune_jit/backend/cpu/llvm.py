@@ -55,9 +55,12 @@ def host_features() -> str:
 
 @lru_cache(maxsize=None)
 def engine() -> llvm.LLJIT:
+    """The LLJIT that links object code (it never compiles: no target machine of ours, so
+    a process that loads its programs from disk need not make one)."""
+    llvm.initialize_native_target()
     # aarch64's RuntimeDyld fails on a relocation past its +-4 GB reach (code and data are
     # mapped apart, libraries further); JITLink makes the GOT entries and stubs it needs
-    return llvm.create_lljit_compiler(target_machine(), suppress_errors=True,
+    return llvm.create_lljit_compiler(suppress_errors=True,
                                       use_jit_link=target_arch() == "aarch64")
 
 
@@ -75,7 +78,7 @@ def fingerprint() -> str:
 
 def target_arch() -> str:
     """The machine compiled code is for, as LLVM's triple names it: "x86_64", "aarch64"."""
-    return target_machine().triple.split("-")[0]
+    return llvm.get_process_triple().split("-")[0]
 
 
 def vector_bits() -> int:
