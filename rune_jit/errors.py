@@ -15,6 +15,11 @@ class GradCheckError(AssertionError):
     """`check_grads` found a derivative that disagrees with finite differences."""
 
 
+class UnsupportedPlatformError(RuntimeError):
+    """Compiled code cannot run on this operating system or CPU (docs/platforms.md); the
+    NumPy interpreter (RUNE_JIT_BACKEND=interpret) still can."""
+
+
 class IRError(Exception):
     """The IR failed verification: a pass produced something ill-formed."""
 

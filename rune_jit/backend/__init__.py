@@ -64,6 +64,9 @@ def get(name: str) -> Backend:
 
         return InterpretBackend()
     if name == "native":
+        from .._src.platforms import require_native
+
+        require_native()  # before LLVM loads: a clear error, not a crash in native code
         from .cpu import CpuBackend
 
         return CpuBackend()

@@ -95,7 +95,13 @@ def cache_code(k: str, meta: dict, obj: bytes, kind: str = ".bin") -> None:
 
 @lru_cache(maxsize=None)
 def engine() -> llvm.LLJIT:
-    return llvm.create_lljit_compiler(target_machine(), suppress_errors=True)
+    """The LLJIT that links object code (it never compiles: no target machine of ours, so
+    a process that loads its programs from disk need not make one)."""
+    llvm.initialize_native_target()
+    # aarch64's RuntimeDyld fails on a relocation past its +-4 GB reach (code and data are
+    # mapped apart, libraries further); JITLink makes the GOT entries and stubs it needs
+    return llvm.create_lljit_compiler(suppress_errors=True,
+                                      use_jit_link=target_arch() == "aarch64")
 
 
 @lru_cache(maxsize=None)
@@ -111,8 +117,14 @@ def fingerprint() -> str:
                     + (["threads"] if config.num_threads > 1 else []))
 
 
+def target_arch() -> str:
+    """The machine compiled code is for, as LLVM's triple names it: "x86_64", "aarch64"."""
+    return llvm.get_process_triple().split("-")[0]
+
+
 def vector_bits() -> int:
-    """The width of the target's vector registers, in bits."""
+    """The width of the target's vector registers, in bits: AVX-512's, AVX's, else 128
+    (SSE, aarch64's NEON)."""
     feats = target_features()
     if "avx512f" in feats:
         return 512

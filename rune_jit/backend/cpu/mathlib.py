@@ -2,7 +2,7 @@
 
 A scalar call carries the attribute that names its vector variants, so the loop
 vectorizer turns a loop of `sin` calls into calls of the 8-wide AVX-512 (or
-4-wide AVX2) variant, and the SLP vectorizer a few calls side by side (the
+4-wide AVX2, or on aarch64 2-wide Advanced SIMD) variant, and the SLP vectorizer a few calls side by side (the
 elements of a small carry) into one call of a narrower one. A vector of lanes
 (lane blocks of a vmapped iterate) is cut into native-width pieces, each passed
 to the vector variant directly. Where libmvec lacks a function, the scalar libm
@@ -29,8 +29,10 @@ LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "e
         "cbrt": "cbrt", "log2": "log2", "log10": "log10", "exp2": "exp2", "hypot": "hypot"}
 
 
-# glibc's vector ABI letters and their register widths in bits, widest first
-ISAS = (("e", 512), ("d", 256), ("b", 128))
+# glibc's vector ABI letters and their register widths in bits, widest first, by machine:
+# x86-64's AVX-512, AVX2 and SSE variants, aarch64's Advanced SIMD ones (its SVE variants,
+# of a length known only at run time, are not used). Other machines call libm.
+ISAS = {"x86_64": (("e", 512), ("d", 256), ("b", 128)), "aarch64": (("n", 128),)}
 
 
 @lru_cache(maxsize=None)
@@ -40,7 +42,7 @@ def vector_variants(name: str, float32: bool, nargs: int) -> tuple[tuple[str, in
     width of a short row of calls (a carry of 4 float64)."""
     engine.target_machine()  # loads libmvec
     out = []
-    for letter, bits in ISAS:
+    for letter, bits in ISAS.get(engine.target_arch(), ()):
         lanes = bits // (32 if float32 else 64)
         sym = f"_ZGV{letter}N{lanes}{'v' * nargs}_{name}{'f' if float32 else ''}"
         if bits <= engine.vector_bits() and llvm.address_of_symbol(sym):

@@ -32,18 +32,24 @@ CLAIMS = 4
 # claim reads beside it
 OWN_LINE = ("next", "failed_block")
 POLL_CYCLES = 1 << 18  # a worker's polling for the next region (time-stamp counts: ~0.1 ms)
+# The same on other machines, in nanoseconds of clock_gettime: aarch64's cycle counter
+# (PMCCNTR_EL0, what llvm.readcyclecounter reads there) faults in user mode on Linux
+POLL_NS = 100_000
+CLOCK_MONOTONIC = 1  # Linux's, on every machine
 
 
-def module_ir() -> str:
-    """The pool's module, as LLVM IR."""
-    return _Builder().build()
+def module_ir(arch: str) -> str:
+    """The pool's module, as LLVM IR, for machine `arch` ("x86_64", "aarch64"; any other
+    takes the portable path: no spin hint, clock_gettime)."""
+    return _Builder(arch).build()
 
 
 class _Builder:
     """The pool's module: its state, its three functions and their helpers."""
 
-    def __init__(self):
+    def __init__(self, arch: str):
         self.m = ir.Module("rune.threads")
+        self.arch = arch
         self.fields = {}
         for name in FIELDS:
             t = ir.ArrayType(I64, 8) if name in OWN_LINE else I64
@@ -59,8 +65,6 @@ class _Builder:
             g.align, g.linkage = 64, "internal"
             self.sync[name] = g
         self.body_t = ir.FunctionType(I64, [PTR, I64, I64, PTR])
-        self.pause = ir.Function(self.m, ir.FunctionType(ir.VoidType(), []),
-                                 "llvm.x86.sse2.pause")
         self.pthread = {
             "lock": declare(self.m, "pthread_mutex_lock", I32, [PTR]),
             "unlock": declare(self.m, "pthread_mutex_unlock", I32, [PTR]),
@@ -82,6 +86,30 @@ class _Builder:
             b.store_atomic(value, self.field(b, name), "monotonic", 8)
         else:
             b.store(value, self.field(b, name))
+
+    def pause(self, b: ir.IRBuilder) -> None:
+        """A spin-wait hint: x86's PAUSE, aarch64's YIELD, else nothing."""
+        if self.arch == "x86_64":
+            b.call(self.m.declare_intrinsic("llvm.x86.sse2.pause",
+                                            fnty=ir.FunctionType(ir.VoidType(), [])), [])
+        elif self.arch == "aarch64":
+            hint = self.m.declare_intrinsic("llvm.aarch64.hint",
+                                            fnty=ir.FunctionType(ir.VoidType(), [I32]))
+            b.call(hint, [ir.Constant(I32, 1)])  # 1: YIELD
+
+    def clock(self, b: ir.IRBuilder) -> tuple[ir.Value, int]:
+        """A reading of a cheap monotonic clock, and the polling budget in its units: the
+        time-stamp counter on x86-64, clock_gettime (the vDSO's) elsewhere."""
+        if self.arch == "x86_64":
+            counter = self.m.declare_intrinsic("llvm.readcyclecounter",
+                                               fnty=ir.FunctionType(I64, []))
+            return b.call(counter, []), POLL_CYCLES
+        gettime = declare(self.m, "clock_gettime", I32, [I32, PTR])
+        ts = _entry_alloca(b.function, ir.ArrayType(I64, 2))  # struct timespec on LP64
+        b.call(gettime, [ir.Constant(I32, CLOCK_MONOTONIC), ts])
+        sec, nsec = (b.load(b.gep(ts, [ir.Constant(I32, 0), ir.Constant(I32, k)]), typ=I64)
+                     for k in (0, 1))
+        return b.add(b.mul(sec, ir.Constant(I64, 1_000_000_000)), nsec), POLL_NS
 
     def call(self, b, what, *names) -> None:
         b.call(self.pthread[what], [self.sync[n] for n in names])
@@ -191,16 +219,15 @@ class _Builder:
         (the mutex is held before and after): a loop whose steps are regions then starts
         each in well under a microsecond, where waking a sleeping thread takes tens."""
         self.call(b, "unlock", "mutex")
-        clock = self.m.declare_intrinsic("llvm.readcyclecounter", fnty=ir.FunctionType(I64, []))
-        start = b.call(clock, [])
+        start, budget = self.clock(b)
 
         def idle():
             same = b.icmp_unsigned("==", self.get(b, "generation", atomic=True),
                                    b.load(seen, typ=I64))
-            return b.and_(same, b.icmp_unsigned("<", b.sub(b.call(clock, []), start),
-                                                ir.Constant(I64, POLL_CYCLES)))
+            return b.and_(same, b.icmp_unsigned("<", b.sub(self.clock(b)[0], start),
+                                                ir.Constant(I64, budget)))
 
-        self.loop(fn, b, idle, lambda: b.call(self.pause, []))
+        self.loop(fn, b, idle, lambda: self.pause(b))
         self.call(b, "lock", "mutex")
 
     def _reset(self) -> None:
@@ -312,7 +339,7 @@ class _Builder:
                                         ir.Constant(I64, 0)))
 
         def spin():
-            b.call(self.pause, [])
+            self.pause(b)
             b.store(b.sub(b.load(spins, typ=I64), ir.Constant(I64, 1)), spins)
 
         self.loop(fn, b, spinning, spin)

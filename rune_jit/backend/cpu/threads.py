@@ -78,12 +78,13 @@ class _Pool:
 
     def __init__(self):
         # not keyed by its IR (building it costs 20 ms): the key covers rune_jit's source
-        key = disk_cache.key("rune_jit thread pool", llvm.fingerprint())
+        arch = llvm.target_arch()
+        key = disk_cache.key(f"rune_jit thread pool for {arch}", llvm.fingerprint())
         entry = llvm.cached_code(key)
         obj = entry.payload if entry is not None else None
         if obj is None:
             # not optimized: it waits, locks and counts; the blocks are the work
-            obj = llvm.emit_object(llvm.parsed(pool_code.module_ir()))
+            obj = llvm.emit_object(llvm.parsed(pool_code.module_ir(arch)))
             llvm.cache_code(key, {"pool": True}, obj)
         names = [SYMBOL, "rune.pool_reset"] + [f"rune.pool.{n}" for n in EXPORTED]
         self.image, (self.parallel_for, reset, *fields) = llvm.link(obj, names)
