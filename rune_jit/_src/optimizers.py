@@ -109,28 +109,26 @@ def sgd(step_size: float | Schedule):
     return (lambda x: x), (lambda i, g, x: x - step(i) * g), (lambda x: x)
 
 
-@optimizer
-def momentum(step_size: float | Schedule, mass: float):
-    """Heavy-ball momentum: `v = mass * v + g; x - step_size(i) * v`."""
+def _heavy_ball(step_size: float | Schedule, mass: float, lookahead: bool):
     step = make_schedule(step_size)
 
     def update(i, g, state):
         x, v = state
         v = mass * v + g
-        return x - step(i) * v, v
+        return x - step(i) * (mass * v + g if lookahead else v), v
     return (lambda x: (x, rnp.zeros_like(x))), update, (lambda s: s[0])
+
+
+@optimizer
+def momentum(step_size: float | Schedule, mass: float):
+    """Heavy-ball momentum: `v = mass * v + g; x - step_size(i) * v`."""
+    return _heavy_ball(step_size, mass, lookahead=False)
 
 
 @optimizer
 def nesterov(step_size: float | Schedule, mass: float):
-    """Nesterov's accelerated gradient."""
-    step = make_schedule(step_size)
-
-    def update(i, g, state):
-        x, v = state
-        v = mass * v + g
-        return x - step(i) * (mass * v + g), v
-    return (lambda x: (x, rnp.zeros_like(x))), update, (lambda s: s[0])
+    """Nesterov's accelerated gradient: the step looks ahead along `v`."""
+    return _heavy_ball(step_size, mass, lookahead=True)
 
 
 @optimizer
