@@ -57,9 +57,9 @@ def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense",
     ...         until=lambda x: abs(x ** 3 - a) < 1e-12, max_steps=100))
     >>> float(rune.grad(cube_root)(8.0).round(6))  # 1 / (3 x**2) at x = 2
     0.083333
-    >>> cg = lambda matvec, b: b / matvec(np.ones_like(b))  # exact for a diagonal J
+    >>> scalar_solve = lambda matvec, b: b / matvec(np.ones_like(b))  # J is 1 x 1
     >>> float(rune.grad(lambda a: rune.root(lambda x: x * x - a, lambda: np.sqrt(a),
-    ...                                     linear_solve=cg))(4.0))
+    ...                                     linear_solve=scalar_solve))(4.0))
     0.25
     """
     if linear_solve is not None and not callable(linear_solve):
