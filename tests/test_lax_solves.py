@@ -233,3 +233,20 @@ def test_transpose_solve_returning_the_wrong_dtype():
                                         r"float32\[3\] at x, but x is float64\[3\]"):
         lax.custom_linear_solve(lambda v: B @ v, np.ones(3), richardson,
                                 lambda mv, b: rnp.astype(richardson(mv, b), np.float32))
+
+
+def test_symmetric_with_transpose_solve_calls_it_with_matvec():
+    """JAX's choice: symmetric=True makes matvec its own transpose, and a given
+    transpose_solve is still the one reverse mode calls."""
+    calls = []
+
+    def marked(matvec, b):
+        calls.append("transpose_solve")
+        return richardson(matvec, b)
+
+    b = np.array([1.0, 2.0, -1.0])
+    f = lambda b: rnp.sum(lax.custom_linear_solve(  # noqa: E731
+        lambda v: A @ v, b, richardson, marked, symmetric=True) ** 2)
+    x = np.linalg.solve(A, b)
+    np.testing.assert_allclose(rune.grad(f)(b), np.linalg.solve(A, 2 * x), rtol=1e-10)
+    assert calls == ["transpose_solve"]

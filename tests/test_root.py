@@ -264,7 +264,9 @@ def test_linear_solve_in_a_scan_step(backend):
 
 def test_linear_solve_grad_of_vmap():
     thetas = np.stack([THETA, 0.1 * THETA])
-    f = lambda how: lambda ts: rnp.sum(rnp.tanh(rune.vmap(lambda t: spd_root(t, **how))(ts)))  # noqa
+    def f(how):
+        return lambda ts: rnp.sum(rnp.tanh(rune.vmap(lambda t: spd_root(t, **how))(ts)))
+
     np.testing.assert_allclose(rune.grad(f(HOWS["cg"]))(thetas), rune.grad(f({}))(thetas),
                                rtol=1e-8)
 

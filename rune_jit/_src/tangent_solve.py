@@ -130,7 +130,7 @@ def _impl(*args, solves, **_):
 
 @tangent_solve_p.def_rule("jvp")
 def _jvp(primals, tangents, *, solves, missing, num_captures):
-    """d(A⁻¹ b) = A⁻¹ (ḃ - Ȧ A⁻¹ b): Ȧ y is the jvp of the product A y in the fixed values."""
+    """d(A⁻¹ b) = A⁻¹ (ḃ - Ȧ A⁻¹ b), Ȧ y the jvp of the product A y in the fixed values."""
     from ..ad_util import Zero
     from ..ops.tangents import add_tangents, instantiate
     from ..passes.jvp import jvp_eval
@@ -156,6 +156,8 @@ def _transpose_rule(cts, *args, solves, missing, num_captures):
     lam = solve_tangents(list(args[:num_captures]), [instantiate(c) for c in cts],
                          solves=solves[2:] + solves[:2], missing=missing)
     return [None] * num_captures + lam
+
+
 @tangent_solve_p.def_rule("batch")
 def _batch(size, args, dims, *, solves, missing, num_captures):
     """Each lane solves its own system (an `iterate` in the solver stops per lane)."""

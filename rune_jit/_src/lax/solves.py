@@ -7,8 +7,8 @@ The tangent system is solved by the user's solvers, through root's `linear_solve
 `tangent_solve(g, y)` with g the residual's linear map in x in forward mode and with its
 transpose (derived) in reverse mode; custom_linear_solve, as JAX does, solves forward
 tangents with `solve(matvec, b)` and cotangents with `transpose_solve(vecmat, b)` (vecmat
-derived by transposing matvec), or with `solve(matvec, b)` when `symmetric`; without
-either, reverse mode raises naming transpose_solve.
+derived by transposing matvec); `symmetric` takes vecmat = matvec, and `solve` where
+transpose_solve is absent; without either, reverse mode raises naming transpose_solve.
 """
 
 from __future__ import annotations
@@ -66,12 +66,22 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     def residual(x: Any) -> Any:
         return tree.tree_map(lambda ax, bi: ax - bi, matvec(x), b)
 
+    return implicit(residual, lambda: solve(matvec, b), "dense",
+                    _linear_spec(matvec, solve, transpose_solve, symmetric))
+
+
+def _linear_spec(matvec: Callable, solve: Callable, transpose_solve: Callable | None,
+                 symmetric: bool) -> TangentSolve:
+    """JAX's choices: symmetric without transpose_solve transposes with solve, and
+    symmetric takes matvec as its own transpose."""
     where = "rune_jit.lax.custom_linear_solve"
-    spec = TangentSolve(solve, solve if symmetric else transpose_solve, where,
-                        ("solve", "solve" if symmetric else "transpose_solve"), matvec=lambda x, v: matvec(v), symmetric=symmetric,
+    reverse, name = transpose_solve, "transpose_solve"
+    if reverse is None and symmetric:
+        reverse, name = solve, "solve"
+    return TangentSolve(solve, reverse, where, ("solve", name),
+                        matvec=lambda x, v: matvec(v), symmetric=symmetric,
                         missing=f"{where}: reverse mode needs transpose_solve (or "
                                 f"symmetric=True), which was not given")
-    return implicit(residual, lambda: solve(matvec, b), "dense", spec)
 
 
 def _callable(fn: Any, name: str, where: str) -> None:
