@@ -369,3 +369,26 @@ def test_linear_solve_hessian_equals_dense():
 def test_linear_solve_with_a_named_linear_solver():
     with pytest.raises(ValueError, match="linear_solver='diagonal' or linear_solve, not both"):
         spd_root(THETA, linear_solve=cg_x, linear_solver="diagonal")
+
+
+def test_linear_solve_reverse_mode_uses_the_transpose():
+    """A J that is not symmetric, solved by Richardson's iteration: reverse mode must call
+    it with Jᵀ (jacrev's rows are J⁻¹'s rows only then)."""
+    B = np.array([[4.0, 1.0, 0.0], [-1.0, 3.0, 0.5], [0.3, 0.0, 2.0]])
+
+    def richardson(matvec, b):
+        return rune.iterate(lambda x: x + 0.25 * (b - matvec(x)), rnp.zeros_like(b),
+                            until=lambda x: rnp.max(rnp.abs(matvec(x) - b)) < 1e-14,
+                            max_steps=500)
+
+    def f(theta):
+        residual = lambda x: B @ x + 0.1 * x ** 3 - theta  # noqa: E731
+        return rune.root(residual, lambda: rune.iterate(
+            lambda x: x - rnp.linalg.solve(B + rnp.diag(0.3 * x * x), residual(x)),
+            rnp.zeros(3), until=lambda x: rnp.max(rnp.abs(residual(x))) < 1e-14,
+            max_steps=60), linear_solve=richardson)
+
+    theta = np.array([1.0, -2.0, 0.5])
+    want = np.linalg.inv(B + np.diag(0.3 * f(theta) ** 2))
+    np.testing.assert_allclose(rune.jacrev(f)(theta), want, rtol=1e-10)
+    np.testing.assert_allclose(rune.jit(rune.jacfwd(f))(theta), want, rtol=1e-10)
