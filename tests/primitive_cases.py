@@ -675,8 +675,14 @@ def np_doubling(x, times):
     return x
 
 
-def _root_sqrt(a, linear_solver):
-    return rune.root(lambda x: x * x - a, lambda: rnp.sqrt(a), linear_solver=linear_solver)
+def diagonal_solve(matvec, b):
+    """A user's linear solver for a diagonal A: b / diag(A), where diag(A) = A 1."""
+    return b / matvec(rnp.ones_like(b))
+
+
+def root_sqrt(a, linear_solver="dense", linear_solve=None):
+    return rune.root(lambda x: x * x - a, lambda: rnp.sqrt(a), linear_solver=linear_solver,
+                     linear_solve=linear_solve)
 
 
 def _times_plus(x, y):
@@ -747,8 +753,11 @@ def _loops() -> list[Case]:
          (((), (), (4,)), ((3,), (3,), (2, 3)))),
         ("iterate", "iterate", _doubling, np_doubling, (((), ()), ((3,), ())),
          ("any", "count")),
-        *[(f"root_{s}", "root", lambda a, s=s: _root_sqrt(a, s), np.sqrt, U[:2], ("pos",))
+        *[(f"root_{s}", "root", lambda a, s=s: root_sqrt(a, s), np.sqrt, U[:2], ("pos",))
           for s in ("dense", "diagonal")],
+        ("root_linear_solve_jvp", "tangent_solve",  # d sqrt(a) along a: sqrt(a) / 2
+         lambda a: rune.jvp(lambda a: root_sqrt(a, linear_solve=diagonal_solve), (a,), (a,))[1],
+         lambda a: np.sqrt(a) / 2, U[:2], ("pos",), F64, FLOATS),  # (a jvp: float tangents)
         ("remat", "remat", _remat, lambda x, y: x * y + x, B[:3]),
     ]
     return [Case(*r) for r in rows]

@@ -23,7 +23,7 @@ from rune_jit.ops import sort as so
 from rune_jit.primitive import SLOTS, Absent, Primitive
 from rune_jit.trace import bind, bind1
 from primitive_cases import (BOOL, DTYPES, F16, F32, F64, FLOATS, I16, I32, I64, INTS, NUMERIC,
-                             SIGNED, U16, U32, UNARY, draw, prims_in)
+                             SIGNED, U16, U32, UNARY, diagonal_solve, draw, prims_in)
 
 MEANING = ("shape", "impl")  # a primitive may lack a derivative, never a type or a value
 PRIMITIVES = sorted(Primitive.registry)
@@ -136,6 +136,9 @@ STRICT = [
     Strict("iterate", "x", ALL, lambda x: rune.iterate(
         lambda c: c, x, until=lambda c: rnp.all(c == c), max_steps=2)),
     Strict("root", "x", FLOATS, lambda x: rune.root(lambda y: y - x, lambda: x)),
+    Strict("tangent_solve", "x", FLOATS, lambda x: rune.jvp(
+        lambda a: rune.root(lambda y: y - a, lambda: a, linear_solve=diagonal_solve),
+        (x,), (x,))[1]),
     Strict("remat", "x", ALL, lambda x: rune.remat(lambda v: v)(x)),
     Strict("name", "x", ALL, lambda x: rune.checkpoint_name(x, "n")),
     Strict("debug_callback", "x", ALL, lambda x: (rune.debug.callback(lambda v: None, x), x)[1]),
@@ -297,7 +300,24 @@ LINEAR = [
     Linear("remat", "remat", lambda w, x: rune.remat(lambda a: _sin_times(w, a))(x),
            (V3, V3), (1,)),
     Linear("name", "name", lambda x: rune.checkpoint_name(x, "n"), (V3,), (0,)),
+    Linear("tangent_solve", "tangent_solve", lambda w, x, b: _tangent_solve(w, x, b),
+           (((3,), "pos"), V3, V3), (2,)),
 ]
+
+
+def _tangent_solve(w, x, b):
+    """The user's exact solve with A = ∂r/∂x, r(y) = w y + 0.1 y roll(y): A is not
+    symmetric, so the transpose really solves with Aᵀ."""
+    from rune_jit._src.tangent_solve import TangentSolve, solve_tangents, trace_solves
+    from rune_jit.arguments import flatten_args
+    from rune_jit.trace import close_together, type_of_value
+
+    exact = lambda mv, b: rnp.linalg.solve(rune.jacfwd(mv)(b), b)  # noqa: E731
+    residual = lambda y: w * y + 0.1 * y * rnp.roll(y, 1)  # noqa: E731
+    x_tree = flatten_args(x, "x")[1]
+    regions, caps = close_together(
+        trace_solves(TangentSolve(exact, exact), residual, x_tree, [type_of_value(x)]))
+    return solve_tangents(caps + [x], [b], solves=tuple(regions), missing="")[0]
 # A custom_vjp's tangent has a transpose (its bwd) and no forward meaning to compare it
 # with: tests/test_custom.py checks it against autodiff of the same function.
 TRANSPOSE_ONLY = {"custom_lin"}

@@ -23,7 +23,7 @@ from rune_jit.ops import shape as sh
 from rune_jit.ops import sort as so
 from rune_jit.primitive import Primitive
 from rune_jit.trace import bind1
-from primitive_cases import F64, UNARY, draw, prims_in
+from primitive_cases import F64, UNARY, diagonal_solve, draw, prims_in, root_sqrt
 
 
 @dataclass(frozen=True)
@@ -256,9 +256,10 @@ CONTROL = [
     ("iterate", lambda x, n: rune.iterate(
         lambda c: (c[0] + 1, rnp.sin(c[1]) + c[1]), (np.int64(0), x),
         until=lambda c: c[0] >= n, max_steps=6)[1], (ANY, ((), "count"))),
-    *[(f"root_{s}", lambda a, s=s: rune.root(lambda x: x * x - a, lambda: rnp.sqrt(a),
-                                             linear_solver=s), (POS,))
-      for s in ("dense", "diagonal")],
+    *[(f"root_{s}", lambda a, s=s: root_sqrt(a, s), (POS,)) for s in ("dense", "diagonal")],
+    ("root_linear_solve", lambda a: root_sqrt(a, linear_solve=diagonal_solve), (POS,)),
+    ("root_linear_solve_jvp", lambda a: rune.jvp(  # second derivatives: tangent_solve's jvp
+        lambda a: root_sqrt(a, linear_solve=diagonal_solve), (a,), (a,))[1], (POS,)),
     ("remat", lambda x, y: rune.remat(lambda a: rnp.sin(a) * y)(x), (ANY, ANY)),
     ("checkpoint_name", lambda x, y: rune.checkpoint_name(rnp.sin(x) * y, "h") * x, (ANY, ANY)),
     ("debug_callback", lambda x, y: (rune.debug.callback(lambda a: None, x), rnp.sin(x) * y)[1],

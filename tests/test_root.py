@@ -1,6 +1,8 @@
 """root: the value is solve()'s, the derivatives come from the residual at that point
 (implicit function theorem), whatever the solve does."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -162,3 +164,231 @@ def test_float32():
     g = rune.grad(lambda a: rnp.sum(rune.root(lambda x: x * x - a, lambda: rnp.sqrt(a))))(a)
     assert g.dtype == np.float32
     np.testing.assert_allclose(g, [0.25, 1 / 6], rtol=1e-6)
+
+
+# linear_solve=fn: the user's solver of the tangent system, with J forward and Jᵀ reverse
+
+K = np.array([[4.0, 1.0, 0.5, 0.0], [1.0, 3.0, 0.2, 0.1],
+              [0.5, 0.2, 2.0, 0.3], [0.0, 0.1, 0.3, 1.5]])  # SPD
+
+
+def cg(matvec, b, tol=1e-26):
+    """Conjugate gradients written with iterate; x and the number of steps it took."""
+    def step(c):
+        x, r, p, rr, k = c
+        ap = matvec(p)
+        alpha = rr / rnp.vdot(p, ap)
+        x, r = x + alpha * p, r - alpha * ap
+        rr_new = rnp.vdot(r, r)
+        return x, r, r + (rr_new / rr) * p, rr_new, k + 1
+
+    init = (rnp.zeros_like(b), b, b, rnp.vdot(b, b), 0)
+    x, _, _, _, k = rune.iterate(step, init, until=lambda c: c[3] < tol, max_steps=50)
+    return x, k
+
+
+def cg_x(matvec, b):
+    return cg(matvec, b)[0]
+
+
+def spd_root(theta, s=1.0, **how):
+    """r(x) = (2 I + s K) x + 0.1 x³ - θ: J = 2 I + s K + 0.3 diag(x²), SPD."""
+    A = 2.0 * np.eye(4) + s * K
+    residual = lambda x: A @ x + 0.1 * x ** 3 - theta  # noqa: E731
+
+    def newton():
+        return rune.iterate(
+            lambda x: x - rnp.linalg.solve(A + rnp.diag(0.3 * x * x), residual(x)),
+            rnp.zeros(4), until=lambda x: rnp.max(rnp.abs(residual(x))) < 1e-14, max_steps=60)
+
+    return rune.root(residual, newton, **how)
+
+
+THETA = np.array([1.0, -2.0, 0.5, 3.0])
+HOWS = {"dense": {}, "cg": {"linear_solve": cg_x}}
+
+
+def test_linear_solve_equals_dense(backend):
+    f = {k: (lambda t, how=how: spd_root(t, **how)) for k, how in HOWS.items()}
+    loss = {k: total(lambda t, g=g: rnp.sin(g(t))) for k, g in f.items()}
+    t = np.array([0.3, -1.0, 2.0, 0.5])
+    for want, got in [(backend(fn)(THETA) for fn in (f["dense"], f["cg"])),
+                      (backend(lambda a, g=g: rune.jvp(g, (a,), (t,))[1])(THETA)
+                       for g in (f["dense"], f["cg"])),
+                      (backend(rune.grad(loss[k]))(THETA) for k in ("dense", "cg"))]:
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12)
+    J = 2 * np.eye(4) + K + np.diag(0.3 * f["dense"](THETA) ** 2)
+    np.testing.assert_allclose(rune.jacrev(f["cg"])(THETA), np.linalg.inv(J), rtol=1e-8)
+    np.testing.assert_allclose(rune.jacfwd(f["cg"])(THETA), np.linalg.inv(J), rtol=1e-8)
+
+
+def test_linear_solve_check_grads():
+    rune.check_grads(lambda t: spd_root(t, linear_solve=cg_x), THETA)
+
+
+def test_linear_solve_lanes_take_their_own_step_counts(backend):
+    """Lane 0 has J = 2 I (CG is exact after one step, its r exactly 0: another step
+    would divide 0 by 0), lane 1 a full J; each lane's CG stops on its own."""
+    steps = []
+
+    def counting_cg(matvec, b):
+        x, k = cg(matvec, b)
+        rune.debug.callback(lambda k: steps.append(np.asarray(k)), k)
+        return x
+
+    def f(s, theta):
+        A = 2.0 * np.eye(4) + s * K
+        return rune.root(lambda x: A @ x - theta, lambda: rnp.linalg.solve(A, theta),
+                         linear_solve=counting_cg)
+
+    s, theta = np.array([0.0, 1.0]), np.stack([THETA, 2 * THETA])
+    g = backend(rune.vmap(rune.grad(lambda s, t: rnp.sum(f(s, t) ** 2), argnums=(0, 1))))
+    gs, gt = g(s, theta)
+    for lane in range(2):
+        A = 2.0 * np.eye(4) + s[lane] * K
+        x = np.linalg.solve(A, theta[lane])
+        lam = np.linalg.solve(A.T, 2 * x)
+        np.testing.assert_allclose(gt[lane], lam, rtol=1e-10)
+        np.testing.assert_allclose(gs[lane], -lam @ K @ x, rtol=1e-10)
+    assert [int(k) for k in np.concatenate([np.ravel(k) for k in steps])] == [1, 4]
+
+
+def test_linear_solve_in_a_scan_step(backend):
+    step = lambda c, t: (c + rnp.sum(spd_root(t, linear_solve=cg_x) ** 2), None)  # noqa
+    dense = lambda c, t: (c + rnp.sum(spd_root(t) ** 2), None)  # noqa: E731
+    thetas = np.stack([THETA, -THETA, 0.5 * THETA])
+    got = backend(rune.grad(lambda ts: rune.scan(step, 0.0, ts)[0]))(thetas)
+    want = rune.grad(lambda ts: rune.scan(dense, 0.0, ts)[0])(thetas)
+    np.testing.assert_allclose(got, want, rtol=1e-8)
+
+
+def test_linear_solve_grad_of_vmap():
+    thetas = np.stack([THETA, 0.1 * THETA])
+    def f(how):
+        return lambda ts: rnp.sum(rnp.tanh(rune.vmap(lambda t: spd_root(t, **how))(ts)))
+
+    np.testing.assert_allclose(rune.grad(f(HOWS["cg"]))(thetas), rune.grad(f({}))(thetas),
+                               rtol=1e-8)
+
+
+def tree_cg(matvec, b):
+    """CG on a pytree x, flattened: the user's solver sees x's own structure."""
+    flat = lambda t: rnp.concatenate([t["u"], t["v"][None]])  # noqa: E731
+    unflat = lambda v: {"u": v[:2], "v": v[2]}  # noqa: E731
+    return unflat(cg_x(lambda v: flat(matvec(unflat(v))), flat(b)))
+
+
+def test_linear_solve_pytree_x():
+    def f(p):
+        res = lambda x: {"u": 3 * x["u"] + x["v"] - p[:2],  # noqa: E731
+                         "v": rnp.sum(x["u"]) + 4 * x["v"] + 0.1 * x["v"] ** 3 - p[2]}
+        def newton_step(x):
+            d = tree_cg(lambda v: rune.jvp(res, (x,), (v,))[1], res(x))
+            return {k: x[k] - d[k] for k in x}
+
+        solve = lambda: rune.iterate(  # noqa: E731
+            newton_step, {"u": rnp.zeros(2), "v": np.float64(0.0)},
+            until=lambda x: rnp.abs(res(x)["v"]) + rnp.max(rnp.abs(res(x)["u"])) < 1e-13,
+            max_steps=50)
+        return rune.root(res, solve, linear_solve=tree_cg)
+
+    p = np.array([1.0, 2.0, -1.0])
+    x = f(p)
+    jac = rune.jacrev(f)(p)
+    J = np.array([[3, 0, 1], [0, 3, 1], [1, 1, 4 + 0.3 * float(x["v"]) ** 2]])
+    inv = np.linalg.inv(J)
+    np.testing.assert_allclose(jac["u"], inv[:2], rtol=1e-8)
+    np.testing.assert_allclose(jac["v"], inv[2], rtol=1e-8)
+    rune.check_grads(f, p)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda mv, b: b[:3], r"linear_solve returned float64\[3\] at x, but x is float64\[4\]"),
+    (lambda mv, b: rnp.astype(b, np.float32),
+     r"linear_solve returned float32\[4\] at x, but x is float64\[4\]"),
+    (lambda mv, b: (b, b), "linear_solve returned structure"),
+    ("cg", "linear_solve must be callable, got str"),
+])
+def test_linear_solve_bad_result(bad, message):
+    with pytest.raises(TypeError, match=message):
+        spd_root(THETA, linear_solve=bad)
+
+
+def implicit_layer(theta):
+    """A 4096-wide layer: r(x) = 3x - roll(x, 1) - roll(x, -1) + x³ - θ, J SPD and sparse."""
+    residual = lambda x: 3 * x - rnp.roll(x, 1) - rnp.roll(x, -1) + x ** 3 - theta  # noqa
+    jacobi = lambda: rune.iterate(  # noqa: E731
+        lambda x: (theta + rnp.roll(x, 1) + rnp.roll(x, -1) - x ** 3) / 3, rnp.zeros_like(theta),
+        until=lambda x: rnp.max(rnp.abs(residual(x))) < 1e-13, max_steps=200)
+    return rune.root(residual, jacobi, linear_solve=lambda mv, b: cg(mv, b, 1e-24)[0])
+
+
+def _outputs(region):
+    from rune_jit.ir import region_params
+
+    for eqn in region.eqns:
+        yield from eqn.outputs
+        for _, inner in region_params(eqn.params):
+            yield from _outputs(inner)
+
+
+def test_implicit_layer_gradient_never_forms_the_jacobian():
+    n = 4096
+    theta = 0.2 * np.sin(np.arange(n))
+    loss = lambda t: rnp.sum(implicit_layer(t))  # noqa: E731
+    ir = rune.make_ir(rune.grad(loss))(theta)
+    biggest = max(math.prod(v.type.shape) for v in _outputs(ir))
+    assert n <= biggest < n * n
+    g = rune.jit(rune.grad(loss))(theta)
+    x = implicit_layer(theta)
+    jt_g = 3 * g - np.roll(g, 1) - np.roll(g, -1) + 3 * x ** 2 * g  # Jᵀ g = 1 (J symmetric)
+    np.testing.assert_allclose(jt_g, np.ones(n), atol=1e-9)
+
+
+@pytest.mark.parametrize("how", ["grad of grad", "jvp of grad", "hessian"])
+def test_linear_solve_second_derivatives(how):
+    f = total(lambda a: rune.root(lambda x: x * x - a, lambda: newton(a), linear_solve=cg_x))
+    a = np.array([4.0, 9.0])
+    want = -0.25 * a ** -1.5
+    if how == "grad of grad":
+        got = rune.grad(total(rune.grad(f)))(a)
+    elif how == "jvp of grad":
+        got = rune.jvp(rune.grad(f), (a,), (np.ones(2),))[1]
+    else:
+        got = rune.hessian(f)(a)
+        want = np.diag(want)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-15)
+
+
+def test_linear_solve_hessian_equals_dense():
+    f = {k: total(lambda t, how=how: rnp.sin(spd_root(t, **how))) for k, how in HOWS.items()}
+    np.testing.assert_allclose(rune.hessian(f["cg"])(THETA), rune.hessian(f["dense"])(THETA),
+                               rtol=1e-7, atol=1e-12)
+
+
+def test_linear_solve_with_a_named_linear_solver():
+    with pytest.raises(ValueError, match="linear_solver='diagonal' or linear_solve, not both"):
+        spd_root(THETA, linear_solve=cg_x, linear_solver="diagonal")
+
+
+def test_linear_solve_reverse_mode_uses_the_transpose():
+    """A J that is not symmetric, solved by Richardson's iteration: reverse mode must call
+    it with Jᵀ (jacrev's rows are J⁻¹'s rows only then)."""
+    B = np.array([[4.0, 1.0, 0.0], [-1.0, 3.0, 0.5], [0.3, 0.0, 2.0]])
+
+    def richardson(matvec, b):
+        return rune.iterate(lambda x: x + 0.25 * (b - matvec(x)), rnp.zeros_like(b),
+                            until=lambda x: rnp.max(rnp.abs(matvec(x) - b)) < 1e-14,
+                            max_steps=500)
+
+    def f(theta):
+        residual = lambda x: B @ x + 0.1 * x ** 3 - theta  # noqa: E731
+        return rune.root(residual, lambda: rune.iterate(
+            lambda x: x - rnp.linalg.solve(B + rnp.diag(0.3 * x * x), residual(x)),
+            rnp.zeros(3), until=lambda x: rnp.max(rnp.abs(residual(x))) < 1e-14,
+            max_steps=60), linear_solve=richardson)
+
+    theta = np.array([1.0, -2.0, 0.5])
+    want = np.linalg.inv(B + np.diag(0.3 * f(theta) ** 2))
+    np.testing.assert_allclose(rune.jacrev(f)(theta), want, rtol=1e-10)
+    np.testing.assert_allclose(rune.jit(rune.jacfwd(f))(theta), want, rtol=1e-10)

@@ -6,10 +6,14 @@ With r(x, θ) = 0 at x = solve(), where θ are the values `residual` captures:
 dx = -(∂r/∂x)⁻¹ (∂r/∂θ) dθ. The jvp forms ∂r/∂x at the root (by jacfwd, or its
 diagonal for an elementwise residual) and solves with it; reverse mode then
 transposes that solve into a solve with (∂r/∂x)ᵀ at the root and pulls -λ back
-through ∂r/∂θ, by the solve primitive's own transpose rule.
+through ∂r/∂θ, by the solve primitive's own transpose rule. With `linear_solve=fn` the
+jvp instead calls the user's solver through _src/tangent_solve.py, whose transpose calls
+it again with (∂r/∂x)ᵀ: ∂r/∂x is never formed.
 
 Closed form: operands (captures...); regions `solve` (captures...) -> x... and
-`residual` (captures..., x...) -> r....
+`residual` (captures..., x...) -> r...; `tangent`, the user's solver's regions
+(captures..., x..., b...) -> x... (see tangent_solve.py; empty without linear_solve),
+and `missing`, the error of a reverse mode it cannot do.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._src import tree
+from .._src.tangent_solve import TangentSolve, solve_tangents, trace_solves
 from ..ad_util import Zero
 from .tangents import instantiate
 from ..interpret import eval_region
@@ -37,8 +42,14 @@ SOLVERS = ("dense", "diagonal")
 
 
 @api_boundary
-def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense") -> Any:
+def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense",
+         linear_solve: Callable | None = None) -> Any:
     """`solve()`, whose derivatives come from `residual(x) = 0` at the point it returns.
+
+    The tangent system is solved with the residual's Jacobian J = ∂r/∂x at x, formed
+    (`linear_solver="dense"`) or taken as diagonal (`"diagonal"`); or, given
+    `linear_solve=fn`, by `fn(matvec, b) -> x`, the user's solver of A x = b from
+    `matvec(v) = A v` alone: forward mode calls it with A = J, reverse mode with Jᵀ.
 
     >>> def cube_root(a):  # Newton's iterations; the derivative comes from x**3 - a = 0
     ...     return rune.root(lambda x: x ** 3 - a, lambda: rune.iterate(
@@ -46,7 +57,24 @@ def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense") -
     ...         until=lambda x: abs(x ** 3 - a) < 1e-12, max_steps=100))
     >>> float(rune.grad(cube_root)(8.0).round(6))  # 1 / (3 x**2) at x = 2
     0.083333
+    >>> scalar_solve = lambda matvec, b: b / matvec(np.ones_like(b))  # J is 1 x 1
+    >>> float(rune.grad(lambda a: rune.root(lambda x: x * x - a, lambda: np.sqrt(a),
+    ...                                     linear_solve=scalar_solve))(4.0))
+    0.25
     """
+    if linear_solve is not None and not callable(linear_solve):
+        raise TypeError(f"root: linear_solve must be callable, got "
+                        f"{type(linear_solve).__name__}")
+    if linear_solve is not None and linear_solver != "dense":
+        raise ValueError(f"root: give linear_solver={linear_solver!r} or linear_solve, "
+                         f"not both")
+    spec = None if linear_solve is None else TangentSolve(linear_solve, linear_solve)
+    return implicit(residual, solve, linear_solver, spec)
+
+
+def implicit(residual: Callable, solve: Callable, linear_solver: str,
+             spec: TangentSolve | None) -> Any:
+    """root, its tangent system solved as `spec` says (None: by `linear_solver`)."""
     from ..arguments import as_value, flatten_args, leaf_type
 
     if linear_solver not in SOLVERS:
@@ -66,9 +94,13 @@ def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense") -
         _check_residual(box["tree"], x_types, r_tree, [leaf_type(r)[0] for r in leaves])
         return [as_value(r) for r in leaves]
 
-    (s, r), caps = close_together([solved, trace_open(residual_flat, x_types)])
+    traces = [solved, trace_open(residual_flat, x_types)]
+    if spec is not None:
+        traces += trace_solves(spec, residual, box["tree"], x_types)
+    (s, r, *user), caps = close_together(traces)
     outs = bind(root_p, *caps, solve=s, residual=r, linear_solver=linear_solver, lanes=(),
-                num_captures=len(caps))
+                num_captures=len(caps), tangent=tuple(user),
+                missing="" if spec is None else spec.missing)
     return tree.unflatten(box["tree"], outs)
 
 
@@ -83,11 +115,14 @@ def _check_residual(x_tree, x_types: list[Type], r_tree, r_types: list[Type]) ->
 
 
 @root_p.def_rule("shape")
-def _root_shape(*caps: Type, solve, residual, linear_solver, lanes, num_captures):
+def _root_shape(*caps: Type, solve, residual, linear_solver, lanes, num_captures, tangent,
+                missing):
     if solve.in_types != list(caps) or residual.in_types != list(caps) + solve.out_types:
         raise TypeError("root: the regions' params do not match the operands")
     if residual.out_types != solve.out_types:
         raise TypeError("root: residual(x) must have the types of x")
+    if any(t.in_types != residual.in_types + solve.out_types for t in tangent):
+        raise TypeError("root: the linear solve's params do not match the operands")
     if any(t.shape[:len(lanes)] != tuple(lanes) for t in solve.out_types):
         raise TypeError(f"root: every x must lead with the lane axes {lanes}")
     return solve.out_types
@@ -127,17 +162,21 @@ class Flat:
 
 
 @root_p.def_rule("jvp")
-def _root_jvp(primals, tangents, *, solve, residual, linear_solver, lanes, num_captures):
+def _root_jvp(primals, tangents, *, solve, residual, linear_solver, lanes, num_captures,
+              tangent, missing):
     from ..passes.jvp import jvp_eval
 
     caps = list(primals)
     x = bind(root_p, *caps, solve=solve, residual=residual, linear_solver=linear_solver,
-             lanes=lanes, num_captures=num_captures)
+             lanes=lanes, num_captures=num_captures, tangent=tangent, missing=missing)
     layout = Flat(solve.out_types, lanes)
     zero_x = [Zero(t) for t in layout.types]
     r_dot = jvp_eval(residual, caps + x, list(tangents) + zero_x)[1]
     if all(isinstance(t, Zero) for t in r_dot):
         return x, zero_x
+    if tangent:  # the user's solver, with J: never formed
+        return x, solve_tangents(caps + x, [neg(instantiate(t)) for t in r_dot],
+                                 solves=tangent, missing=missing)
     rhs = neg(layout.flat([instantiate(t) for t in r_dot]))
     zero_caps = [Zero(type_of_value(c)) for c in caps]
 
@@ -165,13 +204,17 @@ def _dense_solve(along: Callable, layout: Flat, rhs: Any) -> Any:
 
 
 @root_p.def_rule("batch")
-def _root_batch(size, args, dims, *, solve, residual, linear_solver, lanes, num_captures):
+def _root_batch(size, args, dims, *, solve, residual, linear_solver, lanes, num_captures,
+                tangent, missing):
     """A root per lane: x gains the lane axis, and each lane solves its own system."""
     from ..passes.vmap import batch_region
 
     n_x = len(solve.outputs)
     bsolve = batch_region(solve, size, dims, True)[0]
     bres = batch_region(residual, size, list(dims) + [0] * n_x, True)[0]
+    dims_xb = list(dims) + [0] * (2 * n_x)
+    tangent = tuple(batch_region(t, size, dims_xb, True)[0] for t in tangent)
     outs = bind(root_p, *args, solve=bsolve, residual=bres, linear_solver=linear_solver,
-                lanes=(size,) + tuple(lanes), num_captures=0)
+                lanes=(size,) + tuple(lanes), num_captures=0, tangent=tangent,
+                missing=missing)
     return outs, [0] * len(outs)

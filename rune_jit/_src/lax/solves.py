@@ -2,19 +2,22 @@
 the value is the user's solve's, the derivatives come from the residual at the point it
 returns (the implicit function theorem), never from the solve's own operations.
 
-rune_jit solves the tangent system with the Jacobian of the residual, formed and
-factored (root's "dense" linear solver), so `tangent_solve`, `transpose_solve` and
-`symmetric` are checked and accepted but not called: the derivatives are those of an
-exact tangent solve, which an exact `tangent_solve` gives too. (Calling the user's own
-solver is issue 35's `root(..., linear_solve=fn)`.)
+The tangent system is solved by the user's solvers, through root's `linear_solve` rule
+(rune_jit/_src/tangent_solve.py), never by forming a Jacobian: custom_root calls
+`tangent_solve(g, y)` with g the residual's linear map in x in forward mode and with its
+transpose (derived) in reverse mode; custom_linear_solve, as JAX does, solves forward
+tangents with `solve(matvec, b)` and cotangents with `transpose_solve(vecmat, b)` (vecmat
+derived by transposing matvec); `symmetric` takes vecmat = matvec, and `solve` where
+transpose_solve is absent; without either, reverse mode raises naming transpose_solve.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...ops.root import root
+from ...ops.root import implicit
 from .. import tree
+from ..tangent_solve import TangentSolve
 
 
 def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve: Callable,
@@ -34,7 +37,9 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve:
     _callable(tangent_solve, "tangent_solve", "custom_root")
     if has_aux:
         raise NotImplementedError("rune_jit.lax.custom_root: has_aux=True is not supported")
-    return root(f, lambda: solve(f, initial_guess))
+    spec = TangentSolve(tangent_solve, tangent_solve, "rune_jit.lax.custom_root",
+                        ("tangent_solve", "tangent_solve"))
+    return implicit(f, lambda: solve(f, initial_guess), "dense", spec)
 
 
 def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
@@ -61,7 +66,22 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable,
     def residual(x: Any) -> Any:
         return tree.tree_map(lambda ax, bi: ax - bi, matvec(x), b)
 
-    return root(residual, lambda: solve(matvec, b))
+    return implicit(residual, lambda: solve(matvec, b), "dense",
+                    _linear_spec(matvec, solve, transpose_solve, symmetric))
+
+
+def _linear_spec(matvec: Callable, solve: Callable, transpose_solve: Callable | None,
+                 symmetric: bool) -> TangentSolve:
+    """JAX's choices: symmetric without transpose_solve transposes with solve, and
+    symmetric takes matvec as its own transpose."""
+    where = "rune_jit.lax.custom_linear_solve"
+    reverse, name = transpose_solve, "transpose_solve"
+    if reverse is None and symmetric:
+        reverse, name = solve, "solve"
+    return TangentSolve(solve, reverse, where, ("solve", name),
+                        matvec=lambda x, v: matvec(v), symmetric=symmetric,
+                        missing=f"{where}: reverse mode needs transpose_solve (or "
+                                f"symmetric=True), which was not given")
 
 
 def _callable(fn: Any, name: str, where: str) -> None:

@@ -1,6 +1,7 @@
-"""Structured primitives that are not loops: cond as a branch; remat, root, the custom
-derivative calls and stop_gradient as their bodies (what reverse mode recomputes or
-differentiates is in the IR already: compiled code computes each body once)."""
+"""Structured primitives that are not loops: cond as a branch; remat, root, root's
+tangent solve (the user's solver), the custom derivative calls and stop_gradient as
+their bodies (what reverse mode recomputes or differentiates is in the IR already:
+compiled code computes each body once)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from ...ops.control import cond_operands, cond_p, stop_gradient_p
 from ...ops.custom import FORWARD, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from ...ops.remat import name_p, remat_p
 from ...ops.root import root_p
+from ..._src.tangent_solve import tangent_solve_p
 from .lower import LOWERINGS, lowering
 from .values import Array, Scalar
 
@@ -43,6 +45,8 @@ LOWERINGS[name_p] = lambda lw, args, out_types, *, name: args
 
 LOWERINGS[root_p] = lambda lw, args, out_types, *, solve, **_: lw.lower_region(
     solve, list(args))
+LOWERINGS[tangent_solve_p] = lambda lw, args, out_types, *, solves, **_: lw.lower_region(
+    solves[0], list(args))
 
 
 def _lower_fun(lw, args, out_types, *, fun, **_):
