@@ -13,7 +13,8 @@
     interrupt.py    Ctrl-C: loops poll a signal count; sigint.py: the handler counting them
     control.py      cond, and the bodies of remat, root, stop_gradient
     loops.py        scan and iterate; carries.py, lane_loops.py, lane_blocks.py: their parts
-    arith.py        NumPy's arithmetic on registers; mathlib.py: libm and libmvec calls
+    arith.py        NumPy's arithmetic on registers; mathlib.py: libm and libmvec calls;
+                    module_functions.py: math of our own (tanh.py), once per module
     emit.py         IRBuilder helpers: functions, loops, buffers, failure exits
     values.py       how an IR value lives in compiled code: register, buffer or lazy
     pipeline.py     the passes a program goes through before it is lowered

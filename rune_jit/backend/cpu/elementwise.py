@@ -2,7 +2,7 @@
 
 One row per primitive. A primitive without a row here is lowered through its portable
 element rule (see lower.py); math functions call libm and, vectorized, libmvec (tanh is
-inline: tanh.py).
+our own, defined once per module: tanh.py).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ ROWS: dict[str, Callable] = {
                              "cosh", "arctan", "arctan2", "erf", "erfc", "arcsin", "arccos",
                              "arcsinh", "arccosh", "arctanh", "cbrt", "log2", "log10", "exp2",
                              "hypot")},
-    "tanh": lambda lw, x: tanh(lw.b, x),  # inline, not libm's (see tanh.py)
+    "tanh": lambda lw, x: tanh(lw.b, x),  # our own, not libm's (see tanh.py)
     # rounding: LLVM's intrinsics (rint rounds half to even, as NumPy's); halves in float32
     **{n: _rounding(i) for n, i in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"),
                                     ("rint", "roundeven"))},

@@ -61,7 +61,7 @@ def call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
     float32 = t == F32
     libm = LIBM[name] + ("f" if float32 else "")
     fn = declare(b.module, libm, t, [t] * len(args))
-    _mark_pure(fn)
+    mark_pure(fn)
     inst = b.call(fn, list(args))
     variants = vector_variants(LIBM[name], float32, len(args))
     if variants:
@@ -73,7 +73,8 @@ def call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
     return inst
 
 
-def _mark_pure(fn: ir.Function) -> None:
+def mark_pure(fn: ir.Function) -> None:
+    """Mark a function that reads and writes no memory and always returns."""
     # llvmlite checks attribute names against a list; these it does not know, so they go
     # into the underlying set directly
     for attr in ("nounwind", "willreturn", "memory(none)"):
@@ -84,7 +85,7 @@ def _keep_declared(module: ir.Module, sym: str, t: ir.Type, lanes: int, nargs: i
     """Declare a vector variant and remember to keep it (see `finish_module`)."""
     vt = ir.VectorType(t, lanes)
     fn = declare(module, sym, vt, [vt] * nargs)
-    _mark_pure(fn)
+    mark_pure(fn)
     _kept(module).add(fn)
 
 
@@ -117,7 +118,7 @@ def _vector_call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
     sym, lanes = variants[0]
     piece_t = ir.VectorType(t, lanes)
     fn = declare(b.module, sym, piece_t, [piece_t] * len(args))
-    _mark_pure(fn)
+    mark_pure(fn)
     pieces = [b.call(fn, [_slice(b, a, k, lanes) for a in args]) for k in range(0, n, lanes)]
     return _concat(b, pieces)
 

@@ -1,11 +1,12 @@
-"""tanh inline: straight-line arithmetic that the loop vectorizer widens as it is.
+"""tanh of our own: straight-line arithmetic, one internal function per module and type.
 
 libmvec's tanh took 1.5 times as long an element as this code (bench ST, one thread), and
 libm's scalar tanh, which the scalar remainder of a vectorized loop called, rounds
 differently from it. This code is the same operations on a scalar, a loop vector or a
 lane block, so an element gets the same bits whichever path computes it (parallel_maps.py
-relies on that); it is within 4 ulp in float64 and float32 (docs/accuracy.md has the
-measured figures).
+relies on that). It is emitted once per module and LLVM type, and called
+(module_functions.py): LLVM inlines it where that pays. It is within 4 ulp in float64
+and float32 (docs/accuracy.md has the measured figures).
 
 tanh(x) = sign(x) m / (m + 2), with m = expm1(2a) and a = |x| clamped to where tanh rounds
 to 1 (so m is finite, and ±inf give ±1). Nothing cancels: m keeps its relative precision
@@ -26,6 +27,7 @@ from typing import NamedTuple, Sequence
 import llvmlite.ir as ir
 
 from . import arith as A
+from . import module_functions
 from .emit import F64, I32, I64
 
 
@@ -57,9 +59,13 @@ FLOAT32 = Coefficients(  # Cephes' expf
 
 
 def tanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    """tanh of a float register, scalar or vector (float16: in float32, rounded once)."""
-    return A.in_float32(b, lambda v: _tanh(b, v, FLOAT64 if A.element(v.type) == F64
-                                           else FLOAT32), x)
+    """tanh of a float register, scalar or vector (float16: in float32, rounded once), as
+    a call of the module's tanh for its type."""
+    return A.in_float32(b, lambda v: module_functions.call(b, "tanh", _body, v), x)
+
+
+def _body(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _tanh(b, x, FLOAT64 if A.element(x.type) == F64 else FLOAT32)
 
 
 def _tanh(b: ir.IRBuilder, x: ir.Value, k: Coefficients) -> ir.Value:

@@ -1,0 +1,161 @@
+"""Math of our own (tanh) as internal functions the module defines once per LLVM type and
+calls (backend/cpu/module_functions.py): values within docs/accuracy.md's bounds of
+NumPy's on every path, and one definition per type however many uses."""
+
+import re
+
+import numpy as np
+import pytest
+
+import rune_jit as rune
+import rune_jit.numpy as rnp
+
+# docs/accuracy.md: tanh differs from NumPy's by at most 3 ulp (float64), 2 (float32);
+# float16 is computed in float32 and rounded once, as NumPy's is
+ULPS = {np.float64: 4, np.float32: 4, np.float16: 1}
+SHAPES = [(), (8,), (3, 5), (100_003,)]  # one value, unrolled, a small loop, vectorized
+
+
+def ulps(got: np.ndarray, want: np.ndarray) -> float:
+    got, want = np.asarray(got), np.asarray(want)
+    spacing = np.spacing(np.maximum(np.abs(got), np.abs(want))).astype(np.float64)
+    return float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)) / spacing))
+
+
+def inputs(shape, dtype, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-6, 6, shape).astype(dtype)
+
+
+def definitions(text: str, name: str) -> list[str]:
+    """The types of the module's definitions of our function `name`."""
+    return re.findall(rf'^define internal [^@]+ @"?rune_{name}_(\w+?)"?\(', text, re.M)
+
+
+@pytest.mark.parametrize("dtype", list(ULPS))
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_tanh_within_bound_of_numpy(shape, dtype):
+    x = inputs(shape, dtype)
+    want = np.tanh(x)
+    for got in (rune.jit(rnp.tanh)(x), rnp.tanh(x)):
+        assert got.dtype == dtype and got.shape == shape
+        assert ulps(got, want) <= ULPS[dtype]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tanh_layers_in_a_scan_step(dtype):
+    """A small carry's tanh is unrolled: each element a call of the scalar function."""
+    rng = np.random.default_rng(1)
+    W = (rng.standard_normal((8, 8)) / 3).astype(dtype)
+    xs = rng.standard_normal((5, 8)).astype(dtype)
+
+    def f(W, xs):
+        def step(h, x):
+            for _ in range(3):
+                h = rnp.tanh(W @ h + x)
+            return h, h
+        return rune.scan(step, rnp.zeros(8, dtype), xs)[1]
+
+    h, want = np.zeros(8, dtype), []
+    for x in xs:
+        for _ in range(3):
+            h = np.tanh(W @ h + x)
+        want.append(h)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(rune.jit(f)(W, xs), np.array(want), rtol=tol, atol=tol)
+    np.testing.assert_allclose(f(W, xs), np.array(want), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_tanh_under_vmap_in_lane_blocks(dtype):
+    """A vmapped iterate runs its step on blocks of lanes: vectors, which call the
+    vector-typed definition; past the last block, lanes one at a time."""
+    x = inputs((37,), dtype, seed=2)
+
+    def two_steps(v):
+        step = lambda c: (rnp.tanh(2 * c[0]), c[1] + 1)  # noqa: E731
+        return rune.iterate(step, (v, np.int64(0)), until=lambda c: c[1] >= 2,
+                            max_steps=4)[0]
+
+    want = np.tanh(2 * np.tanh(2 * x))
+    got = rune.jit(rune.vmap(two_steps))(x)
+    assert got.dtype == dtype
+    assert ulps(got, want) <= 2 * ULPS[dtype]
+    text = rune.jit(rune.vmap(two_steps)).lower(x).llvm_ir
+    assert re.search(r'call <\d+ x \w+> @"?rune_tanh_v', text)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tanh_same_bits_from_scalar_and_vector_definitions(dtype):
+    """Unrolled elements (scalar function), a vectorized loop and lane blocks (vector
+    functions) give an element the same bits: the same arithmetic in every definition."""
+    x = inputs((4096,), dtype, seed=3)
+    looped = rune.jit(rnp.tanh)(x)
+    unrolled = np.concatenate([rune.jit(rnp.tanh)(x[i:i + 8]) for i in range(0, 64, 8)])
+    np.testing.assert_array_equal(unrolled, looped[:64])
+    laned = rune.jit(rune.vmap(lambda v: rune.iterate(
+        lambda c: (rnp.tanh(c[0]), c[1] + 1), (v, np.int64(0)), until=lambda c: c[1] >= 1,
+        max_steps=1)[0]))(x[:100])
+    np.testing.assert_array_equal(laned, looped[:100])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tanh_gradients(dtype):
+    f = lambda v: rnp.sum(rnp.tanh(rnp.tanh(v) * 1.5))  # noqa: E731
+    rune.check_grads(f, inputs((8,), np.float64, seed=4))
+    x = inputs((2, 8), dtype, seed=4)
+    t = np.tanh(x)
+    want = (1 - np.tanh(1.5 * t) ** 2) * 1.5 * (1 - t ** 2)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for g in (rune.grad(f), rune.jit(rune.grad(f))):
+        np.testing.assert_allclose(g(x[0]), want[0], rtol=tol, atol=tol)
+    np.testing.assert_allclose(rune.jit(rune.vmap(rune.grad(f)))(x), want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(rune.jit(rune.grad(lambda v: rnp.sum(rune.jvp(
+        f, (v,), (rnp.ones_like(v),))[1])))(x[0]),
+        rune.grad(lambda v: rnp.sum(rune.jvp(f, (v,), (rnp.ones_like(v),))[1]))(x[0]),
+        rtol=tol, atol=tol)
+
+
+def test_ten_uses_one_definition_per_type():
+    """Ten tanh on 8 elements (80 unrolled uses) and a float32 and float16 one: one
+    scalar definition per type (float16 computes in float32's), not a copy per use."""
+    def f(x, y, z):
+        for _ in range(10):
+            x = rnp.tanh(x * 0.9 + 0.1)
+        return x, rnp.tanh(y), rnp.tanh(z)
+
+    args = (np.ones(8), np.ones(8, np.float32), np.ones(8, np.float16))
+    text = rune.jit(f).lower(*args).llvm_ir
+    found = definitions(text, "tanh")
+    assert len(found) == len(set(found))  # one definition per type
+    assert sorted({t[-3:] for t in found}) == ["f32", "f64"]  # float16's is float32's
+    assert len(re.findall(r'call [^@\n]+@"?rune_tanh_', text)) >= 12
+    assert text.count("llvm.fma.f64(") < 20  # tanh's fused multiply-adds: one copy
+    got = rune.jit(f)(*args)
+    want = f(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-3)
+
+
+def test_tanh_inlined_where_vectorized():
+    """LLVM inlines tanh before its vectorizers run (which cannot widen a call of ours:
+    module_functions.py), so no definition is left in the machine code of a vectorized
+    map, of lane blocks, or of a small carry's unrolled step."""
+    x = inputs((10_000,), np.float64, seed=5)
+
+    def lanes(v):
+        return rune.iterate(lambda c: (rnp.tanh(2 * c[0]), c[1] + 1), (v, np.int64(0)),
+                            until=lambda c: c[1] >= 2, max_steps=4)[0]
+
+    def layers(W, xs):
+        def step(h, x):
+            for _ in range(4):
+                h = rnp.tanh(W @ h + x)
+            return h, None
+        return rnp.sum(rune.scan(step, rnp.zeros(8), xs)[0])
+
+    programs = [(rnp.tanh, (x,)), (rnp.tanh, (x.astype(np.float32),)),
+                (rune.vmap(lanes), (x[:100],)), (layers, (np.eye(8), x[:32].reshape(4, 8)))]
+    for f, args in programs:
+        lowered = rune.jit(f).lower(*args)
+        assert definitions(lowered.llvm_ir, "tanh")
+        assert not re.search(r"(?m)^\"?rune_tanh\w*\"?:", lowered.asm)
