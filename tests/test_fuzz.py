@@ -62,7 +62,7 @@ import fuzz_programs as fuzz
 # (generating a program costs next to nothing; checking it, the compiles).
 DEFAULT = 1000
 SAMPLE = 2000
-QUICK = 100  # seeds past these are marked slow: the quick run checks the first 100
+QUICK = 50  # seeds past these are marked slow: the quick run checks the first 50
 CHUNK = 25
 START = int(os.environ.get("RUNE_JIT_FUZZ_START", "0"))
 COUNT = int(os.environ.get("RUNE_JIT_FUZZ", str(DEFAULT)))

@@ -86,22 +86,25 @@ def test_every_op_of_the_table_is_generated(name):
     assert len(prog.ops) >= 15
 
 
-@PROPERTY
-@given(prog=programs(), seed=seeds)
-def test_ir_verifies_and_interprets_as_numpy(backend, prog, seed):
-    inputs = make_inputs(prog, seed)
-    assume(prog.kink_distance(inputs) > ROUNDING_TIE)
-    want = prog.values(np)(*inputs)
-    region = verify(rune.make_ir(prog.values(rnp))(*inputs))
-    assert len(region.params) == prog.num_inputs
-    assert_values_close(eval_region(region, inputs), want, prog, rtol=1e-12)
-    assert_values_close(backend(prog.values(rnp))(*inputs), want, prog, rtol=1e-12)
-
-
 # The heaviest properties run a fixed sample of their examples in the quick run and all
 # of them in the slow one (CI runs both): `examples` is the number a run draws.
 EXAMPLES = [pytest.param(15, id="sample"),
             pytest.param(PROPERTY.max_examples, id="whole", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_ir_verifies_and_interprets_as_numpy(backend, examples):
+    @settings(PROPERTY, max_examples=examples)
+    @given(prog=programs(), seed=seeds)
+    def check(prog, seed):
+        inputs = make_inputs(prog, seed)
+        assume(prog.kink_distance(inputs) > ROUNDING_TIE)
+        want = prog.values(np)(*inputs)
+        region = verify(rune.make_ir(prog.values(rnp))(*inputs))
+        assert len(region.params) == prog.num_inputs
+        assert_values_close(eval_region(region, inputs), want, prog, rtol=1e-12)
+        assert_values_close(backend(prog.values(rnp))(*inputs), want, prog, rtol=1e-12)
+    check()
 
 
 @pytest.mark.parametrize("examples", EXAMPLES)
