@@ -39,7 +39,7 @@ def rng():
 # leading parameter (each primitive, each case), and the rest are marked slow, so that
 # `-m slow` (CI's second command) runs them whole. The sample is fixed by the test ids,
 # not by the run: the same tests run every time.
-QUICK_SHARE = 120
+QUICK_SHARE = 60
 
 
 def pytest_collection_modifyitems(config, items):
