@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 import rune_jit as rune
+import rune_jit.numpy as rnp
 from rune_jit import config, tree
 from rune_jit.ir import Eqn, Region
 
@@ -128,3 +129,30 @@ def central_difference(f: Callable, x: np.ndarray, eps: float = 1e-6) -> np.ndar
         e = e.reshape(x.shape)
         cols.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
     return np.stack(cols, axis=-1).reshape(np.shape(f(x)) + x.shape)
+
+
+def cg(matvec, b, tol=1e-26):
+    """Conjugate gradients written with iterate (a user's linear solver for root's
+    linear_solve); x and the number of steps it took."""
+    def step(c):
+        x, r, p, rr, k = c
+        ap = matvec(p)
+        alpha = rr / rnp.vdot(p, ap)
+        x, r = x + alpha * p, r - alpha * ap
+        rr_new = rnp.vdot(r, r)
+        return x, r, r + (rr_new / rr) * p, rr_new, k + 1
+
+    init = (rnp.zeros_like(b), b, b, rnp.vdot(b, b), 0)
+    x, _, _, _, k = rune.iterate(step, init, until=lambda c: c[3] < tol, max_steps=50)
+    return x, k
+
+
+def cg_x(matvec, b):
+    return cg(matvec, b)[0]
+
+
+def richardson(matvec, b):
+    """x += (b - A x) / 4 until A x = b: any A with eigenvalues in (0, 8)."""
+    return rune.iterate(lambda x: x + 0.25 * (b - matvec(x)), rnp.zeros_like(b),
+                        until=lambda x: rnp.max(rnp.abs(matvec(x) - b)) < 1e-14,
+                        max_steps=500)

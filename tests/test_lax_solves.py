@@ -7,6 +7,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit import lax
+from loop_helpers import cg_x, richardson
 
 A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 
@@ -85,33 +86,12 @@ def test_bad_input_names_the_argument():
 B = np.array([[4.0, 1.0, 0.0], [-1.0, 3.0, 0.5], [0.3, 0.0, 2.0]])  # not symmetric
 
 
-def cg(matvec, b):
-    """Conjugate gradients written with rune.iterate."""
-    def step(c):
-        x, r, p, rr = c
-        ap = matvec(p)
-        alpha = rr / rnp.vdot(p, ap)
-        x, r = x + alpha * p, r - alpha * ap
-        rr_new = rnp.vdot(r, r)
-        return x, r, r + (rr_new / rr) * p, rr_new
-
-    init = (rnp.zeros_like(b), b, b, rnp.vdot(b, b))
-    return rune.iterate(step, init, until=lambda c: c[3] < 1e-28, max_steps=50)[0]
-
-
-def richardson(matvec, b):
-    """x += (b - A x) / 4 until A x = b: any A with eigenvalues in (0, 8)."""
-    return rune.iterate(lambda x: x + 0.25 * (b - matvec(x)), rnp.zeros_like(b),
-                        until=lambda x: rnp.max(rnp.abs(matvec(x) - b)) < 1e-14,
-                        max_steps=500)
-
-
 def vector_root(theta):
     f = lambda x: A @ x + 0.1 * x ** 3 - theta  # noqa: E731
     newton = lambda f, x0: rune.iterate(  # noqa: E731
         lambda x: x - rnp.linalg.solve(A + rnp.diag(0.3 * x * x), f(x)), x0,
         until=lambda x: rnp.max(rnp.abs(f(x))) < 1e-14, max_steps=60)
-    return lax.custom_root(f, rnp.zeros(3), newton, cg)
+    return lax.custom_root(f, rnp.zeros(3), newton, cg_x)
 
 
 def general(scale, b, transpose_solve=richardson):
