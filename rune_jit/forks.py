@@ -6,10 +6,16 @@ held in the child forever, so every lock rune_jit takes is made again in the chi
 (`renew_in_child`). LLVM's own state must also be consistent in the child: a fork waits
 until no thread is inside an LLVM call (llvmlite makes one call at a time, under its
 lock, which the fork holds while it happens).
+
+The same holds at the process's end: LLVM's global objects are destroyed as the process
+exits, and a daemon thread still inside an LLVM call then reads freed memory (a
+segfault after the program's last line). As the interpreter exits, rune_jit waits for
+the call under way and keeps LLVM's lock, so that no other thread enters LLVM again.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import weakref
@@ -60,3 +66,13 @@ def _after_in_child() -> None:
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before, after_in_parent=_after_in_parent,
                         after_in_child=_after_in_child)
+
+
+def hold_llvm_until_exit() -> None:
+    """Wait until no other thread is inside LLVM, and keep it so (atexit)."""
+    lock = _llvm_lock()
+    if lock is not None:
+        lock.acquire()  # never released: the process is ending
+
+
+atexit.register(hold_llvm_until_exit)

@@ -449,3 +449,24 @@ FORKS = """
 @pytest.mark.slow
 def test_children_forked_while_another_thread_compiles_can_compile_and_call(tmp_path):
     assert run_fresh(FORKS, tmp_path / "cache", RUNE_JIT_CACHE="0") == "[]"
+
+
+EXIT_WHILE_COMPILING = """
+    import threading, time, numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+    import llvmlite.binding as llvm
+    from rune_jit import forks
+    rune.jit(rnp.sin)(np.ones(3))  # LLVM loaded
+    forks.hold_llvm_until_exit()   # what the interpreter's exit does
+    entered = []
+    threading.Thread(target=lambda: entered.append(llvm.parse_assembly("")),
+                     daemon=True).start()
+    time.sleep(0.5)
+    print(len(entered))
+"""
+
+
+def test_no_thread_enters_llvm_while_the_process_exits(tmp_path):
+    """A daemon thread inside LLVM as the process exits would read LLVM's destroyed
+    globals (a segfault after the program's last line, seen once in CI): the exit waits
+    for the call under way and keeps every later one out."""
+    assert run_fresh(EXIT_WHILE_COMPILING, tmp_path / "cache") == "0"
