@@ -80,3 +80,10 @@ num_threads: int = _num_threads()
 # feature this machine lacks may be read (`.lower(...).asm`) but never run.
 cpu: str = os.environ.get("RUNE_JIT_CPU", "").strip() or "host"
 cpu_features: str = os.environ.get("RUNE_JIT_CPU_FEATURES", "").strip()
+
+# Where compiled code's transcendental functions come from: "own", the project's vector
+# math (backend/cpu/vecmath/, within 1 ulp), or "libmvec", glibc's libm and libmvec (the
+# old path, kept to compare with: docs/accuracy.md gives both).
+math: str = os.environ.get("RUNE_JIT_MATH", "").strip() or "own"
+if math not in ("own", "libmvec"):
+    raise ValueError(f"RUNE_JIT_MATH must be 'own' or 'libmvec', got {math!r}")

@@ -9,6 +9,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
+from ulp_oracle import correctly_rounded, ulp_errors
 
 # docs/accuracy.md: tanh differs from NumPy's by at most 3 ulp (float64), 2 (float32);
 # float16 is computed in float32 and rounded once, as NumPy's is
@@ -159,3 +160,12 @@ def test_tanh_inlined_where_vectorized():
         lowered = rune.jit(f).lower(*args)
         assert definitions(lowered.llvm_ir, "tanh")
         assert not re.search(r"(?m)^\"?rune_tanh\w*\"?:", lowered.asm)
+
+
+def test_the_oracle_rounds_once():
+    """exp(1) rounded from 200 bits is NumPy's float64 e; an error of one spacing is 1."""
+    import mpmath
+
+    e = correctly_rounded(mpmath.exp, np.array([1.0]))
+    assert e[0] == np.e
+    assert ulp_errors(np.nextafter(e, 3.0), e)[0] == 1.0

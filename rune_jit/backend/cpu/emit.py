@@ -364,3 +364,11 @@ class Fn:
             ex.call(free, [ex.load(slot, typ=PTR)])
         ex.ret(ex.load(self.status, typ=I64))
         return self.func
+
+
+def mark_pure(fn: ir.Function) -> None:
+    """Mark a function that reads and writes no memory and always returns."""
+    # llvmlite checks attribute names against a list; these it does not know, so they go
+    # into the underlying set directly
+    for attr in ("nounwind", "willreturn", "memory(none)"):
+        set.add(fn.attributes, attr)

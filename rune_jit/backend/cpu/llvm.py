@@ -110,8 +110,9 @@ def fingerprint() -> str:
     (RUNE_JIT_CPU, or the host's), versions (the
     Python version too: which C API functions a native entry calls depends on it), and
     whether it may run on several threads (RUNE_JIT_NUM_THREADS=1 compiles serial code),
-    and the OpenBLAS kernels asked for (which products call gemm depends on them: blas.py)."""
-    return "|".join([target().cpu, target().features, llvmlite.__version__,
+    the OpenBLAS kernels asked for (which products call gemm depends on them: blas.py), and
+    where transcendental functions come from (RUNE_JIT_MATH)."""
+    return "|".join([target().cpu, target().features, llvmlite.__version__, config.math,
                      ".".join(map(str, llvm.llvm_version_info)), sys.implementation.cache_tag,
                      "openblas:" + os.environ.get("OPENBLAS_CORETYPE", "")]
                     + (["threads"] if config.num_threads > 1 else []))

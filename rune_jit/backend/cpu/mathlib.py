@@ -17,9 +17,10 @@ from functools import lru_cache
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
-from . import arith
+from ... import config
+from . import arith, module_functions, vecmath
 from . import llvm as engine
-from .emit import F32, I32, declare
+from .emit import F32, I32, declare, mark_pure
 
 # rune_jit name -> libm name (float64; float32 adds "f")
 LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "expm1": "expm1",
@@ -51,10 +52,13 @@ def vector_variants(name: str, float32: bool, nargs: int) -> tuple[tuple[str, in
 
 
 def call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
-    """libm's `name` of the arguments; float16 calls the float32 function and rounds (as
+    """`name` of the arguments: the project's own code where vecmath has it (unless
+    RUNE_JIT_MATH=libmvec), else libm's (and libmvec's for vectors); float16 calls the float32 function and rounds (as
     NumPy's float16 loops do: libm has no half functions)."""
     if arith.is_half(args[0]):
         return arith.in_float32(b, lambda *xs: call(b, name, *xs), *args)
+    if config.math == "own" and name in vecmath.FUNCTIONS:
+        return module_functions.call(b, name, vecmath.FUNCTIONS[name], *args)
     t = args[0].type
     if isinstance(t, ir.VectorType):
         return _vector_call(b, name, *args)
@@ -71,14 +75,6 @@ def call(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
         for sym, lanes in variants:
             _keep_declared(b.module, sym, t, lanes, len(args))
     return inst
-
-
-def mark_pure(fn: ir.Function) -> None:
-    """Mark a function that reads and writes no memory and always returns."""
-    # llvmlite checks attribute names against a list; these it does not know, so they go
-    # into the underlying set directly
-    for attr in ("nounwind", "willreturn", "memory(none)"):
-        set.add(fn.attributes, attr)
 
 
 def _keep_declared(module: ir.Module, sym: str, t: ir.Type, lanes: int, nargs: int) -> None:

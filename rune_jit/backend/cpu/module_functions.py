@@ -32,7 +32,8 @@ from typing import Callable
 
 import llvmlite.ir as ir
 
-from . import arith, mathlib
+from . import arith
+from .emit import mark_pure
 
 Body = Callable[..., ir.Value]  # (builder, *argument registers) -> the result register
 
@@ -52,7 +53,7 @@ def define(module: ir.Module, name: str, body: Body, t: ir.Type, nargs: int) -> 
         return fn
     fn = ir.Function(module, ir.FunctionType(t, [t] * nargs), symbol)
     fn.linkage = "internal"
-    mathlib.mark_pure(fn)
+    mark_pure(fn)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     b.ret(body(b, *fn.args))
     return fn
