@@ -13,8 +13,8 @@ import numpy as np
 import rune_jit as rune
 import rune_jit.numpy as rnp
 import rune_jit.random as rr
-from rune_jit.api import linearized
-from rune_jit.ir import Var
+from rune_jit._src.api import linearized
+from rune_jit._src.ir import Var
 
 import workloads as wl
 

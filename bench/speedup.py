@@ -49,7 +49,7 @@ def _grid(side: int) -> tuple[np.ndarray, np.ndarray]:
 def _rune_runs(name: str, mode: str) -> tuple[dict, str]:
     """{"one thread": call, "all threads": call} for a workload, and its size."""
     import rune_jit as rune
-    from rune_jit.backend.cpu import threads
+    from rune_jit._src.backend.cpu import threads
 
     if name == "Mandelbrot":
         side = MANDELBROT[mode]
@@ -81,7 +81,7 @@ def _numpy_runs(mode: str, pool: ThreadPoolExecutor) -> dict:
 
 def speedups(mode: str, repeats: int, min_sample: float) -> dict:
     """Rows of the thread speedup: each workload's two medians and their ratio."""
-    from rune_jit import config
+    from rune_jit._src import config
 
     load = {"load_average_before": os.getloadavg()[0]}
     rows = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import NamedTuple
@@ -43,11 +44,13 @@ def resolves(jax_name: str) -> bool:
             obj = importlib.import_module(".".join(parts[:split]))
         except ImportError:
             continue
-        try:
-            for attr in parts[split:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return False
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)  # an internal module's old name
+            try:
+                for attr in parts[split:]:
+                    obj = getattr(obj, attr)
+            except (AttributeError, DeprecationWarning):
+                return False
         return True
     return False
 

@@ -1,30 +1,33 @@
 """rune_jit: differentiable, vectorizable loops staged into a typed IR and compiled with LLVM."""
 
-from .version import __version__  # noqa: F401
+from ._src.version import __version__  # noqa: F401
 
 from . import checkpoint_policies, numpy, random, tree
 from . import flatten_util, tree_util
-from . import compile_log, debug
+from . import compile_log, debug, errors, ops
 from . import nn, scipy
-from .python_loops import disable_jit
-from .api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vjp, vmap
-from .check import check_grads
-from .control_flow import associative_scan, fori_loop, map, switch, while_loop
-from .errors import ConcretizationError, GradCheckError, IterateError
-from .jit import jit
-from . import eager_cache  # noqa: F401 (installs the eager caches: rune_jit/eager.py)
-from .ops.control import cond, stop_gradient
-from .ops.custom import custom_jvp, custom_vjp
-from .ops.iterate import iterate
-from .ops.pure_callback import pure_callback
-from .ops.remat import checkpoint, checkpoint_name, remat
-from .ops.root import root
-from .ops.scan import scan
-from .transforms import (ShapeDtypeStruct, eval_shape, linear_transpose, linearize,
-                         print_saved_residuals, saved_residuals)
-from . import config, custom_derivatives, lax, typing
+from ._src.python_loops import disable_jit
+from ._src.api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vjp, vmap
+from ._src.check import check_grads
+from ._src.control_flow import associative_scan, fori_loop, map, switch, while_loop
+from ._src.errors import ConcretizationError, GradCheckError, IterateError
+from ._src.jit import jit
+from ._src import eager_cache as _eager_cache  # noqa: F401 (installs the eager caches)
+from ._src.ops.control import cond, stop_gradient
+from ._src.ops.custom import custom_jvp, custom_vjp
+from ._src.ops.iterate import iterate
+from ._src.ops.pure_callback import pure_callback
+from ._src.ops.remat import checkpoint, checkpoint_name, remat
+from ._src.ops.root import root
+from ._src.ops.scan import scan
+from ._src.transforms import (ShapeDtypeStruct, eval_shape, linear_transpose, linearize,
+                              print_saved_residuals, saved_residuals)
+from ._src import config
+import sys as _sys
+_sys.modules[__name__ + ".config"] = config  # `import rune_jit.config`, as `jax.config`
+from . import custom_derivatives, lax, typing
 from ._src.array_type import Array
-from ._src import absent as _absent
+from ._src import absent as _absent, moved as _moved
 from ._src.devices import (Device, block_until_ready, default_backend, device_count,
                            device_get, device_put, devices, local_device_count, local_devices,
                            process_count, process_index)
@@ -49,9 +52,11 @@ __all__ = [
     "device_count", "device_get", "device_put", "devices", "ensure_compile_time_eval",
     "jacobian", "local_device_count", "local_devices", "make_jaxpr", "named_call",
     "named_scope", "numpy_dtype_promotion", "numpy_rank_promotion", "process_count",
-    "process_index", "typeof", "typing",
+    "process_index", "typeof", "typing", "errors", "ops",
 ]
 
 
 def __getattr__(name: str):
+    if name in _moved.MODULES:
+        return _moved.module(name)
     raise _absent.attribute_error(__name__, name)

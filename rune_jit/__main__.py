@@ -4,11 +4,11 @@ disk cache."""
 
 import sys
 
-from .tour import main
+from ._src.tour import main
 
 
 def cache_command(args: list[str]) -> int:
-    from . import disk_cache
+    from ._src import disk_cache
 
     if args not in (["info"], ["clear"]):
         print("usage: python -m rune_jit cache info|clear", file=sys.stderr)

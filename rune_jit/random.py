@@ -23,15 +23,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import numpy as rnp
-from .dtypes import check_supported, int_bounds
+from ._src.dtypes import check_supported, int_bounds
 from .numpy._core import accept, as_value, broadcast, dtype_weak, is_python_scalar
 from .numpy.indexing import getitem
-from .ops import elementwise as ew
-from .ops import shape as sh
-from .ops.control import stop_gradient
-from .ops.iterate import iterate
-from .ops.scan import scan
-from .trace import Tracer, type_of_value
+from ._src.ops import elementwise as ew
+from ._src.ops import shape as sh
+from ._src.ops.control import stop_gradient
+from ._src.ops.iterate import iterate
+from ._src.ops.scan import scan
+from ._src.trace import Tracer, type_of_value
 
 __all__ = [
     "PRNGKey", "ball", "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy",
@@ -498,7 +498,7 @@ def _cholesky(a: Any) -> Any:
     by column in a scan (a static loop of n steps), differentiable and vmappable."""
     shape = type_of_value(a).shape
     if len(shape) > 2:
-        from .api import vmap
+        from ._src.api import vmap
 
         flat = rnp.reshape(a, (-1,) + shape[-2:])
         return rnp.reshape(vmap(_cholesky)(flat), shape)
@@ -525,7 +525,7 @@ POISSON_MAX_STEPS = 1024  # Knuth's loop runs lam + 1 steps on average (lam < 10
 def _per_element(key: Any, params: list, shape: tuple[int, ...], fn) -> Any:
     """fn(key, *params) for each element of `shape`, each with a key of its own: a vmap
     of a scalar sampler (its while loops stop lane by lane)."""
-    from .api import vmap
+    from ._src.api import vmap
 
     size = math.prod(shape)
     keys = rnp.reshape(split(key, size), (size, 2))
@@ -728,7 +728,7 @@ def _shuffle(key: Any, x: Any, axis: int) -> Any:
 
 def _take(x: Any, ind: Any, axis: int) -> Any:
     """x[..., ind, ...] with `ind` (any shape of integers) along `axis`."""
-    from .api import vmap
+    from ._src.api import vmap
 
     shape, ishape = type_of_value(x).shape, type_of_value(ind).shape
     moved = rnp.moveaxis(x, axis, 0)

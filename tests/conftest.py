@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import rune_jit as rune  # noqa: E402
-from rune_jit import config  # noqa: E402
+from rune_jit._src import config  # noqa: E402
 
 BACKENDS = ["eager", "jit"]
 

@@ -46,7 +46,7 @@ import numpy as np
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
+from rune_jit._src import config
 
 F64, F32, I64, I32 = (np.dtype(t) for t in ("float64", "float32", "int64", "int32"))
 DT_SRC = {F64: "np.float64", F32: "np.float32", I64: "np.int64", I32: "np.int32"}

@@ -13,8 +13,9 @@ import numpy as np
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config, tree
-from rune_jit.ir import Eqn, Region
+from rune_jit._src import config
+from rune_jit import tree
+from rune_jit._src.ir import Eqn, Region
 
 # the NumPy interpreter, eager calls (loops compiled one by one), and jit
 PATHS = ["interpret", "eager", "jit"]

@@ -19,19 +19,19 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit.api import as_value
-from rune_jit.interpret import eval_region
-from rune_jit.ir import Region
+from rune_jit._src.api import as_value
+from rune_jit._src.interpret import eval_region
+from rune_jit._src.ir import Region
 from rune_jit.numpy.indexing import getitem
 from rune_jit.numpy.sorting import accumulate
-from rune_jit.ops import elementwise as ew
-from rune_jit.ops import gather as gt
-from rune_jit.ops import index as ix
-from rune_jit.ops import linalg as la
-from rune_jit.ops import shape as sh
-from rune_jit.ops import sort as so
+from rune_jit._src.ops import elementwise as ew
+from rune_jit._src.ops import gather as gt
+from rune_jit._src.ops import index as ix
+from rune_jit._src.ops import linalg as la
+from rune_jit._src.ops import shape as sh
+from rune_jit._src.ops import sort as so
 from rune_jit.scipy import linalg as rsl
-from rune_jit.trace import bind1
+from rune_jit._src.trace import bind1
 
 F64, F32, F16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL = (np.dtype(t) for t in (
     "float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint64", "uint32",

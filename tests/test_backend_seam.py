@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from rune_jit.backend.cpu.lower import ELEMENTS, LOWERINGS
-from rune_jit.primitive import Primitive
+from rune_jit._src.backend.cpu.lower import ELEMENTS, LOWERINGS
+from rune_jit._src.primitive import Primitive
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rune_jit"
@@ -44,7 +44,7 @@ def test_primitives_and_numpy_never_import_llvmlite_or_a_backend(layer):
     offenders = {}
     for path in sorted((PACKAGE / layer).rglob("*.py")):
         bad = {n for n in _imports(path)
-               if n.split(".")[0] == "llvmlite" or n.startswith("rune_jit.backend")}
+               if n.split(".")[0] == "llvmlite" or n.startswith("rune_jit._src.backend")}
         if bad:
             offenders[str(path.relative_to(ROOT))] = sorted(bad)
     assert not offenders
@@ -59,7 +59,7 @@ def test_the_import_graph_keeps_its_layers():
 def test_import_loads_no_llvm_and_the_interpreter_runs_jit_without_it():
     code = """
 import json, sys, numpy as np, rune_jit as rune, rune_jit.numpy as rnp
-from rune_jit.backend import stats
+from rune_jit._src.backend import stats
 imported = "llvmlite" in sys.modules
 f = rune.jit(lambda xs: rune.scan(lambda c, x: (c * 0.5 + rnp.sin(x),) * 2, 0.0, xs)[0])
 g = rune.jit(rune.grad(lambda x: rnp.sum(rnp.tanh(x) ** 2)))
@@ -109,8 +109,8 @@ def test_rule_slots_and_traits_are_declared():
 
 def test_an_elementwise_primitive_with_only_a_portable_element_rule_compiles():
     """Adding an elementwise op needs its meaning and its element rule: no CPU code."""
-    from rune_jit.ops import elementwise as ew
-    from rune_jit.trace import bind1
+    from rune_jit._src.ops import elementwise as ew
+    from rune_jit._src.trace import bind1
 
     prim = Primitive("test_seam_softplus", traits=frozenset({"elementwise"}))
     try:
@@ -131,7 +131,7 @@ def test_a_lowering_failure_names_the_primitive():
     try:
         prim.def_rule("shape", lambda x: [x])
         prim.def_rule("impl", lambda x: [x])
-        from rune_jit.trace import bind1
+        from rune_jit._src.trace import bind1
 
         with pytest.raises(NotImplementedError, match="no CPU lowering rule for "
                                                      "test_seam_unlowered"):
@@ -195,7 +195,7 @@ def test_errors_name_the_users_line():
     try:
         prim.def_rule("shape", lambda x: [x])
         prim.def_rule("impl", lambda x: [x])
-        from rune_jit.trace import bind1
+        from rune_jit._src.trace import bind1
 
         def uses(x):
             return rnp.sum(bind1(prim, x))  # the line the pass's error names

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from rune_jit import disk_cache
+from rune_jit._src import disk_cache
 
 NOBODY = 65534
 
@@ -43,7 +43,7 @@ SHARED_PROBES = """\
 PROBES = """
     import builtins, json, math, os, sys
     import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
-    from rune_jit.backend.cpu import runtime
+    from rune_jit._src.backend.cpu import runtime
     sys.path.insert(0, os.environ["LIB"])
     from helpers import scale
     from consts import K
@@ -152,7 +152,7 @@ def test_no_probe_gives_an_old_result_to_an_eager_call(tmp_path):
 
 
 def test_the_digest_refuses_what_it_cannot_see_through():
-    from rune_jit.code_digest import digest
+    from rune_jit._src.code_digest import digest
 
     namespace = {"np": np, "rnp": rune.numpy}
     exec("def reads_globals(x):\n    return x * globals()['K']\n"
@@ -205,7 +205,7 @@ def test_a_captured_array_is_its_value_at_trace_time(form):
 
 PROGRAM = """
     import numpy as np, rune_jit as rune, rune_jit.numpy as rnp, warnings
-    from rune_jit.backend.cpu import runtime
+    from rune_jit._src.backend.cpu import runtime
     warnings.simplefilter("always")
     f = rune.jit(lambda xs: rune.scan(lambda c, x: (c * 0.5 + rnp.sin(x),) * 2, 0.0, xs)[0])
     print(float(f(np.linspace(0, 1, 50))), runtime.stats["compiled"], runtime.stats["loaded"])

@@ -13,7 +13,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit.backend import stats
+from rune_jit._src.backend import stats
 from loop_helpers import PATHS, on
 
 XS = np.array([1.0, 2.0, 3.0])
@@ -111,7 +111,7 @@ def test_callbacks_get_the_values_with_their_pytree():
 def test_a_program_that_calls_back_is_not_cached_on_disk(tmp_path):
     script = textwrap.dedent("""
         import numpy as np, rune_jit as rune
-        from rune_jit.backend import stats
+        from rune_jit._src.backend import stats
         f = rune.jit(lambda x: (rune.debug.print("x={}", x), x + 1)[1])
         print(f(np.float64(1.0)), stats["loaded"])
     """)

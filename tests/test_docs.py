@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rune_jit import tour
-from rune_jit.primitive import Primitive
+from rune_jit._src import tour
+from rune_jit._src.primitive import Primitive
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 BLOCK = re.compile(r"```(python|text)\n(.*?)```", re.S)

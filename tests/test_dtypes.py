@@ -11,7 +11,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit.dtypes import SUPPORTED, result_type
+from rune_jit._src.dtypes import SUPPORTED, result_type
 from primitive_cases import DTYPES, F16, F32, F64, U8, U64
 
 NUMBERS = [0, -1, 255, 2**31, 2**63, 1.5, True]
@@ -192,7 +192,7 @@ def test_numpys_functions_dispatch_to_the_bit_rules(backend):
 
 
 def test_bitcast_convert_reads_the_bits():
-    from rune_jit.ops.elementwise import bitcast_convert
+    from rune_jit._src.ops.elementwise import bitcast_convert
 
     x = np.array([1.0, -2.5, np.inf], np.float32)
     bits = rune.jit(lambda v: bitcast_convert(v, np.uint32))(x)

@@ -14,9 +14,9 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import backend, eager_cache
-from rune_jit.code_digest import digest
-from rune_jit.guard import guard
+from rune_jit._src import backend, eager_cache
+from rune_jit._src.code_digest import digest
+from rune_jit._src.guard import guard
 
 DTYPES = ["float64", "float32", "float16", "int64", "int32", "int8", "uint8", "uint64",
           "bool"]
@@ -487,7 +487,7 @@ def test_jitted_quick_calls_check_python_ints_and_hide_frames():
 
 
 def test_the_quick_path_follows_the_backend_setting(monkeypatch):
-    from rune_jit import config
+    from rune_jit._src import config
 
     f = rune.jit(lambda x, s: rnp.sin(x) * s)
     x = np.linspace(0.0, 3.0, 7)

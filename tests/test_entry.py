@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from rune_jit.backend.cpu import entry, llvm
-from rune_jit.errors import IterateError
+from rune_jit._src.backend.cpu import entry, llvm
+from rune_jit._src.errors import IterateError
 
 
 def declared(llvm_ir: str) -> set[str]:

@@ -7,7 +7,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
+from rune_jit._src import config
 
 STEPS = 300
 

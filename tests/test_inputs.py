@@ -286,7 +286,7 @@ def test_a_saved_program_still_checks(tmp_path):
     checks) again."""
     code = """
         import numpy as np, rune_jit as rune
-        from rune_jit.backend.cpu import runtime
+        from rune_jit._src.backend.cpu import runtime
         def f(x, k):
             return x + k
         g = rune.jit(f)

@@ -16,8 +16,9 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config, tree
-from rune_jit.backend.cpu import runtime
+from rune_jit._src import config
+from rune_jit import tree
+from rune_jit._src.backend.cpu import runtime
 
 
 def newton(a, max_steps=50):
@@ -208,7 +209,7 @@ def _run_fresh(code: str, cache_dir, **env) -> str:
 
 PROGRAM = """
     import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
-    from rune_jit.backend.cpu import runtime
+    from rune_jit._src.backend.cpu import runtime
     HALF = [0.5]  # a list: f is traced in every process, and its code found by its IR
     f = rune.jit(lambda xs: rune.scan(lambda c, x: (c * HALF[0] + rnp.sin(x),) * 2, 0.0, xs)[0])
     print(float(f(np.linspace(0, 1, 50))), runtime.stats["compiled"], runtime.stats["loaded"])
@@ -235,7 +236,7 @@ def test_corrupt_entry_is_recompiled(tmp_path):
 def test_entries_that_check_out_but_do_not_load_are_compiled_again(tmp_path, monkeypatch):
     """Written whole (the checksum holds) but unusable here: code another machine's
     libraries could link, or metadata of another shape."""
-    from rune_jit import disk_cache as cache
+    from rune_jit._src import disk_cache as cache
 
     _run_fresh(PROGRAM, tmp_path)
     (entry,) = list(tmp_path.rglob("*.bin"))
@@ -255,7 +256,7 @@ def test_cache_can_be_disabled(tmp_path):
 
 TRACED = """
     import os, numpy as np, rune_jit as rune, rune_jit.numpy as rnp
-    from rune_jit.backend.cpu import runtime
+    from rune_jit._src.backend.cpu import runtime
     SCALE = float(os.environ.get("SCALE", "2"))
     W = np.arange(3.0) * float(os.environ.get("W", "1"))
     def helper(x):
@@ -323,7 +324,7 @@ def test_a_saved_program_is_one_file_and_a_corrupt_one_traces_again(tmp_path):
 
 
 def test_digest_covers_code_captures_and_static_arguments():
-    from rune_jit.code_digest import digest
+    from rune_jit._src.code_digest import digest
 
     def scaled(k):
         return lambda x: x * k
@@ -358,7 +359,7 @@ def _calls_user_module(mylib: types.ModuleType, body: str = "mylib.g(x) + 1.0"):
 
 
 def test_digest_of_a_user_module_covers_what_the_code_reads_from_it():
-    from rune_jit.code_digest import digest
+    from rune_jit._src.code_digest import digest
 
     two, three = _user_module(scale=2.0), _user_module(scale=3.0)
     assert digest(_calls_user_module(two)) == digest(_calls_user_module(_user_module(scale=2.0)))
@@ -378,7 +379,7 @@ def test_a_function_calling_a_user_module_is_found_by_the_next_process(tmp_path)
     (tmp_path / "mylib.py").write_text("SCALE = 2.0\ndef g(x):\n    return x * SCALE\n")
     program = """
         import os, sys, numpy as np, rune_jit as rune
-        from rune_jit.backend.cpu import runtime
+        from rune_jit._src.backend.cpu import runtime
         sys.path.insert(0, os.environ["LIB"])
         import mylib
         y = rune.jit(lambda x: mylib.g(x) + 1.0)(np.float64(1.0))
@@ -443,7 +444,7 @@ def test_concurrent_first_calls_compile_once():
 
 
 def test_unresolved_symbol_fails_when_linking_not_when_called():
-    from rune_jit.backend.cpu import llvm
+    from rune_jit._src.backend.cpu import llvm
 
     code = """
     declare double @no_such_function_in_this_process(double)
@@ -479,7 +480,7 @@ LINKED = """
 def _mix(link) -> list[float]:
     import ctypes
 
-    from rune_jit.backend.cpu import llvm
+    from rune_jit._src.backend.cpu import llvm
 
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
     keep, (address,) = link(obj, ["mix"])
@@ -490,7 +491,7 @@ def _mix(link) -> list[float]:
 def test_object_loader_agrees_with_lljit():
     """Constants, writable data and a call into libm, loaded by rune_jit's own loader
     (x86-64 Linux) and by LLJIT."""
-    from rune_jit.backend.cpu import llvm
+    from rune_jit._src.backend.cpu import llvm
 
     ours, theirs = _mix(llvm.link), _mix(lambda obj, syms: llvm.lljit_link(obj, syms, {}))
     assert ours[:4] == theirs[:4] == [math.sin(0.5) * 2.0 ** i for i in range(4)]
@@ -499,7 +500,7 @@ def test_object_loader_agrees_with_lljit():
 
 
 def test_object_loader_refuses_what_is_not_an_object():
-    from rune_jit.backend.cpu import elf_loader, llvm
+    from rune_jit._src.backend.cpu import elf_loader, llvm
 
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
     for bad in (b"", b"not an object file", obj[:100], obj[:len(obj) // 2]):
@@ -514,7 +515,7 @@ def test_object_loader_refuses_what_is_not_an_object():
     "define void @f() {\n  store volatile i64 1, ptr @n\n  ret void\n}",
 ], ids=["thread-local", "constructor"])
 def test_object_loader_leaves_what_it_cannot_run_faithfully_to_lljit(ir_text):
-    from rune_jit.backend.cpu import elf_loader, llvm
+    from rune_jit._src.backend.cpu import elf_loader, llvm
 
     obj = llvm.emit_object(llvm.optimize(ir_text))
     with pytest.raises(elf_loader.Unsupported):
@@ -522,7 +523,7 @@ def test_object_loader_leaves_what_it_cannot_run_faithfully_to_lljit(ir_text):
 
 
 def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
-    from rune_jit.backend.cpu import elf_loader, llvm
+    from rune_jit._src.backend.cpu import elf_loader, llvm
 
     monkeypatch.setattr(elf_loader, "RELOCATIONS", {})  # every relocation unknown
     out = _mix(llvm.link)
@@ -533,7 +534,7 @@ def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
 def test_a_small_state_recurrence_keeps_its_state_apart():
     """LLVM's SLP vectorizer would pack a 2-vector carry into one register, and the next
     step's sin would wait for the whole update (see llvm.SLP_THRESHOLD)."""
-    from rune_jit.backend.cpu import llvm
+    from rune_jit._src.backend.cpu import llvm
 
     def pendulum(s0, xs):
         def step(s, x):
@@ -630,7 +631,7 @@ def test_dropped_jitted_functions_are_collected_safely(tmp_path):
 def test_results_and_code_can_die_as_the_interpreter_exits(monkeypatch):
     """As the interpreter exits, module globals become None before the last objects
     die: a pooled result and loaded code must go quietly then."""
-    from rune_jit.backend.cpu import elf_loader, llvm, pool
+    from rune_jit._src.backend.cpu import elf_loader, llvm, pool
 
     result = rune.jit(lambda x: x * 2.0)(np.ones(1 << 18))  # from the pool
     code = llvm.link(llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED))), ["mix"])
@@ -669,7 +670,7 @@ def test_native_entry_raises_the_programs_errors():
 def test_backend_interpret_runs_loops_without_compiling(tmp_path):
     code = """
         import numpy as np, rune_jit as rune
-        from rune_jit.backend.cpu import runtime
+        from rune_jit._src.backend.cpu import runtime
         carry, ys = rune.scan(lambda c, x: (c + x, c), 0.0, np.arange(4.0))
         print(float(carry), runtime.stats["compiled"] + runtime.stats["loaded"])
     """
@@ -837,7 +838,7 @@ def test_big_products_are_numpys(dtype):
     through a transpose too, unless it is lazy, strided or a transpose that reorders the
     free axes, which are laid out first; batched, in a scan step, under vmap and grad,
     and on a reverse-mode tape. The next test runs this one under the other kernels."""
-    from rune_jit.backend.cpu import blas
+    from rune_jit._src.backend.cpu import blas
 
     rng = np.random.default_rng(9)
     a, b = (rng.normal(size=(2, 256, 256)) / 16).astype(dtype)
@@ -898,7 +899,7 @@ def test_big_products_are_numpys_under_the_other_openblas_kernels():
     """Which products call gemm depends on OpenBLAS's kernels on a CPU with AVX-512
     (blas.py): the test above again, in a process asking for the other kernels, so that
     both paths run here (where the CPU has no AVX-512, both processes call gemm)."""
-    from rune_jit.backend.cpu import blas
+    from rune_jit._src.backend.cpu import blas
 
     other = "Haswell" if blas.usable(np.dtype(np.float64), 256, 256, 256) else "SkylakeX"
     proc = subprocess.run(

@@ -227,7 +227,7 @@ def transformations(f, n_args):
 def check_compiled(f, args, batched_first):
     """Compiled equals interpreted for f and its transformations; vmap maps the first
     argument, `batched_first`."""
-    from rune_jit import config
+    from rune_jit._src import config
 
     for name, g in transformations(f, len(args)).items():
         call = [batched_first] + list(args[1:]) if name.startswith("vmap") else list(args)

@@ -6,7 +6,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from loop_helpers import forward_and_reverse, prims, scan_parts, scan_ys, top
-from rune_jit.ir import count_eqns
+from rune_jit._src.ir import count_eqns
 
 
 def step(c, x):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit.errors import ConcretizationError
+from rune_jit._src.errors import ConcretizationError
 
 F64, F32, F16, I64, I32, U8, BOOL = (np.float64, np.float32, np.float16, np.int64, np.int32,
                                      np.uint8, np.bool_)
@@ -850,7 +850,7 @@ def test_methods_on_traced_values(name):
 
 def test_at_least_sixty_ndarray_methods_and_attributes_are_listed():
     from rune_jit.numpy.methods import METHODS
-    from rune_jit.trace import Tracer
+    from rune_jit._src.trace import Tracer
 
     names = [n for n in METHODS if not n.startswith("__")] + ["shape", "dtype", "ndim", "size"]
     assert len(names) >= 60, len(names)

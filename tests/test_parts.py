@@ -19,8 +19,9 @@ import pytest
 import fuzz_programs as fuzz
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config, tree
-from rune_jit.backend.cpu import chunks, runtime
+from rune_jit._src import config
+from rune_jit import tree
+from rune_jit._src.backend.cpu import chunks, runtime
 
 
 @pytest.fixture
@@ -195,7 +196,7 @@ def test_what_llvm_compiles_stays_bounded_as_a_step_grows():
 
 def test_full_collections_are_held_off_while_compiling_and_run_again_after():
     """Tracing and compiling run without collections of the oldest generation
-    (rune_jit/gc_pause.py: they made compile time grow faster than the program); the
+    (rune_jit/_src/gc_pause.py: they made compile time grow faster than the program); the
     thresholds are the user's again afterwards, also when the trace fails."""
     import gc
 

@@ -13,11 +13,11 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import backend, config
+from rune_jit._src import backend, config
 from rune_jit._src import platforms
-from rune_jit.backend.cpu import elf_loader, mathlib, pool_code, threads
-from rune_jit.backend.cpu import llvm as engine
-from rune_jit.errors import UnsupportedPlatformError
+from rune_jit._src.backend.cpu import elf_loader, mathlib, pool_code, threads
+from rune_jit._src.backend.cpu import llvm as engine
+from rune_jit._src.errors import UnsupportedPlatformError
 
 
 @pytest.mark.parametrize("os_name, machine", [("linux", "x86_64"), ("linux", "aarch64"),

@@ -6,7 +6,7 @@ import gc
 import numpy as np
 
 import rune_jit as rune
-from rune_jit.backend.cpu import pool
+from rune_jit._src.backend.cpu import pool
 
 N = (1 << 20) // 8 * 3  # 3 MiB of float64: a pooled result
 
@@ -58,9 +58,9 @@ def test_faulting_in_keeps_what_is_written():
 
 
 def test_a_loaded_program_has_memory_on_its_way_for_its_first_result():
-    from rune_jit.backend.cpu import runtime
-    from rune_jit.ir import Type
-    from rune_jit.trace import trace_flat
+    from rune_jit._src.backend.cpu import runtime
+    from rune_jit._src.ir import Type
+    from rune_jit._src.trace import trace_flat
 
     n = N + 512  # a size no other test uses
     t = Type(np.dtype(np.float64), (n,))

@@ -11,17 +11,17 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit.ad_util import UndefinedPrimal, Zero
-from rune_jit.ir import Literal, Var, type_of
-from rune_jit.ops import elementwise as ew
-from rune_jit.ops import gather as gt
-from rune_jit.ops import index as ix
-from rune_jit.ops import decomp as dc
-from rune_jit.ops import linalg as la
-from rune_jit.ops import shape as sh
-from rune_jit.ops import sort as so
-from rune_jit.primitive import SLOTS, Absent, Primitive
-from rune_jit.trace import bind, bind1
+from rune_jit._src.ad_util import UndefinedPrimal, Zero
+from rune_jit._src.ir import Literal, Var, type_of
+from rune_jit._src.ops import elementwise as ew
+from rune_jit._src.ops import gather as gt
+from rune_jit._src.ops import index as ix
+from rune_jit._src.ops import decomp as dc
+from rune_jit._src.ops import linalg as la
+from rune_jit._src.ops import shape as sh
+from rune_jit._src.ops import sort as so
+from rune_jit._src.primitive import SLOTS, Absent, Primitive
+from rune_jit._src.trace import bind, bind1
 from primitive_cases import (BOOL, DTYPES, F16, F32, F64, FLOATS, I16, I32, I64, INTS, NUMERIC,
                              SIGNED, U16, U32, UNARY, diagonal_solve, draw, prims_in)
 
@@ -159,8 +159,8 @@ def _custom_identity():
 
 def _custom_lin(x):
     """What the jvp of a custom_vjp function stages: here with an identity bwd."""
-    from rune_jit.ops.custom import custom_lin_p
-    from rune_jit.trace import trace_flat, type_of_value
+    from rune_jit._src.ops.custom import custom_lin_p
+    from rune_jit._src.trace import trace_flat, type_of_value
 
     t = type_of_value(x)
     bwd = trace_flat(lambda ct: [ct], [t])
@@ -309,8 +309,8 @@ def _tangent_solve(w, x, b):
     """The user's exact solve with A = ∂r/∂x, r(y) = w y + 0.1 y roll(y): A is not
     symmetric, so the transpose really solves with Aᵀ."""
     from rune_jit._src.tangent_solve import TangentSolve, solve_tangents, trace_solves
-    from rune_jit.arguments import flatten_args
-    from rune_jit.trace import close_together, type_of_value
+    from rune_jit._src.arguments import flatten_args
+    from rune_jit._src.trace import close_together, type_of_value
 
     exact = lambda mv, b: rnp.linalg.solve(rune.jacfwd(mv)(b), b)  # noqa: E731
     residual = lambda y: w * y + 0.1 * y * rnp.roll(y, 1)  # noqa: E731

@@ -14,15 +14,15 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit.numpy.sorting import accumulate
-from rune_jit.ops import elementwise as ew
-from rune_jit.ops import gather as gt
-from rune_jit.ops import index as ix
-from rune_jit.ops import decomp as dc
-from rune_jit.ops import linalg as la
-from rune_jit.ops import shape as sh
-from rune_jit.ops import sort as so
-from rune_jit.primitive import Primitive
-from rune_jit.trace import bind1
+from rune_jit._src.ops import elementwise as ew
+from rune_jit._src.ops import gather as gt
+from rune_jit._src.ops import index as ix
+from rune_jit._src.ops import decomp as dc
+from rune_jit._src.ops import linalg as la
+from rune_jit._src.ops import shape as sh
+from rune_jit._src.ops import sort as so
+from rune_jit._src.primitive import Primitive
+from rune_jit._src.trace import bind1
 from primitive_cases import F64, UNARY, diagonal_solve, draw, prims_in, root_sqrt
 
 

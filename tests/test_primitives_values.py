@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from rune_jit.ir import Literal, type_of
-from rune_jit.primitive import Primitive
+from rune_jit._src.ir import Literal, type_of
+from rune_jit._src.primitive import Primitive
 from primitive_cases import (BINARY, CASES, DTYPES, assert_outcome, draw, expected, is_error,
                              prims_in, staged)
 

@@ -14,8 +14,8 @@ from programs import FAMILIES, OPS, Program, make_inputs, programs
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit.interpret import eval_region
-from rune_jit.ir import verify
+from rune_jit._src.interpret import eval_region
+from rune_jit._src.ir import verify
 
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -14,7 +14,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 import rune_jit.random as rr
-from rune_jit.ir import Region
+from rune_jit._src.ir import Region
 
 DATA = np.load(Path(__file__).resolve().parent / "data" / "jax_random.npz")
 CASES = json.loads(str(DATA["cases"]))["cases"]

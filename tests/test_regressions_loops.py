@@ -17,7 +17,7 @@ import fuzz_programs as fuzz
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from loop_helpers import assert_trees_close
-from rune_jit import config
+from rune_jit._src import config
 
 PATHS = ("interpreter", "eager native", "jit")
 X = np.array([0.3, -0.5, 0.7, 0.1])

@@ -309,7 +309,7 @@ def implicit_layer(theta):
 
 
 def _outputs(region):
-    from rune_jit.ir import region_params
+    from rune_jit._src.ir import region_params
 
     for eqn in region.eqns:
         yield from eqn.outputs

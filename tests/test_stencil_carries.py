@@ -12,8 +12,8 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
-from rune_jit.ops.index import dynamic_update_slice
+from rune_jit._src import config
+from rune_jit._src.ops.index import dynamic_update_slice
 
 from loop_helpers import assert_trees_close
 

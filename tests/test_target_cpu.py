@@ -17,10 +17,10 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
+from rune_jit._src import config
 from rune_jit._src import target_cpu
-from rune_jit.backend.cpu import blas, llvm, mathlib, runtime
-from rune_jit.backend.stats import counts
+from rune_jit._src.backend.cpu import blas, llvm, mathlib, runtime
+from rune_jit._src.backend.stats import counts
 
 AVX512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd", "avx512vpopcntdq",
           "avx512fp16", "avx512bf16"}
@@ -226,7 +226,7 @@ def test_an_entry_needing_more_features_than_the_host_is_recompiled(
 
 def test_a_saved_program_needing_features_the_host_lacks_is_not_loaded(
         target, forged_host, monkeypatch):
-    from rune_jit.trace import trace_flat, type_of_value
+    from rune_jit._src.trace import trace_flat, type_of_value
 
     target("host")
     x = np.linspace(0.0, 1.0, 9)

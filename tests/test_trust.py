@@ -10,9 +10,9 @@ import scipy.special
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
-from rune_jit.ir import Eqn, Literal, Region, Var, digest, type_of
-from rune_jit.ops.elementwise import add_p
+from rune_jit._src import config
+from rune_jit._src.ir import Eqn, Literal, Region, Var, digest, type_of
+from rune_jit._src.ops.elementwise import add_p
 
 X3 = np.array([1.0, 2.0, 3.0])
 TRANSFORMS = {

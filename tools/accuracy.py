@@ -25,7 +25,7 @@ import scipy.special as sc
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit import config
+from rune_jit._src import config
 from rune_jit.scipy import special as rs
 
 

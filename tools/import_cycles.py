@@ -4,7 +4,7 @@
 
 Each cycle is a strongly connected component of the graph "module A imports module B"
 (an `import` anywhere in A: at the top, or inside a function). The layering holds when
-no cycle passes through rune_jit/backend, and none joins rune_jit/ops to another part
+no cycle passes through rune_jit/_src/backend, and none joins rune_jit/_src/ops to another part
 of the package (primitives whose rules use each other, within ops, may: a broadcast's
 transpose is a sum, and a sum's is a broadcast). Exit status 1 if one does.
 """
@@ -86,8 +86,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def breaks_layers(component: list[str], package: str) -> bool:
-    ops = [m.startswith(f"{package}.ops") for m in component]
-    return (any(m.startswith(f"{package}.backend") for m in component)
+    ops = [m.startswith(f"{package}._src.ops") for m in component]
+    return (any(m.startswith(f"{package}._src.backend") for m in component)
             or (any(ops) and not all(ops)))
 
 

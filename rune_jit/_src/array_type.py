@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ..trace import Tracer
+from .trace import Tracer
 
 # NumPy scalars too: an eager reduction (rnp.sum(x)) gives one, where JAX gives a 0-d Array
 _ARRAYS = (np.ndarray, np.generic, Tracer)

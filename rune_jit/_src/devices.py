@@ -147,6 +147,6 @@ def block_until_ready(x: Any) -> Any:
 
 
 def _array(leaf: Any) -> Any:
-    from ..trace import Tracer
+    from .trace import Tracer
 
     return leaf if isinstance(leaf, Tracer) else np.asarray(leaf)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..trace import Tracer
+from .trace import Tracer
 
 # a weak traced value promotes as the Python scalar of its kind would (NEP 50)
 _WEAK_STAND_IN = {"f": 0.0, "i": 0, "u": 0, "b": False}

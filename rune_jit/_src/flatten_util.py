@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..dtypes import result_type
+from .dtypes import result_type
 from .tree import flatten, unflatten
 
 

@@ -13,8 +13,8 @@ import numpy as np
 from .. import numpy as rnp
 from ..numpy import linalg as nla
 from ..numpy._core import accept, shape_of
-from ..ops import decomp as dc
-from ..ops.iterate import iterate
+from .ops import decomp as dc
+from .ops.iterate import iterate
 from ..scipy.linalg import _operands, _square, _with_rhs, cho_factor, cho_solve
 
 ASSUME = ("gen", "sym", "her", "pos")

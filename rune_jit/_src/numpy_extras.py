@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..trace import Tracer, state
+from .trace import Tracer, state
 
 
 def block(arrays: Any) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import platform
 import sys
 
-from ..errors import UnsupportedPlatformError
+from .errors import UnsupportedPlatformError
 
 # platform.machine()'s names for the machines the native backend compiles for
 MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}

@@ -17,7 +17,7 @@ import numpy as np
 from .. import numpy as rnp
 from . import tree
 from ..numpy._core import shape_of
-from ..control_flow import while_loop
+from .control_flow import while_loop
 
 
 def _operator(A: Any, where: str, name: str) -> Callable:

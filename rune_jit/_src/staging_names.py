@@ -20,7 +20,7 @@ def typeof(x: Any) -> Any:
     ShapeDtypeStruct(shape=(), dtype=float64)
     array(1.)
     """
-    from ..transforms import ShapeDtypeStruct
+    from .transforms import ShapeDtypeStruct
 
     if hasattr(x, "shape") and hasattr(x, "dtype"):
         return ShapeDtypeStruct(x.shape, x.dtype)

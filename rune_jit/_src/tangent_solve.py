@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..ir import Type, renamed
-from ..primitive import Primitive
-from ..ops.elementwise import neg
-from ..trace import bind
+from .ir import Type, renamed
+from .primitive import Primitive
+from .ops.elementwise import neg
+from .trace import bind
 from . import tree
 
 tangent_solve_p = Primitive("tangent_solve")
@@ -48,7 +48,7 @@ class TangentSolve:
 def trace_solves(spec: TangentSolve, residual: Callable, x_tree, x_types: list[Type]) -> list:
     """The open traces of (solve, its matrix) with J and, if `spec.reverse`, with Jᵀ: each
     (x..., b...) -> x...; the matrix's product is what a second derivative differentiates."""
-    from ..trace import trace_open
+    from .trace import trace_open
 
     n = len(x_types)
 
@@ -73,14 +73,14 @@ def trace_solves(spec: TangentSolve, residual: Callable, x_tree, x_types: list[T
 def _matvec(spec: TangentSolve, residual: Callable, x: Any) -> Callable:
     if spec.matvec is not None:
         return lambda v: spec.matvec(x, v)
-    from ..api import jvp
+    from .api import jvp
 
     return lambda v: jvp(residual, (x,), (v,))[1]
 
 
 def _transpose(matvec: Callable, b: Any, where: str) -> Callable:
     """vecmat(u) = Aᵀ u, by the transpose pass; a matvec that is not linear has none."""
-    from ..transforms import linear_transpose
+    from .transforms import linear_transpose
 
     matvec(b)  # the user's own errors surface here, not as "not linear" below
     try:
@@ -92,7 +92,7 @@ def _transpose(matvec: Callable, b: Any, where: str) -> Callable:
 
 
 def _checked(out: Any, x_tree, x_types: list[Type], where: str, name: str) -> list:
-    from ..arguments import as_value, flatten_args, leaf_type
+    from .arguments import as_value, flatten_args, leaf_type
 
     leaves, out_tree, _ = flatten_args(out, name)
     if out_tree != x_tree:
@@ -123,7 +123,7 @@ def _shape(*types: Type, solves, missing, num_captures):
 
 @tangent_solve_p.def_rule("impl")
 def _impl(*args, solves, **_):
-    from ..interpret import eval_region
+    from .interpret import eval_region
 
     return eval_region(solves[0], list(args))
 
@@ -131,9 +131,9 @@ def _impl(*args, solves, **_):
 @tangent_solve_p.def_rule("jvp")
 def _jvp(primals, tangents, *, solves, missing, num_captures):
     """d(A⁻¹ b) = A⁻¹ (ḃ - Ȧ A⁻¹ b), Ȧ y the jvp of the product A y in the fixed values."""
-    from ..ad_util import Zero
-    from ..ops.tangents import add_tangents, instantiate
-    from ..passes.jvp import jvp_eval
+    from .ad_util import Zero
+    from .ops.tangents import add_tangents, instantiate
+    from .passes.jvp import jvp_eval
 
     fixed, b = list(primals[:num_captures]), list(primals[num_captures:])
     y = solve_tangents(fixed, b, solves=solves, missing=missing)
@@ -149,7 +149,7 @@ def _jvp(primals, tangents, *, solves, missing, num_captures):
 
 @tangent_solve_p.def_rule("transpose")
 def _transpose_rule(cts, *args, solves, missing, num_captures):
-    from ..ops.tangents import instantiate
+    from .ops.tangents import instantiate
 
     if len(solves) < 4:
         raise TypeError(missing)
@@ -161,7 +161,7 @@ def _transpose_rule(cts, *args, solves, missing, num_captures):
 @tangent_solve_p.def_rule("batch")
 def _batch(size, args, dims, *, solves, missing, num_captures):
     """Each lane solves its own system (an `iterate` in the solver stops per lane)."""
-    from ..passes.vmap import batch_region, materialize
+    from .passes.vmap import batch_region, materialize
 
     b = [materialize(a, d, size) for a, d in zip(args[num_captures:], dims[num_captures:])]
     in_dims = list(dims[:num_captures]) + [0] * len(b)

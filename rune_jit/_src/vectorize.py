@@ -67,7 +67,7 @@ def vectorize(pyfunc: Callable, *, excluded: Any = frozenset(),
 
 def _mapped(call: Callable, values: list, ins: list | None, outs: list | None) -> Any:
     from .. import numpy as rnp
-    from ..api import vmap
+    from .api import vmap
 
     arrays = [rnp.asarray(v) for v in values]
     cores = ins if ins is not None else [()] * len(arrays)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops import elementwise as ew
+from .._src.ops import elementwise as ew
 from . import arrange, arrays, comparisons, sorting, statistics
 from ._core import strong
 

@@ -17,12 +17,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..ops import decomp as dc
-from ..ops import elementwise as ew
-from ..ops import linalg as la
-from ..ops import reduce as red
-from ..ops.shape import broadcast_in_dim
-from ..trace import Tracer
+from .._src.ops import decomp as dc
+from .._src.ops import elementwise as ew
+from .._src.ops import linalg as la
+from .._src.ops import reduce as red
+from .._src.ops.shape import broadcast_in_dim
+from .._src.trace import Tracer
 from ._core import accept, as_value, dtype_weak, normalize_axis, shape_of, to_dtype
 from .products import matmul, solve
 
@@ -414,7 +414,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
 
 
 def _drop_last(x: Any) -> Any:
-    from ..ops.shape import reshape
+    from .._src.ops.shape import reshape
 
     return reshape(x, shape_of(x)[:-1])
 
@@ -462,7 +462,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 def _keepdims(y: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
     if not keepdims:
         return y
-    from ..ops.shape import reshape
+    from .._src.ops.shape import reshape
 
     return reshape(y, tuple(1 if i in axes else n for i, n in enumerate(shape)))
 
@@ -488,7 +488,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple) -> Any:
 
 def _matrix_norm(x: Any, ord: Any, row: int, col: int) -> Any:
     if ord in (2, -2, "nuc"):
-        from ..ops.shape import transpose
+        from .._src.ops.shape import transpose
 
         nd = len(shape_of(x))
         rest = [i for i in range(nd) if i not in (row, col)]

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..trace import Tracer
+from .._src.trace import Tracer
 from . import advanced, indexing, math, products, reductions, shapes, sorting
 from ._core import is_python_scalar, weak
 

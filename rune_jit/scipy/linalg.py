@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from ..numpy._core import accept, as_value, broadcast_shapes, dtype_weak, shape_of, to_dtype
-from ..ops import decomp as dc
-from ..ops import elementwise as ew
-from ..ops.shape import broadcast_in_dim, reshape
+from .._src.ops import decomp as dc
+from .._src.ops import elementwise as ew
+from .._src.ops.shape import broadcast_in_dim, reshape
 
 __all__ = ["cho_factor", "cho_solve", "cholesky", "solve_triangular"]
 

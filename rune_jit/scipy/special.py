@@ -18,9 +18,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import numpy as rnp
-from ..ops import elementwise as ew
-from ..ops.custom import custom_jvp
-from ..ops.elementwise import GILES_64
+from .._src.ops import elementwise as ew
+from .._src.ops.custom import custom_jvp
+from .._src.ops.elementwise import GILES_64
 from ..numpy._core import (accept, broadcast, broadcast_shapes, dtype_weak, float_operands,
                            shape_of, to_dtype)
 
@@ -276,7 +276,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     >>> print(logsumexp(np.array([-np.inf, -np.inf])))
     -inf
     """
-    from ..ops.control import stop_gradient
+    from .._src.ops.control import stop_gradient
 
     a = rnp.asarray(accept(a, "rune_jit.scipy.special.logsumexp"))
     if dtype_weak(a)[0].kind != "f":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...ops import elementwise as ew
+from ..ops import elementwise as ew
 from .operands import FLOAT, operands
 
 ArrayLike = Any

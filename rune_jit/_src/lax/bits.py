@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ...dtypes import check_supported, int_bounds, name
+from ..dtypes import check_supported, int_bounds, name
 from ...numpy._core import shape_of
-from ...ops import elementwise as ew
-from ...ops.shape import concatenate, reshape, slice_op
+from ..ops import elementwise as ew
+from ..ops.shape import concatenate, reshape, slice_op
 from .operands import BOOL, FLOAT, INT, array, dtype_of, operands
 
 ArrayLike = Any
@@ -219,7 +219,7 @@ def reduce_precision(operand: ArrayLike, exponent_bits: int, mantissa_bits: int)
     >>> print(reduce_precision(np.array([1 / 3]), 8, 23)[0] == np.float32(1 / 3))
     True
     """
-    from ...ops.custom import custom_jvp
+    from ..ops.custom import custom_jvp
 
     where = "lax.reduce_precision"
     (x,) = operands([operand], FLOAT, where)

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ...dtypes import check_supported
+from ..dtypes import check_supported
 from ...numpy import _core
-from ...ops import linalg as la
-from ...trace import type_of_value
+from ..ops import linalg as la
+from ..trace import type_of_value
 
 
 class Precision(enum.Enum):

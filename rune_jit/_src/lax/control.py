@@ -10,12 +10,12 @@ import builtins
 from typing import Any, Callable, Sequence
 
 from .. import tree
-from ...control_flow import associative_scan, fori_loop, while_loop
-from ...control_flow import map as _map
-from ...control_flow import switch as _switch
-from ...ops.control import cond as _cond
-from ...ops.control import stop_gradient
-from ...ops.scan import scan
+from ..control_flow import associative_scan, fori_loop, while_loop
+from ..control_flow import map as _map
+from ..control_flow import switch as _switch
+from ..ops.control import cond as _cond
+from ..ops.control import stop_gradient
+from ..ops.scan import scan
 
 __all__ = ["associative_scan", "cond", "fori_loop", "map", "scan", "stop_gradient", "switch",
            "while_loop"]
@@ -73,7 +73,7 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:  # noqa:
         return _map(f, xs)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"lax.map: batch_size must be a positive int, got {batch_size!r}")
-    from ...api import vmap
+    from ..api import vmap
     from ...numpy import concatenate, reshape
 
     leaves = tree.flatten(xs)[0]

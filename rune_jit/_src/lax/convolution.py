@@ -19,9 +19,9 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from ...numpy import _core
-from ...ops import linalg as la
-from ...ops.shape import reshape, rev, transpose
-from ...trace import type_of_value
+from ..ops import linalg as la
+from ..ops.shape import reshape, rev, transpose
+from ..trace import type_of_value
 from .contractions import canonical_precision, operands
 from .windows import dilate_pad, dilated, pairs, padtype_to_pads, stacked, window_views
 

@@ -11,10 +11,10 @@ from typing import Any, Callable
 
 from ...numpy import _core
 from ...numpy.ufuncs import logaddexp
-from ...ops.scan import scan
-from ...ops.shape import concatenate, moveaxis, reshape, rev, slice_op
-from ...ops.sort import cumulative
-from ...trace import type_of_value
+from ..ops.scan import scan
+from ..ops.shape import concatenate, moveaxis, reshape, rev, slice_op
+from ..ops.sort import cumulative
+from ..trace import type_of_value
 
 
 def _prepared(operand: Any, axis: int, where: str) -> tuple[Any, int]:

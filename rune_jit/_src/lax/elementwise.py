@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...ops import elementwise as ew
+from ..ops import elementwise as ew
 from .operands import ANY, BOOL, FLOAT, INT, NUMERIC, SIGNED, operands
 
 ArrayLike = Any
@@ -408,7 +408,7 @@ def integer_pow(x: ArrayLike, y: int) -> Array:
             power = ew.mul(power, power)
     if out is None:
         from ...numpy._core import shape_of
-        from ...ops.shape import full
+        from ..ops.shape import full
 
         out = full(shape_of(x), ew.const(1, x))
     return ew.div(ew.const(1, out), out) if y < 0 else out

@@ -21,11 +21,11 @@ import numpy as np
 
 from ...numpy import _core
 from ...numpy.advanced import default_fill
-from ...ops import elementwise as ew
-from ...ops.gather import gather as gather_points
-from ...ops.gather import scatter as scatter_points
-from ...ops.shape import broadcast_in_dim, full, iota, reshape, slice_op
-from ...trace import type_of_value
+from ..ops import elementwise as ew
+from ..ops.gather import gather as gather_points
+from ..ops.gather import scatter as scatter_points
+from ..ops.shape import broadcast_in_dim, full, iota, reshape, slice_op
+from ..trace import type_of_value
 
 INDEX = np.dtype(np.int64)
 

@@ -17,10 +17,10 @@ import numpy as np
 
 from ... import numpy as rnp
 from ...numpy import _core
-from ...ops import elementwise as ew
-from ...ops import reduce as red
-from ...ops.shape import full
-from ...trace import bind1, type_of_value
+from ..ops import elementwise as ew
+from ..ops import reduce as red
+from ..ops.shape import full
+from ..trace import bind1, type_of_value
 
 # What each recognised computation folds with: the reduction primitive and the
 # elementwise op that applies the initial value.

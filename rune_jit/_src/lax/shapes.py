@@ -15,12 +15,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...dtypes import check_supported, python_scalar_dtype
+from ..dtypes import check_supported, python_scalar_dtype
 from ...numpy._core import is_python_scalar, shape_of
-from ...ops import elementwise as ew
-from ...ops import index as ix
-from ...ops import shape as sh
-from ...trace import bind1
+from ..ops import elementwise as ew
+from ..ops import index as ix
+from ..ops import shape as sh
+from ..trace import bind1
 from .bits import convert_element_type
 from .operands import ANY, array, dtype_of, operands, same_dtype
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...ops.root import implicit
+from ..ops.root import implicit
 from .. import tree
 from ..tangent_solve import TangentSolve
 

@@ -16,11 +16,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...numpy import _core
-from ...ops.elementwise import convert
-from ...ops.shape import moveaxis, slice_op
-from ...ops.sort import sort as sort_last
-from ...ops.sort import take_last
-from ...trace import type_of_value
+from ..ops.elementwise import convert
+from ..ops.shape import moveaxis, slice_op
+from ..ops.sort import sort as sort_last
+from ..ops.sort import take_last
+from ..trace import type_of_value
 
 INDEX = np.dtype(np.int32)
 

@@ -17,9 +17,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...numpy import _core
-from ...ops import elementwise as ew
-from ...ops.shape import concatenate, full, pad_p, reshape, slice_op
-from ...trace import bind1, type_of_value
+from ..ops import elementwise as ew
+from ..ops.shape import concatenate, full, pad_p, reshape, slice_op
+from ..trace import bind1, type_of_value
 from .reductions import apply_init, fold, monoid, scalar_init
 
 PADDINGS = ("SAME", "SAME_LOWER", "VALID")

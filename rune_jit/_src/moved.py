@@ -1,0 +1,22 @@
+"""rune_jit's internal modules as they were before they moved under rune_jit._src
+(issue 33): `rune_jit.ir`, `rune_jit.trace`, ... still answer, with a DeprecationWarning
+naming the new place. They were never API; code that reached for them keeps running
+while it moves on."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from types import ModuleType
+
+MODULES = frozenset(
+    "ad_util api arguments backend check code_digest control_flow disk_cache dispatch dtypes "
+    "eager eager_cache forks gc_pause guard interpret ir jit primitive passes python_loops "
+    "saved_programs source_info trace tracebacks transforms version tour".split())
+
+
+def module(name: str) -> ModuleType:
+    """The internal module `name` once was `rune_jit.<name>`, with a DeprecationWarning."""
+    warnings.warn(f"rune_jit.{name} is internal and moved to rune_jit._src.{name}; "
+                  "use the public API (help(rune_jit))", DeprecationWarning, stacklevel=3)
+    return importlib.import_module(f"rune_jit._src.{name}")

@@ -1,0 +1,58 @@
+"""The public face: `dir(rune_jit)` is the documented API (`__all__`), the API reference
+covers every public module, and the internal modules' old names still answer, with a
+DeprecationWarning naming where they went (issue 33)."""
+
+import importlib
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import rune_jit as rune
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from api_docs import PUBLIC  # noqa: E402
+
+
+def test_dir_is_the_documented_api():
+    public = {n for n in dir(rune) if not n.startswith("_")}
+    assert public == set(rune.__all__)
+
+
+def test_the_api_reference_covers_every_public_module():
+    modules = {f"rune_jit.{n}" for n in rune.__all__
+               if isinstance(getattr(rune, n), types.ModuleType)}
+    assert modules <= set(PUBLIC)
+    for name in PUBLIC:
+        module = importlib.import_module(name)
+        assert module.__doc__, f"{name} has no docstring"
+        assert not name.startswith("rune_jit._src")
+
+
+# classes that carry their public path as __module__ on purpose (tracebacks, reprs)
+RELABELLED = {"rune_jit.Array", "rune_jit.errors.ConcretizationError",
+              "rune_jit.errors.GradCheckError", "rune_jit.errors.IterateError",
+              "rune_jit.errors.UnsupportedPlatformError"}
+
+
+def test_public_modules_only_re_export():
+    """Nothing a public module defines is its own: its functions and classes live in _src."""
+    for name in PUBLIC:
+        module = importlib.import_module(name)
+        own = [k for k, v in vars(module).items()
+               if isinstance(v, (types.FunctionType, type)) and not k.startswith("_")
+               and getattr(v, "__module__", "") == name and f"{name}.{k}" not in RELABELLED]
+        assert not own, f"{name} defines {own}: move them under rune_jit/_src"
+
+
+@pytest.mark.parametrize("old", ["ir", "trace", "passes", "backend"])
+def test_internal_modules_old_names_warn_and_answer(old):
+    with pytest.warns(DeprecationWarning, match=f"rune_jit._src.{old}"):
+        module = getattr(rune, old)
+    assert module is importlib.import_module(f"rune_jit._src.{old}")
+
+
+def test_absent_names_still_raise_attribute_error():
+    with pytest.raises(AttributeError):
+        rune.no_such_name
