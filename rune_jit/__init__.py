@@ -2,7 +2,8 @@
 
 from ._src.version import __version__  # noqa: F401
 
-from . import checkpoint_policies, numpy, random, tree
+from . import checkpoint_policies, numpy, tree
+from ._src import random
 from . import flatten_util, tree_util
 from . import compile_log, debug, errors, ops
 from . import nn, scipy

@@ -22,8 +22,8 @@ import rune_jit.numpy as rnp
 from rune_jit._src.api import as_value
 from rune_jit._src.interpret import eval_region
 from rune_jit._src.ir import Region
-from rune_jit.numpy.indexing import getitem
-from rune_jit.numpy.sorting import accumulate
+from rune_jit._src.numpy.indexing import getitem
+from rune_jit._src.numpy.sorting import accumulate
 from rune_jit._src.ops import elementwise as ew
 from rune_jit._src.ops import gather as gt
 from rune_jit._src.ops import index as ix

@@ -266,7 +266,7 @@ CASES = {
     "cross 2 and 3": (lambda L, a, b: L.cross(a, b), X[:, :2], X[:, 1:]),
     "polyval": (lambda L, p, x: L.polyval(p, x), V, X),
     "polyval scalar": (lambda L, p, x: L.polyval(p, x), V, S),
-    # order statistics (rune_jit/numpy/sorting.py), reached as compositions use them
+    # order statistics (rune_jit/_src/numpy/sorting.py), reached as compositions use them
     "median": (lambda L, a: L.median(a, axis=1), X),
     "percentile": (lambda L, a: L.percentile(a, [10.0, 90.0], axis=0), X),
     # value-dependent sizes with a static condition
@@ -849,7 +849,7 @@ def test_methods_on_traced_values(name):
 
 
 def test_at_least_sixty_ndarray_methods_and_attributes_are_listed():
-    from rune_jit.numpy.methods import METHODS
+    from rune_jit._src.numpy.methods import METHODS
     from rune_jit._src.trace import Tracer
 
     names = [n for n in METHODS if not n.startswith("__")] + ["shape", "dtype", "ndim", "size"]

@@ -1,5 +1,5 @@
 """rune_jit.numpy's rounding, inverse, base-2/10 and composed elementwise functions
-(numpy/ufuncs.py) against NumPy: every dtype, eagerly, compiled and through NumPy's own
+(_src/numpy/ufuncs.py) against NumPy: every dtype, eagerly, compiled and through NumPy's own
 names on traced values (np.floor(x) inside jit); bit for bit where NumPy's result is
 exact; derivatives; vmap."""
 
@@ -8,7 +8,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit.numpy import ufuncs
+from rune_jit._src.numpy import ufuncs
 
 DTYPES = [np.dtype(d) for d in ("float64", "float32", "float16", "int64", "int32", "int16",
                                 "int8", "uint64", "uint32", "uint16", "uint8", "bool")]

@@ -13,7 +13,7 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit.numpy.sorting import accumulate
+from rune_jit._src.numpy.sorting import accumulate
 from rune_jit._src.ops import elementwise as ew
 from rune_jit._src.ops import gather as gt
 from rune_jit._src.ops import index as ix

@@ -26,7 +26,7 @@ from .ops.shape import materialize
 from .passes.vmap import batch_eval
 from .arguments import (Transformed, as_argnums, check_leaf, flatten_args, leaf_type,
                         transformation)
-from ..numpy._core import as_value, collecting_weak_ints, is_python_scalar, weak_int_converted
+from .numpy._core import as_value, collecting_weak_ints, is_python_scalar, weak_int_converted
 from .trace import current, trace_closed, type_of_value
 from .tracebacks import api_boundary
 

@@ -13,7 +13,7 @@ from . import eager
 from . import tree
 from .dtypes import SUPPORTED, check_supported, python_scalar_dtype
 from .ir import Type
-from ..numpy._core import array_of, as_value, is_python_scalar  # noqa: F401 (as_value: shared)
+from .numpy._core import array_of, as_value, is_python_scalar  # noqa: F401 (as_value: shared)
 from .trace import Tracer, type_of_value
 from .tracebacks import hidden
 

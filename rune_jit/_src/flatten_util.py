@@ -23,7 +23,7 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     (dtype('int32'), [[2.0, 2.0], [2.0, 2.0]])
     """
     import rune_jit.numpy as rnp  # the array library sits above the tree layer
-    from rune_jit.numpy._core import dtype_weak
+    from rune_jit._src.numpy._core import dtype_weak
 
     leaves, treedef = flatten(pytree)
     shapes = [getattr(x, "shape", ()) for x in leaves]  # () for a Python number

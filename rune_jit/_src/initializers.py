@@ -11,7 +11,7 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 
 from .. import numpy as rnp
-from .. import random
+from . import random
 
 F64 = np.dtype(np.float64)
 TRUNCATED_STDDEV = 0.87962566103423978  # of a standard normal truncated to (-2, 2)

@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as rnp
-from ..numpy import linalg as nla
-from ..numpy._core import accept, shape_of
+from .numpy import linalg as nla
+from .numpy._core import accept, shape_of
 from .ops import decomp as dc
 from .ops.iterate import iterate
-from ..scipy.linalg import _operands, _square, _with_rhs, cho_factor, cho_solve
+from .scipy.linalg import _operands, _square, _with_rhs, cho_factor, cho_solve
 
 ASSUME = ("gen", "sym", "her", "pos")
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as rnp
-from ..numpy._core import accept, dtype_weak, normalize_axis, shape_of
+from .numpy._core import accept, dtype_weak, normalize_axis, shape_of
 from .ops.control import stop_gradient
-from ..scipy.special import erf, logsumexp as _logsumexp
+from .scipy.special import erf, logsumexp as _logsumexp
 
 tanh = rnp.tanh
 
@@ -54,7 +54,7 @@ def sigmoid(x: Any) -> Any:
     >>> print(np.round(sigmoid(np.array([-1000.0, 0.0, 1000.0])), 4))
     [0.  0.5 1. ]
     """
-    from ..scipy.special import expit
+    from .scipy.special import expit
 
     x = _float(x)
     return rnp.astype(expit(x), dtype_weak(x)[0])

@@ -18,9 +18,9 @@ import numpy as np
 from .. import numpy as rnp
 from .ops.iterate import iterate
 from .ops.scan import scan
-from ..random import (I64, _check_key, _check_shape, _float_dtype, _int_dtype, _log_gamma,
-                      _result_shape, _shape_of, _two, bernoulli, exponential, gamma, normal,
-                      split, uniform)
+from .random import (I64, _check_key, _check_shape, _float_dtype, _int_dtype, _log_gamma,
+                     _result_shape, _shape_of, _two, bernoulli, exponential, gamma, normal, split,
+                     uniform)
 from .trace import type_of_value
 
 __all__ = ["ball", "binomial", "cauchy", "chisquare", "dirichlet", "double_sided_maxwell",

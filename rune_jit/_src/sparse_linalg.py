@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import numpy as rnp
 from . import tree
-from ..numpy._core import shape_of
+from .numpy._core import shape_of
 from .control_flow import while_loop
 
 

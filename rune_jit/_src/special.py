@@ -22,7 +22,7 @@ import numpy as np
 from .. import numpy as rnp
 from .ops.custom import custom_jvp
 from .ops.iterate import iterate
-from ..scipy.special import BERNOULLI, _gammaln_rule, _horner, _special, _where
+from .scipy.special import BERNOULLI, _gammaln_rule, _horner, _special, _where
 
 # ------------------------------------------------------------- gamma and beta
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from .. import nn, random
+from .. import nn
+from . import random
 from .. import numpy as rnp
 
 Layer = tuple[Callable, Callable]

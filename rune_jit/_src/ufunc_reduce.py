@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..numpy import asarray, astype, concatenate, full, moveaxis, reshape
-from ..numpy._core import normalize_axes, normalize_axis
-from ..numpy.sorting import accumulate as running
+from .numpy._core import normalize_axes, normalize_axis
+from .numpy.sorting import accumulate as running
 from .ops.scan import scan
 
 # ufunc -> the rune_jit.numpy reduction that is its reduce

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import check_supported, int_bounds, name
-from ...numpy._core import shape_of
+from ..numpy._core import shape_of
 from ..ops import elementwise as ew
 from ..ops.shape import concatenate, reshape, slice_op
 from .operands import BOOL, FLOAT, INT, array, dtype_of, operands

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import check_supported
-from ...numpy import _core
+from ..numpy import _core
 from ..ops import linalg as la
 from ..trace import type_of_value
 

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ...numpy import _core
+from ..numpy import _core
 from ..ops import linalg as la
 from ..ops.shape import reshape, rev, transpose
 from ..trace import type_of_value

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...numpy import _core
-from ...numpy.ufuncs import logaddexp
+from ..numpy import _core
+from ..numpy.ufuncs import logaddexp
 from ..ops.scan import scan
 from ..ops.shape import concatenate, moveaxis, reshape, rev, slice_op
 from ..ops.sort import cumulative

@@ -73,7 +73,7 @@ def _logistic(x: Any) -> Any:
 def _special(fn_name: str) -> Callable:
     """A scipy.special function of rune_jit, its result in the operand's dtype."""
     def compute(x: Any) -> Any:
-        from ...scipy import special
+        from ..scipy import special
 
         return ew.convert(getattr(special, fn_name)(x), ew.const(0, x).dtype)
 
@@ -360,7 +360,7 @@ TABLE: dict[str, tuple[Callable, str, int, str]] = {
 
 
 def _nextafter(x: Any, y: Any) -> Any:
-    from ...numpy.ufuncs import nextafter
+    from ..numpy.ufuncs import nextafter
 
     return nextafter(x, y)
 
@@ -407,7 +407,7 @@ def integer_pow(x: ArrayLike, y: int) -> Array:
         if n:
             power = ew.mul(power, power)
     if out is None:
-        from ...numpy._core import shape_of
+        from ..numpy._core import shape_of
         from ..ops.shape import full
 
         out = full(shape_of(x), ew.const(1, x))

@@ -19,8 +19,8 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ...numpy import _core
-from ...numpy.advanced import default_fill
+from ..numpy import _core
+from ..numpy.advanced import default_fill
 from ..ops import elementwise as ew
 from ..ops.gather import gather as gather_points
 from ..ops.gather import scatter as scatter_points

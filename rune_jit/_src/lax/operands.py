@@ -14,8 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..dtypes import check_supported, name, python_scalar_dtype
-from ...numpy._core import (accept, broadcast_to_shape, is_python_scalar, narrows, shape_of,
-                            weak_int_converted)
+from ..numpy._core import (accept, broadcast_to_shape, is_python_scalar, narrows, shape_of,
+                           weak_int_converted)
 from ..ops import elementwise as ew
 from ..trace import Tracer, type_of_value
 

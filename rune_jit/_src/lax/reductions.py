@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ... import numpy as rnp
-from ...numpy import _core
+from ..numpy import _core
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops.shape import full

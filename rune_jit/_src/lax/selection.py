@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...numpy._core import shape_of
+from ..numpy._core import shape_of
 from ..ops import elementwise as ew
 from .operands import ANY, BOOL, INT, array, dtype_of, operands
 

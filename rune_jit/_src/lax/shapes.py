@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..dtypes import check_supported, python_scalar_dtype
-from ...numpy._core import is_python_scalar, shape_of
+from ..numpy._core import is_python_scalar, shape_of
 from ..ops import elementwise as ew
 from ..ops import index as ix
 from ..ops import shape as sh

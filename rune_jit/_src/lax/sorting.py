@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...numpy import _core
+from ..numpy import _core
 from ..ops.elementwise import convert
 from ..ops.shape import moveaxis, slice_op
 from ..ops.sort import sort as sort_last

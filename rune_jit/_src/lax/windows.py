@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...numpy import _core
+from ..numpy import _core
 from ..ops import elementwise as ew
 from ..ops.shape import concatenate, full, pad_p, reshape, slice_op
 from ..trace import bind1, type_of_value

@@ -21,7 +21,7 @@ from .shape import broadcast_in_dim
 
 
 def _segments(op: str, identity, data: Any, segment_ids: Any, num_segments: int | None) -> Any:
-    from ...numpy._core import accept, as_value
+    from ..numpy._core import accept, as_value
 
     data = as_value(accept(data, f"rune_jit.ops.segment_{op}"))
     ids = as_value(accept(segment_ids, f"rune_jit.ops.segment_{op}"))

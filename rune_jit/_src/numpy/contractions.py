@@ -16,9 +16,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._src.dtypes import check_supported
-from .._src.ops import linalg as la
-from .._src.ops import reduce as red
+from ..dtypes import check_supported
+from ..ops import linalg as la
+from ..ops import reduce as red
 from . import math as m
 from ._core import accept, as_value, normalize_axis, promote, shape_of, to_dtype
 from .arrays import diagonal

@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._src.dtypes import check_supported
-from .._src.trace import Tracer
+from ..dtypes import check_supported
+from ..trace import Tracer
 from . import math as mt
 from . import reductions as r
 from ._core import accept, as_value, normalize_axes, promote, shape_of, to_dtype

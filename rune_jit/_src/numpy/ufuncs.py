@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._src.ops import elementwise as ew
+from ..ops import elementwise as ew
 from ._core import accept, broadcast, dtype_weak, float_operands, promote, to_dtype
 from .math import _binary, _unary_float, not_equal
 

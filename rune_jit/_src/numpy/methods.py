@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._src.trace import Tracer
+from ..trace import Tracer
 from . import advanced, indexing, math, products, reductions, shapes, sorting
 from ._core import is_python_scalar, weak
 
@@ -111,7 +111,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 def _function_table() -> dict[Callable, Callable]:
-    from .. import numpy as rnp
+    from ... import numpy as rnp
 
     table = {}
     for name in rnp.__all__:

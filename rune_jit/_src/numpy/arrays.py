@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .._src.dtypes import check_supported
-from .._src.ops.shape import slice_op
-from .._src.trace import Tracer
+from ..dtypes import check_supported
+from ..ops.shape import slice_op
+from ..trace import Tracer
 from . import math as mt
 from . import reductions as r
 from ._core import accept, as_value, normalize_axis, shape_of, strong

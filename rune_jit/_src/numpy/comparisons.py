@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._src.dtypes import result_type
-from .._src.trace import Tracer
+from ..dtypes import result_type
+from ..trace import Tracer
 from . import math as m
 from . import reductions as r
 from ._core import (accept, as_value, dtype_weak, is_python_scalar, shape_of,

@@ -15,9 +15,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .._src.dtypes import check_supported, result_type
-from .._src.ops.shape import broadcast_in_dim, rev, slice_op
-from .._src.trace import Tracer
+from ..dtypes import check_supported, result_type
+from ..ops.shape import broadcast_in_dim, rev, slice_op
+from ..trace import Tracer
 from . import math as mt
 from . import reductions as r
 from . import ufuncs as uf
@@ -795,7 +795,7 @@ def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, **kwargs
     >>> print(rnp.apply_along_axis(lambda v: v[0] + v[-1], 1, np.arange(6).reshape(2, 3)))
     [2 8]
     """
-    from .._src.api import vmap
+    from ..api import vmap
 
     where = "rune_jit.numpy.apply_along_axis"
     x = _arr(arr, where)

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .._src.dtypes import check_supported, python_scalar_dtype
-from .._src.ops.shape import broadcast_in_dim_p, full as staged_full
-from .._src.trace import Tracer, current, type_of_value
+from ..dtypes import check_supported, python_scalar_dtype
+from ..ops.shape import broadcast_in_dim_p, full as staged_full
+from ..trace import Tracer, current, type_of_value
 from ._core import PY_SCALARS, as_shape, strong, to_dtype
 
 FLOAT64 = np.dtype(np.float64)

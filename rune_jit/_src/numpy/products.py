@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._src.ops import linalg as la
-from .._src.ops.shape import reshape
+from ..ops import linalg as la
+from ..ops.shape import reshape
 from ._core import (accept, as_value, broadcast_shapes, broadcast_to_shape, dtype_weak,
                     promote, shape_of, to_dtype)
 from .math import multiply

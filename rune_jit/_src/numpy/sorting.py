@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from .._src.ops import elementwise as ew
-from .._src.ops.gather import gather, scatter
-from .._src.ops.shape import broadcast_in_dim, concatenate, iota, reshape, slice_op
-from .._src.ops.sort import cumulative, sort as sort_last
-from .._src.trace import Tracer, current, type_of_value
-from .._src.dtypes import float_for
+from ..ops import elementwise as ew
+from ..ops.gather import gather, scatter
+from ..ops.shape import broadcast_in_dim, concatenate, iota, reshape, slice_op
+from ..ops.sort import cumulative, sort as sort_last
+from ..trace import Tracer, current, type_of_value
+from ..dtypes import float_for
 from ._core import (accept, as_value, dtype_weak, normalize_axis, promote, shape_of,
                     to_dtype)
 from .advanced import default_fill
@@ -298,7 +298,7 @@ def _valid_count(values: Any, n: int, nan: bool, dt: np.dtype) -> Any:
     ones (sorted last) for the nan* forms."""
     if not nan or type_of_value(values).dtype.kind != "f":
         return np.asarray(n, dt)
-    from .._src.ops.reduce import reduce_sum
+    from ..ops.reduce import reduce_sum
 
     rows = len(shape_of(values)) - 1
     return reduce_sum(ew.convert(ew.logical_not(ew.isnan(values)), dt), (rows,))

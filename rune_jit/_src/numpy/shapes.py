@@ -8,8 +8,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._src.dtypes import check_supported
-from .._src.ops import shape as sh
+from ..dtypes import check_supported
+from ..ops import shape as sh
 from ._core import (accept, as_shape, as_value, broadcast_shapes, broadcast_to_shape,
                     normalize_axes, normalize_axis, promote, shape_of, to_dtype)
 

@@ -16,11 +16,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._src.ops import elementwise as ew
-from .._src.ops.gather import gather, index_check, scatter
-from .._src.ops.index import dynamic_update_slice
-from .._src.ops.shape import broadcast_in_dim, iota, reshape
-from .._src.trace import Tracer, type_of_value
+from ..ops import elementwise as ew
+from ..ops.gather import gather, index_check, scatter
+from ..ops.index import dynamic_update_slice
+from ..ops.shape import broadcast_in_dim, iota, reshape
+from ..trace import Tracer, type_of_value
 from ._core import broadcast_shapes, promote, shape_of, to_dtype
 
 INDEX = np.dtype(np.int64)

@@ -8,9 +8,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._src.dtypes import check_supported
-from .._src.ops import reduce as red
-from .._src.ops.shape import reshape
+from ..dtypes import check_supported
+from ..ops import reduce as red
+from ..ops.shape import reshape
 from . import fast
 from ._core import as_value, normalize_axes, normalize_axis, promote, shape_of, to_dtype
 from .math import _as_bool, divide

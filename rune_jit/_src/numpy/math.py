@@ -7,9 +7,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._src.dtypes import int_bounds, result_type
-from .._src.ops import elementwise as ew
-from .._src.trace import Tracer
+from ..dtypes import int_bounds, result_type
+from ..ops import elementwise as ew
+from ..trace import Tracer
 from . import fast
 from ._core import (accept, broadcast, dtype_weak, float_operands,
                     is_python_scalar, promote, shape_of, to_dtype)

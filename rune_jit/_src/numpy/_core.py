@@ -8,10 +8,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .._src.dtypes import check_supported, float_for, int_bounds, python_scalar_dtype, result_type
-from .._src.ops import elementwise as ew
-from .._src.ops.shape import broadcast_in_dim
-from .._src.trace import Tracer, type_of_value
+from ..dtypes import check_supported, float_for, int_bounds, python_scalar_dtype, result_type
+from ..ops import elementwise as ew
+from ..ops.shape import broadcast_in_dim
+from ..trace import Tracer, type_of_value
 
 PY_SCALARS = (bool, int, float)
 
@@ -165,10 +165,10 @@ def weak_int_converted(x: Any, dtype: np.dtype) -> None:
 def _in_enclosing_trace(x: Tracer) -> Any:
     """`x`, computed again in the trace around its own (as a tracer of that trace), or
     None if it depends on the inputs of its own (a loop step's carry or row)."""
-    from .._src.interpret import eval_region
-    from .._src.ir import Region
-    from .._src.passes.simplify import dce
-    from .._src.trace import using
+    from ..interpret import eval_region
+    from ..ir import Region
+    from ..passes.simplify import dce
+    from ..trace import using
 
     b = x.builder
     if b.parent is None:

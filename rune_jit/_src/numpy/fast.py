@@ -25,9 +25,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._src.dtypes import SUPPORTED
-from .._src.ops import elementwise as ew
-from .._src.trace import state
+from ..dtypes import SUPPORTED
+from ..ops import elementwise as ew
+from ..trace import state
 
 ndarray = np.ndarray
 FLOATS = frozenset(d for d in SUPPORTED if d.kind == "f")

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .._src.ops import elementwise as ew
-from .._src.ops.index import dynamic_slice
-from .._src.ops.shape import reshape, rev, slice_op
-from .._src.trace import Tracer
+from ..ops import elementwise as ew
+from ..ops.index import dynamic_slice
+from ..ops.shape import reshape, rev, slice_op
+from ..trace import Tracer
 from .advanced import is_advanced, take
 
 

@@ -1,0 +1,2 @@
+"""The implementation of rune_jit.scipy's linalg, special and stats (the public modules
+re-export it)."""
