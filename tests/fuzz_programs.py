@@ -1,4 +1,4 @@
-"""Random loop programs for the differential fuzzer (tests/test_fuzz.py), and its runner.
+"""Random loop programs for the differential fuzzer (tests/loops/test_fuzz.py), and its runner.
 
 A program is Python source, generated from an integer seed alone
 (`generate(seed)`), over a few float64/float32 array arguments: straight-line

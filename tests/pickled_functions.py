@@ -1,4 +1,4 @@
-"""Module-level functions for tests/test_pickle.py: a process that unpickles them (spawn,
+"""Module-level functions for tests/compiler/test_pickle.py: a process that unpickles them (spawn,
 forkserver) imports them from here by name."""
 
 import numpy as np

@@ -4,7 +4,7 @@ float64 and float32, eagerly (the NumPy interpreter) and compiled.
 
     python tools/accuracy.py [points per sweep, default 200000]
 
-prints the table of docs/accuracy.md. tests/test_accuracy_special.py runs a reduced sweep
+prints the table of docs/accuracy.md. tests/primitives/test_accuracy_special.py runs a reduced sweep
 and checks the bounds below (BOUNDS), which the page documents.
 
 The error of a result g against the reference w (SciPy's or NumPy's float64 result at

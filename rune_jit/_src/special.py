@@ -3,7 +3,7 @@ rune_jit.scipy.special: gamma and beta functions, the incomplete beta and gamma
 functions, modified
 Bessel functions of orders 0 and 1, relative entropies, Box-Cox transforms.
 
-Accuracy (tests/test_scipy_extra.py): betainc within 1e-12 relative of SciPy's for
+Accuracy (tests/jax_api/test_scipy_extra.py): betainc within 1e-12 relative of SciPy's for
 a, b in [0.05, 500] and x in [0, 1] (1e-11 up to 5000); betaln within 3e-14 of
 mpmath's there (relative; absolute where |betaln| < 1), where SciPy's own is off by up
 to 7e-13 when one argument is small and the other large; gammainc and gammaincc

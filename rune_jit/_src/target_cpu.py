@@ -11,7 +11,7 @@ has it (a <8 x double> add uses zmm registers only with AVX-512F). The features 
 are those generic IR can reach; rune_jit emits no x86 intrinsics (but SSE2's `pause`
 hint, in every x86-64), so code generated for a target uses no feature outside that
 list. For the x86-64 psABI levels (x86-64-v2, -v3, -v4) the probes find just the
-probed features each level lists (tests/test_target_cpu.py).
+probed features each level lists (tests/backend/test_target_cpu.py).
 """
 
 from __future__ import annotations

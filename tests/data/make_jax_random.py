@@ -1,4 +1,4 @@
-"""Record jax.random's outputs for tests/test_random.py (which never imports JAX).
+"""Record jax.random's outputs for tests/jax_api/test_random.py (which never imports JAX).
 
 Run once with JAX installed, from the repository's root:
 

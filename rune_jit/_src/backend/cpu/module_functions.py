@@ -11,7 +11,7 @@ Why no vector variants named on the scalar calls (`"vector-function-abi-variant"
 mathlib.py names libmvec's, so that the loop vectorizer could widen a call it cannot
 inline): tanh costs less than LLVM's inlining threshold, so every call is inlined first
 (the optimized code of a vectorized map, of a scan step of 100 layers on 8 elements and
-of a lane block has no call left: tests/test_math_functions.py), and variants kept
+of a lane block has no call left: tests/primitives/test_math_functions.py), and variants kept
 alive for the vectorizer (`llvm.compiler.used`) were compiled for nothing: 4 ms (the
 8-wide one) to 10 ms (8, 4 and 2 wide) more for every module with a tanh, a scalar
 tanh's program compiling in 21 ms without them. Keeping the calls (noinline) made a

@@ -30,8 +30,8 @@ so that a crash (a segfault, an LLVM abort) or a hang fails the case and names
 the seed instead of taking down the test worker. A failure prints each failing
 seed's program and what disagreed.
 
-    python -m pytest -n 2 tests/test_fuzz.py                        # seeds 0..999
-    RUNE_JIT_FUZZ=20000 python -m pytest -n 2 tests/test_fuzz.py    # seeds 0..19999
+    python -m pytest -n 2 tests/loops/test_fuzz.py                        # seeds 0..999
+    RUNE_JIT_FUZZ=20000 python -m pytest -n 2 tests/loops/test_fuzz.py    # seeds 0..19999
 
 Seeds from 100 on are marked slow (`-m "not slow"` checks the first 100; CI runs all).
 `RUNE_JIT_FUZZ=N` checks seeds 0..N-1; the cases past the default 1000 seeds only
@@ -92,7 +92,7 @@ def test_generated_programs_agree_on_every_path(start, stop):
 
 # Shapes the fuzzer must keep producing, with how many of the default seeds must show
 # each: the loops' corners, and the shapes of bugs found before (regressions below and
-# in test_regressions_loops.py).
+# in regressions/test_loops.py).
 REQUIRED = {
     "scan": 1000, "iterate": 600, "depth2": 500, "depth3": 120,
     "scan_in_scan": 200, "scan_in_iterate": 100, "iterate_in_scan": 150,

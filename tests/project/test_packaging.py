@@ -11,13 +11,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
 try:
     import tomllib
 except ImportError:  # Python 3.10
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 SKIP = shutil.ignore_patterns(".git", ".pytest_cache", ".hypothesis", "build", "dist",

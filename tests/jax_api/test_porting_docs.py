@@ -4,14 +4,14 @@ describes, and the coverage stays at the issue's bars."""
 
 import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 
 import rune_jit as rune
 from rune_jit._src import absent
+from paths import REPO
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = REPO / "docs"
 
 
 def coverage_script():

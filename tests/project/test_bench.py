@@ -5,11 +5,11 @@ No timing is asserted: timings belong to the benchmark, not to the tests."""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+BENCH = REPO / "bench"
 STATUSES = {"ok", "missing", "n/a", "error", "disagrees"}
 
 

@@ -209,7 +209,7 @@ def test_errors_through_a_front_are_the_programs():
     for _ in range(2):
         with pytest.raises(rune.IterateError, match="max_steps = 3") as err:
             g(1.0, {"top": 100.0})
-        assert "test_entry_mixed.py" in str(err.value.__notes__)  # the user's line
+        assert "compiler/test_entry_mixed.py" in str(err.value.__notes__)  # the user's line
         assert "frames are hidden" in str(err.value.__notes__)
         assert not any(ours(str(entry.path)) for entry in err.traceback)
     assert float(g(1.0, {"top": 2.0})) == 4.0

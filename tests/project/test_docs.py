@@ -5,15 +5,15 @@ one being what it prints."""
 import contextlib
 import io
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rune_jit._src import tour
 from rune_jit._src.primitive import Primitive
+from paths import REPO
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = REPO / "docs"
 BLOCK = re.compile(r"```(python|text)\n(.*?)```", re.S)
 PAGES = sorted(p.name for p in DOCS.glob("*.md")
                if p.name != "loops.md" and "```python" in p.read_text())

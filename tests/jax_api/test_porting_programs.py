@@ -5,14 +5,14 @@ give JAX's results (when JAX is installed) and their own checks (always).
 The programs are tests/porting/*.py; each has a `main()` returning a pytree of arrays."""
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import rune_jit as rune
+from paths import TESTS
 
-PROGRAMS = sorted(p.stem for p in (Path(__file__).parent / "porting").glob("*.py"))
+PROGRAMS = sorted(p.stem for p in (TESTS / "porting").glob("*.py"))
 IMPORT = re.compile(r"^(\s*)(import|from)\s+jax\b(.*)$")
 
 
@@ -36,7 +36,7 @@ def run(source: str, name: str):
 
 
 def source_of(name: str) -> str:
-    return (Path(__file__).parent / "porting" / f"{name}.py").read_text()
+    return (TESTS / "porting" / f"{name}.py").read_text()
 
 
 def test_renaming_touches_imports_only():

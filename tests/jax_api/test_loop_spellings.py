@@ -303,7 +303,7 @@ def test_print_saved_residuals_names_types_and_lines(capsys):
     rune.print_saved_residuals(lambda x: rnp.sum(rnp.sin(x) * x), np.ones(3))
     lines = capsys.readouterr().out.splitlines()
     assert "float64[3] from an argument" in lines
-    assert any(line.startswith("float64[3] from cos at ") and "test_jax_spellings.py" in line
+    assert any(line.startswith("float64[3] from cos at ") and "jax_api/test_loop_spellings.py" in line
                for line in lines)
 
 

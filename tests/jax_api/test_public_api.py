@@ -5,13 +5,14 @@ DeprecationWarning naming where they went (issue 33)."""
 import importlib
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
 import rune_jit as rune
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from paths import REPO  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tools"))
 from api_docs import PUBLIC  # noqa: E402
 
 

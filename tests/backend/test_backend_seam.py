@@ -15,8 +15,9 @@ import pytest
 import rune_jit as rune
 from rune_jit._src.backend.cpu.lower import ELEMENTS, LOWERINGS
 from rune_jit._src.primitive import Primitive
+from paths import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 PACKAGE = ROOT / "rune_jit"
 
 
@@ -186,7 +187,7 @@ def test_errors_name_the_users_line():
         return rnp.linalg.solve(a, np.ones(2))  # the line the errors name
 
     line = solve.__code__.co_firstlineno + 1
-    where = f"test_backend_seam.py:{line} (solve)"
+    where = f"backend/test_backend_seam.py:{line} (solve)"
     for f in (rune.jit(solve), rune.jit(rune.grad(lambda a: rnp.sum(solve(a))))):
         with pytest.raises(np.linalg.LinAlgError) as info:
             f(np.zeros((2, 2)))  # compiled code fails: a note names the line
@@ -203,7 +204,7 @@ def test_errors_name_the_users_line():
         with pytest.raises(NotImplementedError, match="no jvp rule") as info:
             rune.grad(uses)(np.ones(2))
         line = uses.__code__.co_firstlineno + 1
-        assert any(f"test_backend_seam.py:{line} (uses)" in n for n in info.value.__notes__)
+        assert any(f"backend/test_backend_seam.py:{line} (uses)" in n for n in info.value.__notes__)
     finally:
         Primitive.registry.pop("test_seam_nojvp")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ import rune_jit.numpy as rnp
 import rune_jit.random as rr
 from rune_jit._src import random as random_impl
 from rune_jit._src.ir import Region
+from paths import TESTS
 
-DATA = np.load(Path(__file__).resolve().parent / "data" / "jax_random.npz")
+DATA = np.load(TESTS / "data" / "jax_random.npz")
 CASES = json.loads(str(DATA["cases"]))["cases"]
 # JAX's defaults without x64; rune_jit's are JAX's with it
 X32_DEFAULTS = {"uniform": "float32", "normal": "float32", "randint": "int32"}

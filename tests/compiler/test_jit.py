@@ -145,7 +145,7 @@ def test_iterate_error_from_compiled_code_has_the_same_text():
     with pytest.raises(rune.IterateError) as err:
         rune.jit(lambda a: newton(a, 2))(16.0)
     assert str(err.value).endswith("max_steps = 2 steps")
-    assert any("test_jit.py" in note for note in err.value.__notes__)  # the user's line
+    assert any("compiler/test_jit.py" in note for note in err.value.__notes__)  # the user's line
 
 
 def test_nan_lane_runs_to_max_steps_and_raises():
@@ -688,7 +688,7 @@ def rnn_loss(W, U, xs):
 
 def test_weight_gradients_are_summed_after_the_loop(monkeypatch):
     """64 x 64 weights: their gradients are two matrix products after the loop, over
-    one stack of the hidden state's cotangent (tests/test_fission.py: when they are not)."""
+    one stack of the hidden state's cotangent (tests/backend/test_fission.py: when they are not)."""
     rng = np.random.default_rng(3)
     W, U, xs = rng.normal(size=(64, 64)) * 0.05, rng.normal(size=(64, 64)) * 0.1, rng.normal(
         size=(9, 64))

@@ -7,7 +7,6 @@ np.NAME(tracer), and the coverage script."""
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,10 +16,11 @@ from hypothesis import strategies as st
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src.errors import ConcretizationError
+from paths import REPO
 
 F64, F32, F16, I64, I32, U8, BOOL = (np.float64, np.float32, np.float16, np.int64, np.int32,
                                      np.uint8, np.bool_)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 
 
 def sample(shape, dtype, seed=0):

@@ -160,7 +160,7 @@ def test_nested_loops_branches_and_threaded_maps_in_parts(tiny_parts):
 @pytest.mark.parametrize("start", [0] + [pytest.param(s, marks=pytest.mark.slow)
                                         for s in range(25, 250, 25)])
 def test_generated_programs_agree_in_parts(tiny_parts, start):
-    """The fuzzer's programs (tests/test_fuzz.py), every region cut into tiny parts: the
+    """The fuzzer's programs (tests/loops/test_fuzz.py), every region cut into tiny parts: the
     first 50 seeds, and 200 more in the slow run."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -319,7 +319,7 @@ def _tangent_solve(w, x, b):
         trace_solves(TangentSolve(exact, exact), residual, x_tree, [type_of_value(x)]))
     return solve_tangents(caps + [x], [b], solves=tuple(regions), missing="")[0]
 # A custom_vjp's tangent has a transpose (its bwd) and no forward meaning to compare it
-# with: tests/test_custom.py checks it against autodiff of the same function.
+# with: tests/transforms/test_custom.py checks it against autodiff of the same function.
 TRANSPOSE_ONLY = {"custom_lin"}
 
 

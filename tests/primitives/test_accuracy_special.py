@@ -2,12 +2,13 @@
 bounds docs/accuracy.md documents (tools/accuracy.py's BOUNDS), on a reduced sweep."""
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from paths import REPO  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tools"))
 import accuracy  # noqa: E402
 
 POINTS = 4000
@@ -22,7 +23,7 @@ def test_within_the_documented_bound(name, dtype, compiled):
 
 
 def test_the_page_lists_every_function_with_its_bound():
-    page = (Path(__file__).resolve().parent.parent / "docs" / "accuracy.md").read_text()
+    page = (REPO / "docs" / "accuracy.md").read_text()
     for name, (b64, b32) in accuracy.BOUNDS.items():
         assert f"| {name} |" in page and f"| {b64}, {b32} |" in page, name
 

@@ -251,7 +251,7 @@ def test_an_unrolled_python_loop_warns_once_naming_scan():
         return x
 
     f = rune.jit(unrolled)
-    with pytest.warns(UserWarning, match=r"test_debugging.py:\d+ \(unrolled\) was traced 400 "
+    with pytest.warns(UserWarning, match=r"transforms/test_debugging.py:\d+ \(unrolled\) was traced 400 "
                                          r"times.*rune_jit.scan") as seen:
         f(np.ones(2))
     assert seen[0].filename == __file__  # the warning points at the user's call

@@ -1,4 +1,4 @@
-"""Regressions: loop programs of the shapes the differential fuzzer (tests/test_fuzz.py)
+"""Regressions: loop programs of the shapes the differential fuzzer (tests/loops/test_fuzz.py)
 generates, each one a bug once. Every check runs the program on the three paths
 (the interpreter, eager with loops compiled, jit), each in a forked child so that
 a crash fails the test rather than the test process, and compares the gradient

@@ -218,7 +218,7 @@ LINALG = [
     ("solve", rnp.linalg.solve, (((3, 3), "wellcond"), ANY)),
     ("solve_matrix_rhs", rnp.linalg.solve, (((3, 3), "wellcond"), ((3, 2), "any"))),
     ("solve_batched", rnp.linalg.solve, (((2, 3, 3), "wellcond"), ((2, 3, 2), "any"))),
-    # decompositions (ops/decomp.py); more cases in tests/test_linalg.py
+    # decompositions (ops/decomp.py); more cases in tests/numpy_api/test_linalg.py
     ("cholesky", rnp.linalg.cholesky, (((2, 3, 3), "spd"),)),
     ("triangular_solve", lambda a, b: dc.triangular_solve(a, b, lower=False, transpose_a=True),
      (((3, 3), "wellcond"), ((3, 2), "any"))),
@@ -289,7 +289,7 @@ def _sin_times(x, y):
 _sin_times.defvjp(lambda x, y: (rnp.sin(x) * y, (rnp.cos(x), rnp.sin(x), y)),
                   lambda res, ct: (res[0] * res[2] * ct, res[1] * ct))
 
-REVERSE_ONLY = [  # forward mode of a custom_vjp function is an error (tests/test_custom.py)
+REVERSE_ONLY = [  # forward mode of a custom_vjp function is an error (tests/transforms/test_custom.py)
     Grad("custom_vjp", lambda x, y: _sin_times(x, y) * x, _draw(ANY, ANY), ("rev",)),
 ]
 

@@ -1,0 +1,6 @@
+"""Where things are, for tests in any folder of tests/."""
+
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
