@@ -91,6 +91,51 @@ def breaks_layers(component: list[str], package: str) -> bool:
             or (any(ops) and not all(ops)))
 
 
+# The layers, each a list of module prefixes under rune_jit (the first that matches
+# names a module's layer); docs/design.md lists the arrows between them that exist, and
+# tests/project/test_design_doc.py keeps that list equal to what this finds.
+LAYERS = {
+    "faces": [""],  # the public modules: everything outside _src
+    "libraries": ["_src." + m for m in (
+        "numpy", "scipy", "random", "random_distributions", "lax", "nn", "initializers",
+        "optimizers", "stax", "linalg", "linalg_array_api", "special", "sparse_linalg",
+        "numpy_extras", "ufunc", "ufunc_reduce", "vectorize", "dtype_vocabulary",
+        "array_type", "flatten_util", "typing", "devices", "options", "staging_names",
+        "absent", "moved")],
+    "user api": ["_src." + m for m in (
+        "api", "jit", "check", "transforms", "control_flow", "python_loops", "debug", "tour",
+        "tangent_solve")],
+    "call path": ["_src." + m for m in (
+        "dispatch", "arguments", "eager", "eager_cache", "guard", "code_digest",
+        "saved_programs", "disk_cache", "gc_pause", "forks", "compile_log", "platforms",
+        "target_cpu", "version")],
+    "pytrees": ["_src." + m for m in ("tree", "tree_util", "tree_keys", "tree_nodes")],
+    "ops": ["_src.ops"],
+    "passes": ["_src.passes"],
+    "backend": ["_src.backend"],
+    "core": ["_src." + m for m in (
+        "trace", "ir", "primitive", "ad_util", "source_info", "dtypes", "errors", "config",
+        "tracebacks", "interpret", "")],
+}
+
+
+def layer(module: str, package: str) -> str:
+    """The layer of `module` (the longest matching prefix of LAYERS)."""
+    rest = module[len(package) + 1:] if module != package else ""
+    best, size = "faces", -1
+    for name, prefixes in LAYERS.items():
+        for p in prefixes:
+            if (p == "" or rest == p or rest.startswith(p + ".")) and len(p) > size:
+                best, size = name, len(p)
+    return best
+
+
+def arrows(graph: dict[str, set[str]], package: str) -> list[str]:
+    """"A -> B" for each pair of layers where a module of A imports one of B."""
+    found = {(layer(a, package), layer(b, package)) for a, bs in graph.items() for b in bs}
+    return sorted(f"{a} -> {b}" for a, b in found if a != b)
+
+
 def main() -> int:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "rune_jit").resolve()
     paths = sorted(root.rglob("*.py"))
@@ -106,6 +151,9 @@ def main() -> int:
             print(f"  {m}")
     if not found:
         print("no import cycles")
+    print("arrows between layers:")
+    for arrow in arrows(graph, root.name):
+        print(f"  {arrow}")
     return 1 if bad else 0
 
 

@@ -434,7 +434,7 @@ def _place_outputs(outs, odims, out_axes, out_tree, size) -> list:
 
 def _split_flat(vec: Any, types: list[Type]) -> list:
     """A flat vector cut into pieces shaped and typed like `types`."""
-    from ..numpy import astype, reshape
+    from .numpy import astype, reshape
 
     out, offset = [], 0
     for t in types:
@@ -444,13 +444,13 @@ def _split_flat(vec: Any, types: list[Type]) -> list:
 
 
 def _join_flat(leaves: list) -> Any:
-    from ..numpy import concatenate, reshape
+    from .numpy import concatenate, reshape
 
     return concatenate([reshape(x, (-1,)) for x in leaves])
 
 
 def _join_rows(parts: list[tuple[Any, int]], n: int) -> Any:
-    from ..numpy import concatenate, reshape
+    from .numpy import concatenate, reshape
 
     return concatenate([reshape(c, (rows, n)) for c, rows in parts], axis=0)
 
@@ -458,7 +458,7 @@ def _join_rows(parts: list[tuple[Any, int]], n: int) -> Any:
 def _blocks(jac: Any, o_types: list[Type], o_tree, in_types: list[Type], in_tree,
             argnums) -> Any:
     """Cut the [outputs, inputs] matrix of flattened leaves into out.shape + in.shape blocks."""
-    from ..numpy import astype, reshape
+    from .numpy import astype, reshape
 
     per_out, row = [], 0
     for ot in o_types:

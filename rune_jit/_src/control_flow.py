@@ -72,7 +72,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *,
     128
     """
     def until(val):
-        from ..numpy import logical_not
+        from .numpy import logical_not
 
         return logical_not(cond_fun(val))
 
@@ -89,7 +89,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     >>> float(rune.switch(5, [lambda x: x + 1.0, lambda x: x * 10.0], np.float64(2.0)))
     20.0
     """
-    from ..numpy import clip, equal
+    from .numpy import clip, equal
 
     if len(branches) == 0:
         raise ValueError("switch: give at least one branch")
@@ -131,7 +131,7 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
     >>> rune.associative_scan(lambda a, b: a + b, np.arange(1.0, 5.0)).tolist()
     [1.0, 3.0, 6.0, 10.0]
     """
-    from ..numpy import concatenate, expand_dims, moveaxis
+    from .numpy import concatenate, expand_dims, moveaxis
 
     leaves, xs_tree = tree.flatten(elems)
     if not leaves:

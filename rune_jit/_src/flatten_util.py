@@ -22,7 +22,7 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     >>> back["n"].dtype, back["w"].tolist()
     (dtype('int32'), [[2.0, 2.0], [2.0, 2.0]])
     """
-    import rune_jit.numpy as rnp  # the array library sits above the tree layer
+    import rune_jit._src.numpy as rnp  # the array library sits above the tree layer
     from rune_jit._src.numpy._core import dtype_weak
 
     leaves, treedef = flatten(pytree)

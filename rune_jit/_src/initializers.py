@@ -10,7 +10,7 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-from .. import numpy as rnp
+from . import numpy as rnp
 from . import random
 
 F64 = np.dtype(np.float64)

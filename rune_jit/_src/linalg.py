@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import numpy as rnp
+from . import numpy as rnp
 from .numpy import linalg as nla
 from .numpy._core import accept, shape_of
 from .ops import decomp as dc

@@ -14,7 +14,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
     >>> print(rnp.linalg.vector_norm(np.array([[3.0, 0.0], [0.0, 4.0]])))
     5.0
     """
-    from .. import numpy as rnp
+    from . import numpy as rnp
 
     x = rnp.asarray(x)
     if axis is None:
@@ -40,7 +40,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any: 
     >>> print(rnp.linalg.matrix_norm(np.stack([np.eye(2), 2 * np.eye(2)]), ord=2))
     [1. 2.]
     """
-    from .. import numpy as rnp
+    from . import numpy as rnp
 
     return rnp.linalg.norm(x, ord, (-2, -1), keepdims)
 
@@ -52,7 +52,7 @@ def matrix_transpose(x: Any, /) -> Any:
     >>> rnp.linalg.matrix_transpose(np.ones((4, 2, 3))).shape
     (4, 3, 2)
     """
-    from .. import numpy as rnp
+    from . import numpy as rnp
 
     x = rnp.asarray(x)
     if x.ndim < 2:

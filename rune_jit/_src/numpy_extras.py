@@ -20,7 +20,7 @@ def block(arrays: Any) -> Any:
      [0. 1. 0.]
      [1. 1. 5.]]
     """
-    from .. import numpy as rnp
+    from . import numpy as rnp
 
     depth, ndim = _nesting(arrays, ())
     ndim = max(depth, ndim)
@@ -64,7 +64,7 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Any:
     >>> digitize(np.array([0.5, 1.0, 2.5]), np.array([1.0, 2.0, 3.0])).tolist()
     [0, 1, 2]
     """
-    from .. import numpy as rnp
+    from . import numpy as rnp
 
     bins = rnp.asarray(bins)
     if bins.ndim != 1:
@@ -92,7 +92,7 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
     >>> [c.tolist() for c in unravel_index(np.array([1, 5]), (2, 3))]
     [[0, 1], [1, 2]]
     """
-    from .. import numpy as rnp
+    from . import numpy as rnp
 
     shape = tuple(int(s) for s in np.atleast_1d(shape))
     if not isinstance(indices, Tracer) and state.builder is None:

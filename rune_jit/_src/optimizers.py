@@ -14,7 +14,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from .. import numpy as rnp
+from . import numpy as rnp
 from . import tree as pytree
 
 Schedule = Callable[[Any], Any]

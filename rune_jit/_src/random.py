@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import numpy as rnp
+from . import numpy as rnp
 from .dtypes import check_supported, int_bounds
 from .numpy._core import accept, as_value, broadcast, dtype_weak, is_python_scalar
 from .numpy.indexing import getitem

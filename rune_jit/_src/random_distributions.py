@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import numpy as rnp
+from . import numpy as rnp
 from .ops.iterate import iterate
 from .ops.scan import scan
 from .random import (I64, _check_key, _check_shape, _float_dtype, _int_dtype, _log_gamma,

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import numpy as rnp
+from . import numpy as rnp
 from . import tree
 from .numpy._core import shape_of
 from .control_flow import while_loop

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import numpy as rnp
+from . import numpy as rnp
 from .ops.custom import custom_jvp
 from .ops.iterate import iterate
 from .scipy.special import BERNOULLI, _gammaln_rule, _horner, _special, _where

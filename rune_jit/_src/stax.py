@@ -8,9 +8,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from .. import nn
+from . import initializers, nn
 from . import random
-from .. import numpy as rnp
+from . import numpy as rnp
 
 Layer = tuple[Callable, Callable]
 
@@ -19,8 +19,8 @@ def Dense(out_dim: int, W_init: Callable | None = None, b_init: Callable | None 
           ) -> Layer:
     """A fully connected layer, `inputs @ W + b` (W by Glorot's normal rule, b normal
     with scale 1e-6, as JAX's)."""
-    W_init = W_init or nn.initializers.glorot_normal()
-    b_init = b_init or nn.initializers.normal(1e-6)
+    W_init = W_init or initializers.glorot_normal()
+    b_init = b_init or initializers.normal(1e-6)
 
     def init_fun(key, input_shape):
         k1, k2 = random.split(key)

@@ -96,7 +96,7 @@ class ufunc:  # noqa: N801 (NumPy's name)
     def outer(self, a: Any, b: Any) -> Any:
         """The function of every element of `a` with every element of `b`: the result's
         shape is a.shape + b.shape."""
-        from ..numpy import asarray, reshape
+        from .numpy import asarray, reshape
 
         self._binary("outer")
         a, b = asarray(a), asarray(b)
@@ -111,7 +111,7 @@ class ufunc:  # noqa: N801 (NumPy's name)
                             f"{'s' if self.nin > 1 else ''} (a and b)")
         if inplace:
             return self._at_in_place(a, indices, b)
-        from ..numpy import at
+        from .numpy import at
 
         method, prepare = _AT_METHODS.get(self.__name__, (None, None))
         if method is None:
@@ -119,7 +119,7 @@ class ufunc:  # noqa: N801 (NumPy's name)
                             "supported: the functional form exists for "
                             f"{', '.join(sorted(_AT_METHODS))}")
         if prepare is not None:
-            from .. import numpy as rnp
+            from . import numpy as rnp
 
             b = getattr(rnp, prepare)(b)
         return getattr(at(a)[indices], method)(b)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..numpy import asarray, astype, concatenate, full, moveaxis, reshape
+from .numpy import asarray, astype, concatenate, full, moveaxis, reshape
 from .numpy._core import normalize_axes, normalize_axis
 from .numpy.sorting import accumulate as running
 from .ops.scan import scan
@@ -20,7 +20,7 @@ _RUNNING = ("add", "multiply", "maximum", "minimum")  # sorting.accumulate's
 def reduce(u: Any, a: Any, axis: Any, dtype: Any, keepdims: bool, initial: Any,
            where: Any) -> Any:
     """NumPy's `u.reduce(a, axis, dtype, keepdims=, initial=, where=)`."""
-    from .. import numpy as rnp
+    from . import numpy as rnp
 
     name = f"rune_jit.numpy.{u.__name__}.reduce"
     a = asarray(a) if dtype is None else astype(asarray(a), dtype)
@@ -59,7 +59,7 @@ def _folded(u: Any, a: Any, axes: tuple, initial: Any, where: Any, empty: bool,
             name: str) -> Any:
     """The left fold of `u` over `axes` (taken in order, as one), from `initial` (else
     from the identity where some elements are left out, else from the first element)."""
-    from .. import numpy as rnp
+    from . import numpy as rnp
 
     if not axes:
         return a
@@ -80,7 +80,7 @@ def _fold(u: Any, rows: Any, start: Any, mask: Any) -> Any:
     """u(...u(u(start, rows[0]), rows[1])..., rows[-1]) (start None: rows[0] is the
     start), skipping the rows where `mask` is false. The first step is taken before the
     scan of the others: it gives the carry its dtype (an int's divide is a float)."""
-    from .. import numpy as rnp
+    from . import numpy as rnp
 
     if start is None:
         start, rows = rows[0], rows[1:]

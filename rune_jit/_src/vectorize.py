@@ -66,7 +66,7 @@ def vectorize(pyfunc: Callable, *, excluded: Any = frozenset(),
 
 
 def _mapped(call: Callable, values: list, ins: list | None, outs: list | None) -> Any:
-    from .. import numpy as rnp
+    from . import numpy as rnp
     from .api import vmap
 
     arrays = [rnp.asarray(v) for v in values]
@@ -104,7 +104,7 @@ def _checked(call: Callable, outs: list | None, sizes: dict[str, int]) -> Callab
         return call
 
     def f(*vs: Any) -> Any:
-        from .. import numpy as rnp
+        from . import numpy as rnp
 
         out = call(*vs)
         results = out if len(outs) > 1 else (out,)

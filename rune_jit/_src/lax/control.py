@@ -74,7 +74,7 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:  # noqa:
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"lax.map: batch_size must be a positive int, got {batch_size!r}")
     from ..api import vmap
-    from ...numpy import concatenate, reshape
+    from ..numpy import concatenate, reshape
 
     leaves = tree.flatten(xs)[0]
     sizes = {x.shape[0] for x in leaves if getattr(x, "ndim", 0) >= 1}

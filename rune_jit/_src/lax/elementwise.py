@@ -65,7 +65,7 @@ def _rem(a: Any, b: Any) -> Any:
 
 
 def _logistic(x: Any) -> Any:
-    from ...nn import sigmoid
+    from ..nn import sigmoid
 
     return ew.convert(sigmoid(x), ew.const(0, x).dtype)
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ... import numpy as rnp
+from .. import numpy as rnp
 from ..numpy import _core
 from ..ops import elementwise as ew
 from ..ops import reduce as red

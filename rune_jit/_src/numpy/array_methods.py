@@ -21,7 +21,7 @@ from ._core import strong
 def _rnp(name: str) -> Callable:
     """rune_jit.numpy.<name>, looked up when called (the package defines it later)."""
     def call(*args: Any, **kwargs: Any) -> Any:
-        from ... import numpy as rnp
+        from .. import numpy as rnp
 
         return getattr(rnp, name)(*args, **kwargs)
 

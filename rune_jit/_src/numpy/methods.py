@@ -111,7 +111,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 def _function_table() -> dict[Callable, Callable]:
-    from ... import numpy as rnp
+    from .. import numpy as rnp
 
     table = {}
     for name in rnp.__all__:

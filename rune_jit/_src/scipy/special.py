@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ... import numpy as rnp
+from .. import numpy as rnp
 from ..ops import elementwise as ew
 from ..ops.custom import custom_jvp
 from ..ops.elementwise import GILES_64

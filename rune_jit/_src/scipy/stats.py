@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import numpy as rnp
+from .. import numpy as rnp
 from ..numpy._core import accept, dtype_weak, shape_of
 from . import special
 
