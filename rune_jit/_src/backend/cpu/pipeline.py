@@ -10,7 +10,7 @@ import os
 import sys
 
 from ...ir import Region
-from ...passes.fission import fission
+from .fission import fission
 from ...passes.simplify import dce, simplify
 
 STAGES = (("simplify", simplify), ("fission", fission), ("dce", dce))

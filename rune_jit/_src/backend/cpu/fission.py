@@ -21,13 +21,13 @@ import math
 from collections import Counter
 from typing import NamedTuple
 
-from ..interpret import eval_region
-from ..ir import Eqn, Literal, Region, Var, map_regions
-from ..trace import bind, trace_flat
-from . import at_eqn
-from .partial_eval import partial_eval_region
-from ..ops.shape import materialize
-from .vmap import batch_eval, hiding_axis
+from ...interpret import eval_region
+from ...ir import Eqn, Literal, Region, Var, map_regions
+from ...trace import bind, trace_flat
+from ...passes import at_eqn
+from ...passes.partial_eval import partial_eval_region
+from ...ops.shape import materialize
+from ...passes.vmap import batch_eval, hiding_axis
 
 
 def fission(region: Region) -> Region:
@@ -36,7 +36,7 @@ def fission(region: Region) -> Region:
 
 
 def _run(region: Region, args: list) -> list:
-    from ..ops.scan import scan_p
+    from ...ops.scan import scan_p
 
     env = dict(zip(region.params, args))
 
@@ -60,7 +60,7 @@ def _worth_it(step: Region, known: Region) -> bool:
     """Costly work to map, in a step that does not recompute on purpose (remat). A loop
     overlaps cheap arithmetic that does not read the carry with the recurrence for free,
     but a transcendental call or a product is best vectorized."""
-    from ..ops.remat import remat_p
+    from ...ops.remat import remat_p
 
     return (any("costly" in e.prim.traits for e in known.eqns)
             and not any(e.prim is remat_p for e in step.eqns))
@@ -72,8 +72,8 @@ def _ordered(region: Region) -> bool:
 
 
 def _split_scan(vals: list, params: dict) -> list:
-    from ..ops.loops import merge, pick
-    from ..ops.scan import Layout, scan_flat, scan_p
+    from ...ops.loops import merge, pick
+    from ...ops.scan import Layout, scan_flat, scan_p
 
     lay = Layout(len(vals), params)
     caps, _, _, init, xs = lay.operands(vals)
@@ -117,7 +117,7 @@ def _sum_accumulators(vals: list, params: dict) -> list:
     pays (`_leaving`): each step returns g (or, when g is a product, its two operands) as
     ys, and after the loop acc = init + the sum over steps (the product, contracting the
     step axis too)."""
-    from ..ops.scan import Layout
+    from ...ops.scan import Layout
 
     lay = Layout(len(vals), params)
     step = params["step"]
@@ -138,7 +138,7 @@ def _sum_accumulators(vals: list, params: dict) -> list:
     carry_params = step.params[lay.num_captures:lay.num_captures + nc]
     params_ = (step.params[:lay.num_captures] + tuple(carry_params[i] for i in keep)
                + step.params[lay.num_captures + nc:])
-    from .simplify import dce
+    from ...passes.simplify import dce
 
     body = dce(Region(params_, step.eqns, tuple(outputs)))
     new = {**params, "step": body, "num_carry": len(keep)}
@@ -153,7 +153,7 @@ def _sum_accumulators(vals: list, params: dict) -> list:
 
 def _accumulators(step: Region, lay) -> dict:
     """carry index -> the equation computing what each step adds to it."""
-    from ..ops.elementwise import add_p
+    from ...ops.elementwise import add_p
 
     uses: Counter = Counter(a for e in step.eqns for a in e.inputs if isinstance(a, Var))
     uses.update(c for e in step.eqns for c in e.captures)
@@ -200,8 +200,8 @@ HOIST_FLOPS = 4096
 def _leaving(step: Region, found: dict, rows: dict, length: int) -> dict:
     """The accumulators of `found` that leave the loop (`_leaves_loop`): an operand that
     one of them stacks is stacked already for the others."""
-    from ..ops.loops import fixpoint, pick
-    from ..ops.remat import remat_p
+    from ...ops.loops import fixpoint, pick
+    from ...ops.remat import remat_p
 
     recomputed = {v for e in step.eqns if e.prim is remat_p for v in e.outputs}
     summands = [found[i] for i in sorted(found)]
@@ -236,7 +236,7 @@ class Summand(NamedTuple):
     eqn: Eqn
 
     def is_product(self) -> bool:
-        from ..ops.linalg import dot_general_p
+        from ...ops.linalg import dot_general_p
 
         return self.eqn.prim is dot_general_p
 
@@ -256,9 +256,9 @@ class Summand(NamedTuple):
 def _summed(init, summand: Summand, stacked: list, reverse: bool):
     """init + the sum over the stacked steps of what the summand was each step (the
     order of the steps does not matter to a sum, so `reverse` does not either)."""
-    from ..ops.elementwise import add
-    from ..ops.linalg import dot_general
-    from ..ops.reduce import reduce_sum
+    from ...ops.elementwise import add
+    from ...ops.linalg import dot_general
+    from ...ops.reduce import reduce_sum
 
     if summand.is_product():
         (ca, cb), (ba, bb) = (summand.eqn.params[k] for k in ("contract", "batch"))
