@@ -25,6 +25,7 @@ from .transforms import (ShapeDtypeStruct, eval_shape, linear_transpose, lineari
 from . import config, custom_derivatives, lax, typing
 from ._src.array_type import Array
 from ._src import absent as _absent
+from ._src import checkpointed_scan as _checkpointed_scan  # noqa: F401 (its reverse mode)
 from ._src.devices import (Device, block_until_ready, default_backend, device_count,
                            device_get, device_put, devices, local_device_count, local_devices,
                            process_count, process_index)

@@ -1,10 +1,7 @@
-"""scan(..., checkpoints=k): reverse mode through a scan holding at most k carries.
+"""Reverse mode of `checkpointed` (checkpointed.py): a scan holding at most k carries.
 
-    checkpointed(body)(*args) == body(*args)      # the meaning, under every transformation
-
-`scan` with k < n steps binds `checkpointed`, whose body is the scan (and, after jvp or
-vmap, the scan of the transformed step). Only partial evaluation (reverse mode) reads
-k: instead of a tape of each step's residuals, the known side runs the loop forward
+Partial evaluation splits the body of `checkpointed` as any region, but for its scans:
+instead of a tape of each step's residuals, the known side runs the loop forward
 writing the carries the binomial schedule keeps (revolve.py) into one buffer of k + 1
 carries (slot k is scratch), and the unknown side is `checkpointed_lin`: a linear
 primitive whose transpose runs the schedule backwards, one step reversed per iteration
@@ -13,8 +10,7 @@ the snapshots the schedule says), evaluate the step again for its residuals and
 transpose it. The tables of the schedule are constants of the program; nothing runs in
 Python per step, and no step is unrolled.
 
-Closed forms: `checkpointed`: operands (captures..., args...), `body` (captures...,
-args...) -> outputs. `checkpointed_lin`: operands (captures..., residuals..., tangents...);
+Closed form: `checkpointed_lin`: operands (captures..., residuals..., tangents...);
 `forward` (captures..., residuals..., tangents...) -> tangents of the outputs, the linear
 map itself; `backward` (captures..., residuals..., cotangents of the outputs...) ->
 cotangents of the tangents, its transpose.
@@ -28,7 +24,7 @@ import numpy as np
 
 from ..ad_util import UndefinedPrimal, live, nonzero
 from ..interpret import eval_region
-from ..ir import UNBOUNDED, Region, Type
+from ..ir import UNBOUNDED, Region, Type, renamed
 from ..ops import loops
 from ..ops.elementwise import add, convert, eq, ge, select, sub
 from ..ops.index import dynamic_slice, dynamic_update_slice
@@ -38,83 +34,15 @@ from ..ops.shape import materialize, reshape
 from ..ops.tangents import add_tangents, instantiate, zeros
 from ..primitive import Primitive
 from ..trace import bind, trace_closed, type_of_value, using
+from .checkpointed import checkpointed_p
 from .revolve import Schedule, schedule
 
-checkpointed_p = Primitive("checkpointed")
 checkpointed_lin_p = Primitive("checkpointed_lin")
 
 
-def checked_checkpoints(checkpoints: Any) -> int | None:
-    """`checkpoints` as scan takes it: "all" (None: keep every carry) or an int >= 1."""
-    if isinstance(checkpoints, str) and checkpoints == "all":
-        return None
-    if isinstance(checkpoints, (bool, np.bool_)) or not isinstance(
-            checkpoints, (int, np.integer)):
-        raise TypeError(f'scan: checkpoints must be "all" or a positive int, got '
-                        f"{checkpoints!r}")
-    if checkpoints < 1:
-        raise ValueError(f"scan: checkpoints must be at least 1 (the carry the loop starts "
-                         f"from is one), got {checkpoints}")
-    return int(checkpoints)
+# ------------------------------------------------------------- checkpointed: reverse mode
 
 
-def checkpointed_scan(step_fn: Callable, init: list, xs: list, *, length: int,
-                      reverse: bool, checkpoints: int | None) -> list:
-    """`scan_flat`, whose reverse mode keeps at most `checkpoints` carries; with None or
-    at least `length`, the plain scan (a tape of every step)."""
-    if checkpoints is None or checkpoints >= length:
-        return scan_flat(step_fn, init, xs, length=length, reverse=reverse)
-    nc = len(init)
-    body, caps = trace_closed(
-        lambda *v: scan_flat(step_fn, list(v[:nc]), list(v[nc:]), length=length,
-                             reverse=reverse),
-        [type_of_value(v) for v in [*init, *xs]])
-    return bind(checkpointed_p, *caps, *init, *xs, body=body, checkpoints=checkpoints,
-                num_captures=len(caps))
-
-
-# ------------------------------------------------------------- checkpointed: the wrapper
-
-
-def _rebind(args: list, body: Region, checkpoints: int) -> list:
-    return bind(checkpointed_p, *args, body=body, checkpoints=checkpoints, num_captures=0)
-
-
-checkpointed_p.def_rule("shape", lambda *types, body, checkpoints, num_captures: body.out_types)
-checkpointed_p.def_rule("impl", lambda *args, body, checkpoints, num_captures: eval_region(
-    body, list(args)))
-
-
-@checkpointed_p.def_rule("jvp")
-def _jvp(primals, tangents, *, body, checkpoints, num_captures):
-    from ..passes.jvp import jvp_region
-
-    jbody, out_nz = jvp_region(body, nonzero(tangents))
-    outs = _rebind(list(primals) + live(tangents), jbody, checkpoints)
-    n = len(body.outputs)
-    return outs[:n], loops.with_zeros(out_nz, outs[n:], body.out_types)
-
-
-@checkpointed_p.def_rule("batch")
-def _batch(size, args, dims, *, body, checkpoints, num_captures):
-    from ..passes.vmap import batch_region
-
-    bbody, out_dims = batch_region(body, size, dims)
-    return _rebind(list(args), bbody, checkpoints), out_dims
-
-
-@checkpointed_p.def_rule("transpose")
-def _transpose(cts, *args, body, checkpoints, num_captures):
-    """A linear body (partial evaluation never leaves a wrapper to transpose: this is
-    `linear_transpose` of a scan of a linear step), transposed as it is."""
-    from ..passes.transpose import backward_pass
-
-    linear = [isinstance(a, UndefinedPrimal) for a in args]
-    got = iter(backward_pass(body, linear, loops.pick(args, linear, False), cts))
-    return [instantiate(next(got)) if lin else None for lin in linear]
-
-
-@checkpointed_p.def_rule("partial_eval")
 def _partial_eval(pe, unknowns, *args, body, checkpoints, num_captures):
     """The body split equation by equation, as partial evaluation splits any region, but
     for its scans, which keep snapshots rather than tapes."""
@@ -137,6 +65,9 @@ def _partial_eval(pe, unknowns, *args, body, checkpoints, num_captures):
                 outs = pe.default_rule(eqn.prim, unks, vals, params)
         env.update(zip(eqn.outputs, outs))
     return [read(o) for o in body.outputs]
+
+
+checkpointed_p.def_rule("partial_eval", _partial_eval)
 
 
 # ------------------------------------------------------------- the split
@@ -167,7 +98,9 @@ class _Parts:
         return table[::-1].copy() if self.reverse else table
 
     def known_step(self, inv: list, carry: list, rows: list) -> list:
-        return eval_region(self.split.known_step, inv + carry + rows)
+        # (regions anew at each use: the program holds the step several times, and each
+        # of its variables may be assigned once)
+        return eval_region(renamed(self.split.known_step), inv + carry + rows)
 
     def residuals(self, r: "_Residuals", krows: list, outs: list) -> list:
         """The unknown step's residuals, from the known step's `outs` at rows `krows`."""
@@ -289,7 +222,7 @@ def _linear_forward(parts: _Parts, r: _Residuals, tangents: list) -> list:
         kc, uc = carry[:n_kc], carry[n_kc:]
         outs = parts.known_step(r.invariants, kc, rows[:n_kx])
         res = parts.residuals(r, rows[:n_kx], outs)
-        u = eval_region(parts.split.unknown_step, res + fixed + uc + rows[n_kx:])
+        u = eval_region(renamed(parts.split.unknown_step), res + fixed + uc + rows[n_kx:])
         return outs[:n_kc] + u[:n_uc], u[n_uc:]
 
     first = [_row(b, np.int64(0)) for b in r.buffers]
@@ -318,7 +251,7 @@ def _linear_backward(parts: _Parts, r: _Residuals, t_types: list[Type], cts: lis
         cur, bufs = _advance(parts, r, cur, bufs, start, first, i)
         outs = parts.known_step(r.invariants, cur, krows)
         res = parts.residuals(r, krows, outs)
-        d = backward_pass(parts.split.unknown_step, linear, res, ctc + cty)
+        d = backward_pass(renamed(parts.split.unknown_step), linear, res, ctc + cty)
         acc = [instantiate(add_tangents(a, g)) for a, g in zip(acc, d[:n_f])]
         return (bufs + acc + [instantiate(g) for g in d[n_f:n_f + n_uc]],
                 [instantiate(g) for g in d[n_f + n_uc:]])
@@ -338,7 +271,7 @@ def _advance(parts: _Parts, r: _Residuals, cur: list, bufs: list, start: Any, fi
     def step(lan, carry):
         pos, ptr, c, b = carry[0], carry[1], carry[2:2 + n_kc], carry[2 + n_kc:]
         row = sub(np.int64(parts.n - 1), pos) if parts.reverse else pos
-        c = eval_region(parts.advance, r.invariants + c + [_row(x, row) for x in r.kxs])
+        c = eval_region(renamed(parts.advance), r.invariants + c + [_row(x, row) for x in r.kxs])
         pos = add(pos, np.int64(1))
         hit = eq(_row(s.stored_at, ptr), pos)
         slot = select(hit, _row(s.stored_in, ptr), np.int64(k))
@@ -388,8 +321,10 @@ def _lin_transpose(cts, *args, forward, backward, num_res, num_captures):
 def _lin_batch(size, args, dims, *, forward, backward, num_res, num_captures):
     from ..passes.vmap import batch_region
 
+    def batch(region: Region) -> Region:
+        return batch_region(region, size, [0] * len(region.params), True)[0]
+
     args = [materialize(a, d, size) for a, d in zip(args, dims)]
-    batch = lambda region: batch_region(region, size, [0] * len(region.params), True)[0]  # noqa: E731
     outs = bind(checkpointed_lin_p, *args, forward=batch(forward), backward=batch(backward),
                 num_res=num_res, num_captures=num_captures)
     return outs, [0] * len(outs)

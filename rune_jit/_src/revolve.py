@@ -39,7 +39,7 @@ def advances(n: int, k: int) -> int:
     """t(n, k): the fewest advances that reverse n steps with k snapshots (k >= 1).
 
     >>> advances(10, 1), advances(10, 2), advances(10, 9)
-    (45, 17, 9)
+    (45, 20, 9)
     """
     if k == 1:  # r = n - 1: a closed form, not a loop of n
         return n * (n - 1) // 2

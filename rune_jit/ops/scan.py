@@ -155,7 +155,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     >>> float(total), prefixes.tolist()
     (24.0, [1.0, 2.0, 6.0, 24.0])
     """
-    from .._src.checkpointed_scan import checked_checkpoints, checkpointed_scan
+    from .._src.checkpointed import checked_checkpoints, checkpointed
 
     if unroll is not None and not isinstance(unroll, (bool, int, np.integer)):
         raise TypeError(f"scan: unroll must be an int or a bool, got {unroll!r}")
@@ -188,8 +188,10 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     carry.promote(lambda types, weak: trace_flat(
         lambda *p: sum(step([], list(p[:nc]), list(p[nc:])), []), types + row_types,
         weak + [False] * len(row_types)))
-    outs = checkpointed_scan(step, carry.values, [as_value(x) for x in xs_leaves], length=n,
-                             reverse=reverse, checkpoints=k)
+    args = carry.values + [as_value(x) for x in xs_leaves]
+    outs = (scan_flat(step, args[:nc], args[nc:], length=n, reverse=reverse)
+            if k is None or k >= n else checkpointed(lambda *v: scan_flat(
+                step, list(v[:nc]), list(v[nc:]), length=n, reverse=reverse), args, k))
     return tree.unflatten(init_tree, outs[:nc]), tree.unflatten(seen["y"], outs[nc:])
 
 

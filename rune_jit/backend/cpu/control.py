@@ -9,7 +9,8 @@ from ...ops.control import cond_operands, cond_p, stop_gradient_p
 from ...ops.custom import FORWARD, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from ...ops.remat import name_p, remat_p
 from ...ops.root import root_p
-from ..._src.checkpointed_scan import checkpointed_lin_p, checkpointed_p
+from ..._src.checkpointed import checkpointed_p
+from ..._src.checkpointed_scan import checkpointed_lin_p
 from ..._src.tangent_solve import tangent_solve_p
 from .lower import LOWERINGS, lowering
 from .values import Array, Scalar
