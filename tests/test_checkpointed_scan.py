@@ -230,6 +230,56 @@ def test_random_keys_in_the_step_draw_the_same_numbers_again(backend):
     np.testing.assert_allclose(backend(rune.grad(lambda c: loss(c, key, 2)))(c0), want, **TOL)
 
 
+def test_custom_vjp_in_the_step(backend):
+    @rune.custom_vjp
+    def squash(x):
+        return rnp.tanh(x)
+
+    squash.defvjp(lambda x: (rnp.tanh(x), rnp.tanh(x)), lambda t, g: (g * (1.0 - t * t),))
+
+    def loss(c0, xs, k):
+        return rnp.sum(rune.scan(lambda c, x: (squash(W @ c + x), None), c0, xs,
+                                 checkpoints=k)[0])
+
+    c0, xs = inputs(9)
+    want = rune.grad(loss)(c0, xs, "all")
+    np.testing.assert_allclose(backend(rune.grad(lambda c: loss(c, xs, 3)))(c0), want, **TOL)
+
+
+def test_pytree_carry_with_an_integer_leaf(backend):
+    """A counter carried along (known in reverse mode, kept in the snapshots too) and
+    a dict of float leaves."""
+    def loss(c0, xs, k):
+        def step(carry, x):
+            i, c = carry
+            h = rnp.tanh(W @ c["h"] + x * i)
+            return (i + 1, {"h": h, "s": c["s"] + rnp.sum(h)}), h[0]
+        (i, c), ys = rune.scan(step, (np.int32(1), c0), xs, checkpoints=k)
+        return c["s"] + rnp.sum(c["h"]) + rnp.sum(ys * ys) + i
+
+    h0, xs = inputs(11)
+    c0 = {"h": h0, "s": np.float64(0.5)}
+    want = rune.grad(loss, argnums=(0, 1))(c0, xs, "all")
+    got = backend(rune.grad(lambda c, x: loss(c, x, 3), argnums=(0, 1)))(c0, xs)
+    for a, b in zip(rune.tree_util.tree_leaves(got), rune.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(a, b, **TOL)
+
+
+def test_unused_outputs_are_dropped_when_compiled(backend):
+    c0, xs = inputs(6)
+
+    def final_only(c, k):
+        return rune.scan(lambda c, x: (rnp.tanh(W @ c + x), rnp.sin(c)), c, xs,
+                         checkpoints=k)[0]
+
+    np.testing.assert_allclose(backend(lambda c: final_only(c, 2))(c0),
+                               final_only(c0, "all"), **TOL)
+    from rune_jit.passes.simplify import dce
+
+    program = rune.make_ir(lambda c: final_only(c, 2))(c0)
+    assert "sin" in str(program) and "sin" not in str(dce(program))
+
+
 def test_linearize_evaluates_the_linear_map(backend):
     c0, xs = inputs(8)
     d = np.array([1.0, -2.0, 0.5])

@@ -88,3 +88,16 @@ def _transpose(cts, *args, body, checkpoints, num_captures):
     linear = [isinstance(a, UndefinedPrimal) for a in args]
     got = iter(backward_pass(body, linear, loops.pick(args, linear, False), cts))
     return [instantiate(next(got)) if lin else None for lin in linear]
+
+
+def _dce(eqn, used: list[bool]):
+    """Drop the outputs nobody reads, and what only they need, from the body."""
+    from ..passes.simplify import dce
+
+    body = eqn.params["body"]
+    new = dce(Region(body.params, body.eqns, tuple(loops.pick(body.outputs, used))))
+    return eqn.rebuilt(outputs=tuple(loops.pick(eqn.outputs, used)),
+                       params={**eqn.params, "body": new})
+
+
+checkpointed_p.def_rule("dce", _dce)

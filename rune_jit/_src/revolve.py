@@ -120,25 +120,35 @@ def schedule(n: int, k: int) -> Schedule:
         else:
             forward[at] = slot
 
-    def reverse(a: int, b: int, c: int, slot: int, current: bool, free: list[int]) -> None:
-        # reverse steps [a, b) from the carry at a, in `slot` (and the carry in hand if
-        # `current`), with c snapshots of which c - 1 are the `free` slots
-        while b - a > 1 and c > 1:
-            m = a + split(b - a, c)
-            if not current:
-                begin(slot, a)
-            s = free.pop()
-            store(m, s)
-            reverse(m, b, c - 1, s, True, free)
-            free.append(s)
-            b, current = m, False
+    def linear(a: int, b: int, slot: int, current: bool) -> None:
+        # one snapshot: from the carry at a to each step in turn, the last first
         for i in range(b - 1, a - 1, -1):
             if not current:
                 begin(slot, a)
             turn(i)
             current = False
 
-    reverse(0, n, k, 0, True, list(range(k - 1, 0, -1)))
+    # the recursion, with a stack of its own (k levels deep): ("reverse", a, b, c, slot,
+    # current) reverses steps [a, b) from the carry at a, in `slot` (and in hand if
+    # `current`), with c snapshots; ("free", s) gives slot s back
+    free = list(range(k - 1, 0, -1))
+    tasks: list[tuple] = [("reverse", 0, n, k, 0, True)]
+    while tasks:
+        task = tasks.pop()
+        if task[0] == "free":
+            free.append(task[1])
+            continue
+        _, a, b, c, slot, current = task
+        if b - a == 1 or c == 1:
+            linear(a, b, slot, current)
+            continue
+        m = a + split(b - a, c)
+        if not current:
+            begin(slot, a)
+        s = free.pop()
+        store(m, s)
+        tasks += [("reverse", a, m, c, slot, False), ("free", s),
+                  ("reverse", m, b, c - 1, s, True)]
     stores.append((-1, k))
     at, slots = (np.array(v, np.int64) for v in zip(*stores))
     return Schedule(n, k, forward, load, start, first, at, slots)
