@@ -309,21 +309,42 @@ def float_bytes(region) -> list[int]:
 
 @pytest.mark.parametrize("k", [1, 4, 16])
 def test_gradient_program_holds_k_carries(k):
-    n, size = 500, 64
-    w = np.random.default_rng(0).normal(size=(size, size)) / size
+    """No float array of the gradient's program (its loops' included) is larger than
+    the snapshot buffer, k + 1 carries; the tape's is n carries."""
+    n, carry = 500, np.linspace(0.1, 0.9, 64)
+    a = np.linspace(-1.0, 1.0, 64)
 
     def loss(c0, k):
-        c = rune.scan(lambda c, _: (rnp.tanh(w @ c), None), c0, None, length=n,
+        c = rune.scan(lambda c, _: (rnp.tanh(c * a + 0.1), None), c0, None, length=n,
                       checkpoints=k)[0]
         return rnp.sum(c)
 
-    c0, carry = np.ones(size), size * 8
-    tape = float_bytes(rune.make_ir(rune.grad(lambda c: loss(c, "all")))(c0))
-    assert max(tape) >= n * carry  # (the tape, which the measure sees)
-    sizes = float_bytes(rune.make_ir(rune.grad(lambda c: loss(c, k)))(c0))
-    assert max(sizes) <= max((k + 1) * carry, w.nbytes)
-    assert [s for s in sizes if s > w.nbytes] in ([], [(k + 1) * carry] * len(
-        [s for s in sizes if s > w.nbytes]))
+    tape = float_bytes(rune.make_ir(rune.grad(lambda c: loss(c, "all")))(carry))
+    assert max(tape) == n * carry.nbytes
+    sizes = float_bytes(rune.make_ir(rune.grad(lambda c: loss(c, k)))(carry))
+    assert max(sizes) == (k + 1) * carry.nbytes
+
+
+def compiled_scratch(n: int, k) -> int:
+    carry, a = np.linspace(0.1, 0.9, 64), np.linspace(-1.0, 1.0, 64)
+
+    def loss(c0):
+        c = rune.scan(lambda c, _: (rnp.tanh(c * a + 0.1), None), c0, None, length=n,
+                      checkpoints=k)[0]
+        return rnp.sum(c)
+
+    return rune.jit(rune.grad(loss)).lower(carry).cost()["scratch_bytes"] // carry.nbytes
+
+
+def test_compiled_gradient_scratch_grows_with_k_not_n():
+    """The compiled program's scratch memory, in carries: the tape's grows with n; the
+    checkpointed one's does not, and is a few copies of the snapshot buffer (each loop
+    that carries it holds it twice: the carry and the buffer its next value goes to)."""
+    assert compiled_scratch(600, "all") - compiled_scratch(300, "all") == 300
+    for k in (2, 8):
+        scratch = compiled_scratch(300, k)
+        assert scratch == compiled_scratch(600, k)
+        assert scratch <= 6 * (k + 1) + 8
 
 
 # ------------------------------------------------------------- bad input
