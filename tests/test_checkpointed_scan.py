@@ -121,17 +121,36 @@ def test_gradient_is_the_tapes(backend, reverse):
             np.testing.assert_allclose(a, b, **TOL)
 
 
+def _gradient(loss):
+    return rune.grad(loss, argnums=(0, 1, 2))
+
+
+def _hvp(loss):  # grad of grad: a Hessian-vector product along a fixed direction
+    def inner(c0, xs, w, k):
+        g = rune.grad(loss)(c0, xs, w, k)
+        return rnp.sum(g * rnp.cos(rnp.arange(g.size).reshape(g.shape)))
+    return rune.grad(inner, argnums=(0, 1, 2))
+
+
+def _vmap_grad(loss):  # over two initial carries
+    return lambda c0, xs, w, k: rune.vmap(lambda c: rune.grad(loss)(c, xs, w, k))(
+        rnp.stack([c0, 2.0 * c0]))
+
+
+TRANSFORMS = {"grad": _gradient, "hvp": _hvp, "vmap_grad": _vmap_grad}
+
+
 @st.composite
 def cases(draw):
     n = draw(st.integers(1, 9))
     return (n, draw(st.integers(1, n + 1)), draw(st.sampled_from([(), (2,), (2, 3)])),
-            draw(st.booleans()), draw(st.booleans()))
+            draw(st.booleans()), draw(st.booleans()), draw(st.sampled_from(sorted(TRANSFORMS))))
 
 
 @SETTINGS
 @given(cases())
 def test_gradients_agree_generated(case):
-    n, k, shape, reverse, jitted = case
+    n, k, shape, reverse, jitted, how = case
     rng = np.random.default_rng(n * 7 + k)
     c0, xs, w = rng.normal(size=shape), rng.normal(size=(n,) + shape), rng.normal(size=shape)
 
@@ -142,10 +161,11 @@ def test_gradients_agree_generated(case):
         c, ys = rune.scan(step, c0, xs, checkpoints=k, reverse=reverse)
         return rnp.sum(c) + rnp.sum(ys * ys)
 
-    g = rune.grad(loss, argnums=(0, 1, 2))
+    g = TRANSFORMS[how](loss)
     want = g(c0, xs, w, "all")
     run = rune.jit(g, static_argnums=3) if jitted else g
-    for a, b in zip(run(c0, xs, w, k), want):
+    for a, b in zip(rune.tree_util.tree_leaves(run(c0, xs, w, k)),
+                    rune.tree_util.tree_leaves(want)):
         np.testing.assert_allclose(a, b, **TOL)
 
 
