@@ -214,11 +214,12 @@ def nested(c0, xs, k_out, k_in):
     return rnp.sum(c * c) + rnp.sum(ys)
 
 
-def test_nested_checkpointed_scans(backend):
+@pytest.mark.parametrize("k_out, k_in", [(2, 1), ("all", 1), (2, "all")])
+def test_nested_checkpointed_scans(backend, k_out, k_in):
     c0, flat = inputs(12)
     xs = flat.reshape(4, 3, 3)
     want = rune.grad(nested, argnums=(0, 1))(c0, xs, "all", "all")
-    got = backend(rune.grad(lambda c, x: nested(c, x, 2, 1), argnums=(0, 1)))(c0, xs)
+    got = backend(rune.grad(lambda c, x: nested(c, x, k_out, k_in), argnums=(0, 1)))(c0, xs)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, **TOL)
 
