@@ -148,23 +148,27 @@ def _split_scan(pe, unknowns: list[bool], args: list, params: dict, k: int) -> l
     tangents = (loops.pick(caps, ucaps) + loops.pick(laned, ulaned)
                 + [instantiate(v) for v in loops.pick(init, split.unk_carry)]
                 + loops.pick(xs, uxs))
-    res_types = [type_of_value(v) for v in res.flat()]
-    t_types = [type_of_value(v) for v in tangents]
-    tangent_outs = split.unknown_step.out_types
-    ct_types = (tangent_outs[:sum(split.unk_carry)]
-                + [t.with_shape((parts.n,) + t.shape)
-                   for t in tangent_outs[sum(split.unk_carry):]])
-    forward = _closed(lambda *v: _linear_forward(parts, res.like(v), list(v[len(res_types):])),
-                      res_types + t_types)
-    backward = _closed(lambda *v: _linear_backward(parts, res.like(v), t_types,
-                                                   list(v[len(res_types):])),
-                       res_types + ct_types)
+    forward, backward = _linear_regions(parts, res, [type_of_value(v) for v in tangents])
     with using(pe.unknown):
         u_outs = bind(checkpointed_lin_p, *res.flat(), *tangents, forward=forward,
-                      backward=backward, num_res=len(res_types), num_captures=0)
+                      backward=backward, num_res=len(res.flat()), num_captures=0)
     n_uc = sum(split.unk_carry)
     carry = loops.merge(split.unk_carry, u_outs[:n_uc], k_outs[:n_kc])
     return carry + loops.merge(split.unk_ys, u_outs[n_uc:], k_outs[n_kc:n_kc + parts.n_ky])
+
+
+def _linear_regions(parts: _Parts, res: _Residuals, t_types: list[Type]
+                    ) -> tuple[Region, Region]:
+    """`checkpointed_lin`'s regions: (the linear map, its transpose)."""
+    res_types = [type_of_value(v) for v in res.flat()]
+    n_r, n_uc = len(res_types), sum(parts.split.unk_carry)
+    outs = parts.split.unknown_step.out_types  # (of one step: the ys stack n of them)
+    ct_types = outs[:n_uc] + [t.with_shape((parts.n,) + t.shape) for t in outs[n_uc:]]
+    forward = _closed(lambda *v: _linear_forward(parts, res.like(v), list(v[n_r:])),
+                      res_types + t_types)
+    backward = _closed(lambda *v: _linear_backward(parts, res.like(v), t_types,
+                                                   list(v[n_r:])), res_types + ct_types)
+    return forward, backward
 
 
 def _closed(fn: Callable, types: list[Type]) -> Region:
@@ -201,8 +205,6 @@ def _forward_pass(parts: _Parts, inv: list, kinit: list, kxs: list) -> list:
     outs = scan_flat(step, kinit + buffers, kxs + [parts.by_row(parts.schedule.forward)],
                      length=parts.n, reverse=parts.reverse)
     return outs[:n_kc] + outs[2 * n_kc:] + outs[n_kc:2 * n_kc]
-
-
 
 
 def _tangent_groups(parts: _Parts, values: Sequence[Any]) -> list[list]:
