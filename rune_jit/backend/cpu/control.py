@@ -1,7 +1,7 @@
 """Structured primitives that are not loops: cond as a branch; remat, root, root's
 tangent solve (the user's solver), the custom derivative calls, checkpointed scans and
-stop_gradient as their bodies (what reverse mode recomputes or differentiates is in the IR already:
-compiled code computes each body once)."""
+stop_gradient as their bodies (what reverse mode recomputes or differentiates is in the
+IR already: compiled code computes each body once)."""
 
 from __future__ import annotations
 
