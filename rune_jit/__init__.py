@@ -2,8 +2,7 @@
 
 from ._src.version import __version__  # noqa: F401
 
-from . import checkpoint_policies, numpy, tree
-from ._src import random
+from . import checkpoint_policies, numpy, random, tree
 from . import flatten_util, tree_util
 from . import compile_log, debug, errors, ops
 from . import nn, scipy
@@ -29,6 +28,7 @@ _sys.modules[__name__ + ".config"] = config  # `import rune_jit.config`, as `jax
 from . import custom_derivatives, lax, typing
 from ._src.array_type import Array
 from ._src import absent as _absent, moved as _moved
+from ._src.ops import checkpointed_scan as _checkpointed_scan  # noqa: F401 (its reverse mode)
 from ._src.devices import (Device, block_until_ready, default_backend, device_count,
                            device_get, device_put, devices, local_device_count, local_devices,
                            process_count, process_index)

@@ -48,6 +48,10 @@ def test_public_modules_only_re_export():
                if isinstance(v, (types.FunctionType, type)) and not k.startswith("_")
                and getattr(v, "__module__", "") == name and f"{name}.{k}" not in RELABELLED]
         assert not own, f"{name} defines {own}: move them under rune_jit/_src"
+        inner = [k for k, v in vars(module).items() if isinstance(v, types.ModuleType)
+                 and v.__name__.startswith("rune_jit._src") and not k.startswith("_")
+                 and f"{name}.{k}" != "rune_jit.config"]  # the settings themselves
+        assert not inner, f"{name}.{inner} are internal modules: import the public faces"
 
 
 @pytest.mark.parametrize("old", ["ir", "trace", "passes", "backend"])

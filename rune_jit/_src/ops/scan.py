@@ -122,7 +122,8 @@ def unknown_loop(pe, split: loops.LoopSplit, h: loops.Hoisted, kcaps: list, klan
 
 @api_boundary
 def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
-         reverse: bool = False, unroll: int | bool | None = None) -> tuple[Any, Any]:
+         reverse: bool = False, unroll: int | bool | None = None,
+         checkpoints: int | str = "all") -> tuple[Any, Any]:
     """Loop `f(carry, x) -> (carry, y)` over the leading axis of `xs`; -> (carry, ys).
 
     The meaning, as a Python loop::
@@ -143,15 +144,24 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     a scan of `f`'s transformation. `unroll` is accepted as in `lax.scan` (LLVM decides
     how compiled loops unroll).
 
+    `checkpoints` bounds the memory of reverse mode: "all" keeps every step's residuals
+    (a tape); an int k < the number of steps n keeps at most k carries (and a scratch
+    one) and computes the others again by the binomial schedule, the fewest recomputed
+    steps for k (docs/loops.md, "Checkpointing"). The result and its derivatives are
+    the same either way; a loop that reverse mode never sees costs nothing more.
+
     >>> import numpy as np, rune_jit as rune
     >>> total, prefixes = rune.scan(lambda c, x: (c * x, c * x), 1.0, np.arange(1.0, 5.0))
     >>> float(total), prefixes.tolist()
     (24.0, [1.0, 2.0, 6.0, 24.0])
     """
+    from .checkpointed import checked_checkpoints, checkpointed
+
     if unroll is not None and not isinstance(unroll, (bool, int, np.integer)):
         raise TypeError(f"scan: unroll must be an int or a bool, got {unroll!r}")
-    out = eager.cached(f, (f, length, reverse, unroll), (), (init, xs), lambda i, x: scan(
-        f, i, x, length, reverse, unroll), "scan", tiered=False)
+    k = checked_checkpoints(checkpoints)
+    out = eager.cached(f, (f, length, reverse, unroll, k), (), (init, xs), lambda i, x: scan(
+        f, i, x, length, reverse, unroll, checkpoints), "scan", tiered=False)
     if out is not eager.NOT_CACHED:
         return out
     from ..arguments import as_value, flatten_args, leaf_type
@@ -178,8 +188,10 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     carry.promote(lambda types, weak: trace_flat(
         lambda *p: sum(step([], list(p[:nc]), list(p[nc:])), []), types + row_types,
         weak + [False] * len(row_types)))
-    outs = scan_flat(step, carry.values, [as_value(x) for x in xs_leaves], length=n,
-                     reverse=reverse)
+    args = carry.values + [as_value(x) for x in xs_leaves]
+    outs = (scan_flat(step, args[:nc], args[nc:], length=n, reverse=reverse)
+            if k is None or k >= n else checkpointed(lambda *v: scan_flat(
+                step, list(v[:nc]), list(v[nc:]), length=n, reverse=reverse), args, k))
     return tree.unflatten(init_tree, outs[:nc]), tree.unflatten(seen["y"], outs[nc:])
 
 

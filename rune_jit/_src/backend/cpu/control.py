@@ -1,7 +1,7 @@
 """Structured primitives that are not loops: cond as a branch; remat, root, root's
-tangent solve (the user's solver), the custom derivative calls and stop_gradient as
-their bodies (what reverse mode recomputes or differentiates is in the IR already:
-compiled code computes each body once)."""
+tangent solve (the user's solver), the custom derivative calls, checkpointed scans and
+stop_gradient as their bodies (what reverse mode recomputes or differentiates is in the
+IR already: compiled code computes each body once)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from ...ops.control import cond_operands, cond_p, stop_gradient_p
 from ...ops.custom import FORWARD, custom_jvp_call_p, custom_lin_p, custom_vjp_call_p
 from ...ops.remat import name_p, remat_p
 from ...ops.root import root_p
+from ...ops.checkpointed import checkpointed_p
+from ...ops.checkpointed_scan import checkpointed_lin_p
 from ...tangent_solve import tangent_solve_p
 from .lower import LOWERINGS, lowering
 from .values import Array, Scalar
@@ -37,6 +39,10 @@ def _cond_lower(lw, args, out_types, *, branches, num_captures):
             for t, d in zip(out_types, dests)]
 
 
+LOWERINGS[checkpointed_p] = lambda lw, args, out_types, *, body, **_: lw.lower_region(
+    body, list(args))
+LOWERINGS[checkpointed_lin_p] = lambda lw, args, out_types, *, forward, **_: lw.lower_region(
+    forward, list(args))
 LOWERINGS[stop_gradient_p] = lambda lw, args, out_types: args
 LOWERINGS[remat_p] = lambda lw, args, out_types, *, body, **_: lw.lower_region(
     body, list(args))
