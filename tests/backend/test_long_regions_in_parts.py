@@ -200,6 +200,8 @@ def test_full_collections_are_held_off_while_compiling_and_run_again_after():
     thresholds are the user's again afterwards, also when the trace fails."""
     import gc
 
+    from rune_jit._src import gc_pause
+
     seen = []
 
     def f(x):
@@ -215,6 +217,6 @@ def test_full_collections_are_held_off_while_compiling_and_run_again_after():
         rune.jit(f)(np.ones(3))
         with pytest.raises(ValueError):
             rune.jit(bad)(np.ones(3))
-        assert seen == [rune.gc_pause.NEVER] and gc.get_threshold() == (500, 7, 13)
+        assert seen == [gc_pause.NEVER] and gc.get_threshold() == (500, 7, 13)
     finally:
         gc.set_threshold(*before)
