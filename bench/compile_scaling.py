@@ -3,6 +3,7 @@
     python bench/compile_scaling.py [--ks 10,50,200,1000,3000] [--modes f,grad,vmap]
                                     [--peers rune_jit,jax] [--timeout 1800] [--json F]
                                     [--program ops|rnn] [--ns 8,16,64]
+    python bench/compile_scaling.py --lines [--ks 10] [--ns 8,16,64,512] [--modes f,grad]
 
 Each (mode, k, peer) is one fresh process with an empty disk cache: its first call of
 `jit(f)`, `jit(grad(f))` or `jit(vmap(f))` (trace, compile, one run), in wall and CPU
@@ -20,6 +21,10 @@ not a comparison of compilers.)
 `--program rnn` (issue 42) is a network in the step instead: a 16-step scan whose step
 applies k layers `h = tanh(W @ h + x)`, W an n x n float64 argument (one table per n
 of `--ns`), x a row of xs; grad is with respect to W, vmap maps over h0.
+
+`--lines` prints, for that program, the LLVM IR lowering writes per rune_jit equation
+(lines of text; LLVM instructions before and after LLVM's optimization), in this
+process: where code size comes from, without compiling to machine code.
 """
 
 from __future__ import annotations
@@ -101,6 +106,29 @@ def rnn_program(mode: str, k: int, peer: str, n: int):
     if mode == "vmap":
         return jit(vmap(f, in_axes=(None, 0, None))), (w, np.tile(h0, (LANES, 1)), xs)
     return jit(grad(f) if mode == "grad" else f), (w, h0, xs)
+
+
+def code_size(mode: str, k: int, n: int) -> dict:
+    """The rnn program's code per rune_jit equation, lowered (not compiled) here."""
+    f, args = rnn_program(mode, k, "rune_jit", n)
+    lowered = f.lower(*args)
+    cost = lowered.cost()
+    eqns = cost["equations"]
+    return {"equations": eqns, "lines": len(lowered.llvm_ir.splitlines()) / eqns,
+            "instructions": cost["llvm_instructions"] / eqns,
+            "optimized": cost["llvm_instructions_optimized"] / eqns}
+
+
+def lines_report(ks: list[int], ns: list[int], modes: list[str]) -> str:
+    rows = ["| mode | k | n | equations | LLVM lines / eq | instructions / eq | "
+            "optimized / eq |", "|---" * 7 + "|"]
+    for mode in modes:
+        for k in ks:
+            for n in ns:
+                c = code_size(mode, k, n)
+                rows.append(f"| {mode} | {k} | {n} | {c['equations']} | {c['lines']:.1f} | "
+                            f"{c['instructions']:.1f} | {c['optimized']:.1f} |")
+    return "\n".join(rows)
 
 
 def child(mode: str, k: int, peer: str, n: int = 0) -> dict:
@@ -189,7 +217,12 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--program", choices=("ops", "rnn"), default="ops")
     ap.add_argument("--ns", default="8,16,64", help="the rnn program's widths")
+    ap.add_argument("--lines", action="store_true", help="the rnn program's code per op")
     a = ap.parse_args()
+    if a.lines:
+        print(lines_report([int(k) for k in a.ks.split(",")], [int(n) for n in a.ns.split(",")],
+                           a.modes.split(",")))
+        return
     ks, modes = [int(k) for k in a.ks.split(",")], a.modes.split(",")
     ns = [int(n) for n in a.ns.split(",")] if a.program == "rnn" else [0]
     results: dict = {}
