@@ -2,10 +2,10 @@
 terms (issue 42).
 
 A product of at most `SMALL_ELEMENTS` outputs whose one contracted axis is at most
-`VECTOR_K` long (a layer's `W @ h` at n = 8) is a lazy value whose elements are the old
-unrolled sums of products, read one at a time, and whose `whole` (the form the CPU
-backend's small elementwise chains take, lower.Lowerer.vector) computes every output at
-once from operand rows loaded as vectors, in one of two forms:
+`ROW_BYTES` long (8 float64: a layer's `W @ h` at n = 8) is stored whole from a lazy
+value whose elements are the old unrolled sums of products and whose `whole` (the form
+the CPU backend's small elementwise chains take, lower.Lowerer.vector) computes every
+output at once from operand rows loaded as vectors, in one of two forms:
 
 - dot: each output the sum (in any order, as the product's loops sum it) of a row of A
   times a row of B, both contiguous along the contracted axis: `W @ h`;
@@ -14,7 +14,9 @@ once from operand rows loaded as vectors, in one of two forms:
   times one scalar each: `Wᵀ @ h` (a gradient's product through the transpose).
 
 At 8 x 8, W @ h was 600 LLVM lines unrolled (8 outputs of 8 scalar products each); as
-vectors it is 8 row loads, products and reductions.
+vectors it is 8 row loads, products and reductions. Rows of two AVX-512 registers (n = 16)
+made LLVM's code generator 3 to 5 times slower on the product (1.4 to 2.3 s where the
+loop of _few_outputs_dot takes 0.45, at K = 100 layers): longer ones take those loops.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from typing import Callable, Sequence
 import llvmlite.ir as ir
 
 from ..backend.cpu.lower import FEWEST_IN_VECTORS, SMALL_ELEMENTS, Lowerer
-from ..backend.cpu.values import Array, Lazy, Value
+from ..backend.cpu.values import Array, Value
 
-VECTOR_K = 64  # the longest contraction taken as one vector (8 AVX-512 registers)
+ROW_BYTES = 64  # the longest contraction taken as one vector: one AVX-512 register
 FUSED = ("contract",)
 
 
@@ -37,7 +39,7 @@ def whole_product(lw: Lowerer, a: Value, b: Value, out_size: int, free: tuple[in
     `free[1]`, contracting `k` terms, no batch), or None where neither form applies.
     `axes`: per operand, (its free axes, its contracted axes)."""
     if (lw.width is not None or not FEWEST_IN_VECTORS <= out_size <= SMALL_ELEMENTS
-            or not 1 < k <= VECTOR_K or a.type.dtype.kind != "f"
+            or a.type.dtype.kind != "f" or not 1 < k * a.type.dtype.itemsize <= ROW_BYTES
             or any(len(c) != 1 for _, c in axes)):
         return None
     (m, n), (a_axes, b_axes) = free, axes
