@@ -90,3 +90,15 @@ def test_compile_scaling_has_the_network_of_issue_42(tmp_path):
             run = table[mode]["3"]["rune_jit"]
             assert run["cpu"] > 0 and {"lowering", "LLVM optimize"} <= set(run["stages"]), run
     assert "## n=8" in proc.stdout and "| 3 |" in proc.stdout
+
+
+def test_compile_scaling_lines_per_operation():
+    """`--lines`: the network's LLVM lines per rune_jit equation, which vectors keep
+    short at n = 8 (152 a line when each element was unrolled as scalars)."""
+    cmd = [sys.executable, str(BENCH / "compile_scaling.py"), "--lines", "--ks", "3",
+           "--ns", "8", "--modes", "f"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = proc.stdout.strip().splitlines()[-1].strip("|").split("|")
+    assert [c.strip() for c in row[:3]] == ["f", "3", "8"], proc.stdout
+    assert int(row[3]) > 10 and 0 < float(row[4]) < 40, proc.stdout
