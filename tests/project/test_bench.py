@@ -72,3 +72,33 @@ def test_compile_scaling_measures_each_stage_in_fresh_processes(tmp_path):
             assert {"trace", "passes", "lowering", "LLVM optimize", "LLVM codegen"} <= set(
                 run["stages"]), run
     assert "exponents: " in proc.stdout and "| 20 |" in proc.stdout
+
+
+@pytest.mark.slow
+def test_compile_scaling_has_the_network_of_issue_42(tmp_path):
+    """`--program rnn`: k layers tanh(W @ h + x) in a scan step, one table per width,
+    each run's stages measured (the ops program's JSON keeps its shape: above)."""
+    out = tmp_path / "rnn.json"
+    cmd = [sys.executable, str(BENCH / "compile_scaling.py"), "--program", "rnn", "--ks",
+           "2,3", "--ns", "4,8", "--modes", "f,vmap", "--peers", "rune_jit", "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads(out.read_text())
+    assert set(results) == {"n=4", "n=8"}
+    for table in results.values():
+        for mode in ("f", "vmap"):
+            run = table[mode]["3"]["rune_jit"]
+            assert run["cpu"] > 0 and {"lowering", "LLVM optimize"} <= set(run["stages"]), run
+    assert "## n=8" in proc.stdout and "| 3 |" in proc.stdout
+
+
+def test_compile_scaling_lines_per_operation():
+    """`--lines`: the network's LLVM lines per rune_jit equation, which vectors keep
+    short at n = 8 (152 a line when each element was unrolled as scalars)."""
+    cmd = [sys.executable, str(BENCH / "compile_scaling.py"), "--lines", "--ks", "3",
+           "--ns", "8", "--modes", "f"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = proc.stdout.strip().splitlines()[-1].strip("|").split("|")
+    assert [c.strip() for c in row[:3]] == ["f", "3", "8"], proc.stdout
+    assert int(row[3]) > 10 and 0 < float(row[4]) < 40, proc.stdout

@@ -10,6 +10,7 @@ from typing import Sequence
 import llvmlite.ir as ir
 import numpy as np
 
+from .small_products import whole_product
 from ...ops.linalg import free_axes, dot_general_p, solve_p
 from . import arith as A
 from . import blas, lapack, parallel_maps, small_lu
@@ -58,6 +59,12 @@ def _dot_lower(lw, args, out_types, *, contract, batch):
     fa, fb = free_axes(a.type.ndim, ca, ba), free_axes(b.type.ndim, cb, bb)
     size = lambda x, axes: math.prod([x.type.shape[i] for i in axes])  # noqa
     nb, m, n, k = size(a, ba), size(a, fa), size(b, fb), size(a, ca)
+    if nb == 1 and k > SMALL_K:  # small: stored whole, from vectors (stored as below)
+        whole = whole_product(lw, a, b, out.size, (m, n), k, ((fa, ca), (fb, cb)))
+        if whole is not None:
+            lazy = _lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)
+            lazy.whole = whole
+            return [lw.materialize(lazy, lw.out_buffer(0, out))]
     if k <= SHORT_K:  # stored unless an outer product
         lazy = _lazy_dot(lw, a, b, out, (ca, cb), (ba, bb), fa, fb)
         return [lazy if k <= SMALL_K else _stored_by_rows(lw, lazy, lw.out_buffer(0, out))]

@@ -9,7 +9,10 @@ or from inside a nested region (a loop step), and everything is stored where a
 primitive needs memory (a product, a loop's carry, an output). A group of
 elementwise equations of one shape whose values are read only inside the group
 (`elementwise_clusters`: threefry's rounds, where each value is read twice) is one
-lazy value whose element applies each member once, in registers.
+lazy value whose element applies each member once, in registers. A small value (4 to
+SMALL_ELEMENTS elements) is also computed whole where it can be (`Lowerer.vector`):
+its elementwise rules applied once to LLVM vectors of all its elements, so that its
+code does not grow with its element count (issue 42; products: small_products.py).
 
 The rules live in one table per kind, filled by the modules that define them
 (elementwise.py, views.py, reduce.py, linalg.py, control.py, loops.py):
@@ -91,6 +94,10 @@ class Elements:
 # solve stay in registers (bench KF: 31 -> 17 ms on znver4; 8, one vector of float64,
 # kept them in memory; 32 was no faster than 16)
 SMALL_ELEMENTS = 16
+# fewer elements than this stay one scalar register each: their code is short anyway, and
+# bench W7's 2-vector carry (a stack of two scalars, read back whole) ran 14 -> 20 ms as
+# vectors
+FEWEST_IN_VECTORS = 4
 UNROLLED_OPERATIONS = 256  # at most this many operations are unrolled to store a value
 SHORT_AXIS = 16  # a value stored whose last axis is shorter is stored in one flat loop
 # A lazy value computes an element by calling the rules of the values it reads, in Python:
@@ -187,11 +194,18 @@ class Lowerer:
     # ------------------------------------------------------------- memory
 
     def offset(self, shape: Sequence[int], idx: Sequence[ir.Value]) -> ir.Value:
-        total = None
+        """The flat offset of index `idx`; its constant part folded here (unrolled
+        elements index at constants: no instructions for LLVM to fold again)."""
+        fixed, total = 0, None
         for i, s in zip(idx, strides(tuple(shape))):
+            if isinstance(i, ir.Constant):
+                fixed += i.constant * s
+                continue
             term = i if s == 1 else self.b.mul(i, self.i64(s))
             total = term if total is None else self.b.add(total, term)
-        return total if total is not None else self.i64(0)
+        if total is None:
+            return self.i64(fixed)
+        return total if fixed == 0 else self.b.add(total, self.i64(fixed))
 
     def address(self, ptr: ir.Value, dtype: np.dtype, offset: ir.Value) -> ir.Value:
         return self.b.gep(ptr, [offset], source_etype=emit.mem_type(dtype))
@@ -227,6 +241,33 @@ class Lowerer:
             last = self.b.sub(v.rows, self.i64(1))
             idx = [arith.maximum(self.b, idx[0], last, False)] + list(idx[1:])
         return self.load_at(v.ptr, v.type.dtype, self.offset(v.type.shape, idx))
+
+    # ------------------------------------------------------------- small values whole
+
+    def vectorizable(self, v: Value) -> bool:
+        """Whether `vector(v)` can compute `v` (read with operands of its shape)."""
+        if self.width is not None or not FEWEST_IN_VECTORS <= v.type.size <= SMALL_ELEMENTS:
+            return False  # (in a lane block each register is already a vector of lanes)
+        if isinstance(v, Array):
+            return v.rows is None
+        return isinstance(v, Lazy) and v.whole is not None
+
+    def vector(self, v: Value) -> ir.Value:
+        """All of a small value (`vectorizable`) as one LLVM vector, its elements in
+        row-major order: code whose size does not grow with the element count (LLVM
+        legalises `<16 x double>` to the target's registers)."""
+        if isinstance(v, Array):
+            return self.load_at(v.ptr, v.type.dtype, self.i64(0), v.type.size)
+        return v.whole()
+
+    def operand_vector(self, v: Value, size: int) -> ir.Value:
+        """An elementwise operand of `size` elements as a vector: a scalar in every lane."""
+        return self.vsplat(v.v, size) if isinstance(v, Scalar) else self.vector(v)
+
+    def operands_vectorizable(self, vals: Sequence[Value], out: Type) -> bool:
+        return self.width is None and FEWEST_IN_VECTORS <= out.size <= SMALL_ELEMENTS and all(
+            isinstance(v, Scalar) or (v.type.shape == out.shape and self.vectorizable(v))
+            for v in vals)
 
     # ------------------------------------------------------------- explicit vectors
 
@@ -337,6 +378,8 @@ class Lowerer:
                 self.fn.memcpy(dest, v.ptr, t.nbytes)
         elif isinstance(v, Scalar) and t.shape == ():
             self.store_at(dest, t.dtype, self.i64(0), v.v)
+        elif isinstance(v, Lazy) and self.vectorizable(v):
+            self.store_at(dest, t.dtype, self.i64(0), self.vector(v), own=True)
         elif not (isinstance(v, Lazy) and any(store(self, v, dest) for store in STORES)):
             # a long chain over a few elements is a loop: unrolled, its code would be
             # that many times longer, for LLVM's vectorizer to fold back together
@@ -407,16 +450,17 @@ class Lowerer:
         every member applied once, in order (elementwise_clusters)."""
         inputs = cluster_inputs(members)
         vals = [read(a) for a in inputs]
+        out = members[-1].outputs[0].type
 
-        def at(idx):
-            env = {a: self.load(v, idx) for a, v in zip(inputs, vals)}
+        def apply(load: Callable[[Value], ir.Value]) -> ir.Value:
+            env = {a: load(v) for a, v in zip(inputs, vals)}
             for eqn in members:
                 ins, params = eqn.closed
                 saved, self.errors.source = self.errors.source, eqn.source
                 try:
                     x = self.element_rule(eqn.prim)(
-                        self, *[env[a] if isinstance(a, Var) else self.load(
-                            self.literal(a.value), idx) for a in ins], **params)
+                        self, *[env[a] if isinstance(a, Var) else load(self.literal(a.value))
+                                for a in ins], **params)
                 except Exception as err:
                     note(err, f"(while lowering: {str(eqn).splitlines()[0]}"
                               f"{where(eqn.source)})")
@@ -426,8 +470,13 @@ class Lowerer:
                 env[eqn.outputs[0]] = x
             return env[members[-1].outputs[0]]
 
-        return Lazy(members[-1].outputs[0].type, at,
-                    len(members) + sum(cost(v) for v in vals))
+        whole = None
+        if self.operands_vectorizable(vals, out) and all(
+                a.value.shape in ((), out.shape) for e in members for a in e.inputs
+                if isinstance(a, Literal)):
+            whole = lambda: apply(lambda v: self.operand_vector(v, out.size))  # noqa: E731
+        return Lazy(out, lambda idx: apply(lambda v: self.load(v, idx)),
+                    len(members) + sum(cost(v) for v in vals), whole=whole)
 
     def lower_at(self, eqn: Eqn, vals: list[Value], out_types: list[Type], params: dict
                  ) -> list[Value]:
@@ -466,8 +515,12 @@ class Lowerer:
         rule = self.element_rule(prim)
         if out.shape == ():
             return Scalar(out, rule(self, *[self.scalar(v) for v in vals], **params))
+        whole = None
+        if self.operands_vectorizable(vals, out):
+            whole = lambda: rule(  # noqa: E731
+                self, *[self.operand_vector(v, out.size) for v in vals], **params)
         return Lazy(out, lambda idx: rule(self, *[self.load(v, idx) for v in vals], **params),
-                    1 + sum(cost(v) for v in vals))
+                    1 + sum(cost(v) for v in vals), whole=whole)
 
     def literal(self, value: np.ndarray) -> Value:
         t = Type(value.dtype, value.shape)

@@ -2,8 +2,8 @@
 
 A function whose code we write (tanh.py's) is not copied into every use and every
 unrolled element: the module defines `rune_<name>_<type>` once per LLVM type (f64,
-f32, v32f64...) and each use calls it, a vector register (a lane block) the definition
-of its vector type. The definitions are `internal` and pure (nounwind, willreturn,
+f32, v32f64...) and each use calls it, a vector register (a lane block, a small array
+whole: lower.Lowerer.vector) the definition of its vector type. The definitions are `internal` and pure (nounwind, willreturn,
 memory(none)): LLVM inlines a call where its cost model says that pays, before its
 vectorizers run, and drops a definition nobody calls.
 
@@ -20,8 +20,8 @@ elements' calls into vector ones, where the inlined copies it packs, or runs sid
 side. A function of ours too big to inline would name its variants.
 
     >>> f = lambda x: rnp.tanh(rnp.tanh(x) + rnp.tanh(2 * x))
-    >>> text = rune.jit(f).lower(np.zeros(4)).llvm_ir
-    >>> sum(line.startswith('define internal double @"rune_tanh_f64"') for line in
+    >>> text = rune.jit(f).lower(np.zeros(4)).llvm_ir  # 4 elements: one <4 x double>
+    >>> sum(line.startswith('define internal <4 x double> @"rune_tanh_v4f64"') for line in
     ...     text.splitlines())
     1
 """

@@ -2,10 +2,11 @@
 
 - `Scalar`: a 0-d value in a register (under lane blocks, a vector of lanes);
 - `Array`: a contiguous row-major buffer at `ptr`;
-- `Lazy`: an expression computing any element from its index, not stored
-  anywhere. Elementwise operations, broadcasts, transposes and slices make
-  lazy values from lazy values, so a chain of them becomes one loop nest when
-  something finally needs the elements in memory (fusion).
+- `Lazy`: an expression computing any element from its index (and, when small,
+  often all of them as one LLVM vector), not stored anywhere. Elementwise
+  operations, broadcasts, transposes and slices make lazy values from lazy
+  values, so a chain of them becomes one loop nest when something finally
+  needs the elements in memory (fusion).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ class Lazy:
     # a transpose of an array in memory: (the array, the permutation), which a product
     # reads in place (linalg.py) instead of through `at`
     transposed: tuple[Array, tuple[int, ...]] | None = None
+    # all of a small value as one LLVM vector, its elements in row-major order
+    # (Lowerer.vector), where the lowering that made it can compute it so: None if not
+    whole: Callable[[], ir.Value] | None = None
 
 
 Value = Scalar | Array | Lazy

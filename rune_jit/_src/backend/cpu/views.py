@@ -24,10 +24,16 @@ def _lower_view(remap_for):
         (x,) = args
         out = out_types[0]
         if isinstance(x, Scalar):
-            return [Lazy(out, lambda idx: lw.splat(x.v), 0, cheap=True)]
+            return [_splat(lw, x, out)]
         remap = remap_for(lw, x.type, out, **params)
         return [Lazy(out, lambda idx: lw.load(x, remap(idx)), cost(x))]
     return lower
+
+
+def _splat(lw, x: Scalar, out: Type) -> Lazy:
+    """A scalar in every element (whole: in every lane of one vector)."""
+    return Lazy(out, lambda idx: lw.splat(x.v), 0, cheap=True,
+                whole=lambda: lw.vsplat(x.v, out.size))
 
 
 def _broadcast_remap(lw, xt, out, *, shape, broadcast_dims):
@@ -76,7 +82,7 @@ def _reshape_lower(lw, args, out_types, *, shape):
     if isinstance(x, Scalar):
         if out.shape == ():
             return [Scalar(out, x.v)]
-        return [Lazy(out, lambda idx: lw.splat(x.v), 0, cheap=True)]
+        return [_splat(lw, x, out)]
     kept = [n for n in x.type.shape if n != 1]
     if isinstance(x, Lazy) and kept == [n for n in out.shape if n != 1]:
         # only axes of size 1 come or go: read through with those indices dropped or zero
@@ -84,7 +90,9 @@ def _reshape_lower(lw, args, out_types, *, shape):
         def remap(idx):
             it = iter(idx[i] for i in src)
             return [lw.i64(0) if n == 1 else next(it) for n in x.type.shape]
-        return [Lazy(out, lambda idx: lw.load(x, remap(idx)), x.cost)]
+        # the same elements in the same order: the same vector whole
+        whole = (lambda: lw.vector(x)) if lw.vectorizable(x) else None
+        return [Lazy(out, lambda idx: lw.load(x, remap(idx)), x.cost, whole=whole)]
     return [Array(out, lw.materialize(x).ptr)]
 
 
