@@ -7,6 +7,9 @@ held in the child forever, so every lock rune_jit takes is made again in the chi
 until no thread is inside an LLVM call (llvmlite makes one call at a time, under its
 lock, which the fork holds while it happens).
 
+A thread importing the CPU backend (half a second) holds the import system's lock of
+each module it imports; a fork waits for that import too (`held_across_fork`).
+
 The same holds at the process's end: LLVM's global objects are destroyed as the process
 exits, and a daemon thread still inside an LLVM call then reads freed memory (a
 segfault after the program's last line). As the interpreter exits, rune_jit waits for
@@ -42,13 +45,24 @@ def _llvm_lock():
 
 
 _held: list = []
+# locks a fork waits for and holds while it forks, in the order taken (held_across_fork)
+_waited: list = []
+
+
+def held_across_fork(lock: Any) -> Any:
+    """`lock`, which every fork waits for and holds while it happens, so that the child
+    never starts with it held by a thread it does not have. For work that imports
+    modules: a child that found another thread half-way through importing a module would
+    wait forever for that module's import lock the first time it imported it. -> lock."""
+    _waited.append(lock)
+    return lock
 
 
 def _before() -> None:
-    lock = _llvm_lock()
-    if lock is not None:
-        lock.acquire()
-        _held.append(lock)
+    for lock in [*_waited, _llvm_lock()]:  # imports first: they may call LLVM
+        if lock is not None:
+            lock.acquire()
+            _held.append(lock)
 
 
 def _after_in_parent() -> None:

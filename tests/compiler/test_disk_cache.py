@@ -470,3 +470,30 @@ def test_no_thread_enters_llvm_while_the_process_exits(tmp_path):
     globals (a segfault after the program's last line, seen once in CI): the exit waits
     for the call under way and keeps every later one out."""
     assert run_fresh(EXIT_WHILE_COMPILING, tmp_path / "cache") == "0"
+
+
+FORK_DURING_BACKEND_IMPORT = """
+    import os, threading, time, numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+    x = np.linspace(0, 1, 16)
+    threading.Thread(target=lambda: rune.jit(rnp.sin)(x), daemon=True).start()
+    time.sleep(0.05)  # while that thread imports the CPU backend (about half a second)
+    pid = os.fork()
+    if pid == 0:
+        y = rune.jit(lambda v: rnp.sum(rnp.cos(v)))(x)
+        os._exit(0 if abs(y - np.sum(np.cos(x))) < 1e-9 else 3)
+    deadline = time.time() + 60
+    done, status = os.waitpid(pid, os.WNOHANG)
+    while not done and time.time() < deadline:
+        time.sleep(0.01)
+        done, status = os.waitpid(pid, os.WNOHANG)
+    if not done:
+        os.kill(pid, 9)
+    print(status if done else "hung")
+"""
+
+
+def test_a_child_forked_while_another_thread_imports_the_backend_compiles(tmp_path):
+    """A fork half-way through another thread's import of the CPU backend left the child
+    waiting forever for a module's import lock (found as a rare hang of the fork test
+    above under load): the fork waits for the import."""
+    assert run_fresh(FORK_DURING_BACKEND_IMPORT, tmp_path / "cache", RUNE_JIT_CACHE="0") == "0"

@@ -22,10 +22,12 @@ Python numbers, structured as `plan` says if given (dispatch.py), or None).
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import Any, Callable, Protocol, Sequence
 
 from .. import config, eager
+from ..forks import held_across_fork
 from ..ir import Region
 from .stats import counts as stats  # noqa: F401 (rune_jit.backend.stats)
 
@@ -56,6 +58,10 @@ class Backend(Protocol):
     def lower(self, region: Region) -> Any: ...
 
 
+# a fork waits while the CPU backend is imported (forks.held_across_fork)
+_importing = held_across_fork(threading.RLock())
+
+
 @lru_cache(maxsize=None)
 def get(name: str) -> Backend:
     """The backend called `name` (made once; the CPU backend loads LLVM only now)."""
@@ -67,9 +73,10 @@ def get(name: str) -> Backend:
         from ..platforms import require_native
 
         require_native()  # before LLVM loads: a clear error, not a crash in native code
-        from .cpu import CpuBackend
+        with _importing:
+            from .cpu import CpuBackend
 
-        return CpuBackend()
+            return CpuBackend()
     raise ValueError(f"RUNE_JIT_BACKEND must be 'native' or 'interpret', got {name!r}")
 
 
