@@ -87,7 +87,7 @@ def reduce_exp2(b: ir.IRBuilder, x: ir.Value) -> Reduced:
 def tail(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
     """p with e^(r + c) = 1 + r + p (to 2^-60 relative in float64)."""
     r = red.r
-    return fma(b, b.fmul(r, r), kit.horner(b, r, k.exp), red.c)
+    return fma(b, b.fmul(r, r), kit.estrin(b, r, k.exp), red.c)
 
 
 def _scaled(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
@@ -145,7 +145,7 @@ def _sinh(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     cancels, a + a^3 P(a^2)."""
     a = A.intrinsic(b, "fabs", x)
     z = b.fmul(a, a)
-    small = fma(b, a, b.fmul(z, kit.horner(b, z, k.sinh)), a)
+    small = fma(b, a, b.fmul(z, kit.estrin(b, z, k.sinh)), a)
     large = _hyperbolic(b, k, x, -1.0)
     out = b.select(b.fcmp_ordered("<", a, c(a, 0.5)), small, large)
     return A.intrinsic(b, "copysign", out, x)

@@ -1,7 +1,7 @@
 """What the vector math's bodies share: float32 computed in float64, error-free sums and
 products (double-double arithmetic: Muller et al., "Handbook of Floating-Point
 Arithmetic", 2nd ed., 2018, ch. 4), powers of two built from their exponent bits, and
-Horner's scheme with fused multiply-adds.
+Estrin's scheme with fused multiply-adds.
 
 Every helper takes and returns float registers, a scalar or a vector alike.
 """
@@ -43,12 +43,20 @@ def fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:
     return A.intrinsic(b, "fma", x, y, z)
 
 
-def horner(b: ir.IRBuilder, v: ir.Value, coefficients: Sequence[float]) -> ir.Value:
-    """The polynomial of `coefficients` (highest power first) at v."""
-    acc = c(v, coefficients[0])
-    for coef in coefficients[1:]:
-        acc = fma(b, acc, v, c(v, coef))
-    return acc
+
+
+def estrin(b: ir.IRBuilder, v: ir.Value, coefficients: Sequence[float]) -> ir.Value:
+    """The polynomial of `coefficients` (highest power first) at v, by Estrin's scheme:
+    pairs c0 + c1 v, then pairs of those with v^2, v^4...: a chain of about log2(degree)
+    fused multiply-adds where Horner's is `degree` long, so that a loop's iterations
+    overlap less to hide it (Knuth, TAOCP vol. 2, 4.6.4)."""
+    terms = [c(v, coef) for coef in reversed(coefficients)]  # lowest power first
+    power = v
+    while len(terms) > 1:
+        pairs = [fma(b, hi, power, lo) for lo, hi in zip(terms[::2], terms[1::2])]
+        terms = pairs + terms[len(pairs) * 2:]
+        power = b.fmul(power, power) if len(terms) > 1 else power
+    return terms[0]
 
 
 def fast_two_sum(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:

@@ -79,7 +79,7 @@ def _log1p_f(b: ir.IRBuilder, q: Sequence[float], f: ir.Value) -> tuple[ir.Value
     s = b.fmul(f, inv)
     t = b.fmul(b.fsub(fma(b, b.fneg(s), d, f), b.fmul(s, d_low)), inv)
     z = b.fmul(s, s)
-    return b.fadd(s, s), fma(b, b.fmul(s, z), kit.horner(b, z, q), b.fadd(t, t))
+    return b.fadd(s, s), fma(b, b.fmul(s, z), kit.estrin(b, z, q), b.fadd(t, t))
 
 
 def _combine(b: ir.IRBuilder, base: Base, k: ir.Value, hi: ir.Value,
