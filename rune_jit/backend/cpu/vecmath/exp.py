@@ -17,9 +17,9 @@ result overflows to inf and goes subnormal (and to 0) where exp does. No branche
 values come out of the same arithmetic (±inf are clamped to finite arguments that give
 inf or 0; a NaN passes the clamps and gives NaN).
 
-    >>> x = np.array([-np.inf, -1.0, 0.0, 1e-300, 1.0, 700.0, np.inf, np.nan])
-    >>> rune.jit(rnp.exp)(x)[1:6].round(6).tolist(), rune.jit(rnp.exp)(x)[[0, 6, 7]]
-    ([0.367879, 1.0, 1.0, 2.718282, 1.0142320547350045e+304], array([ 0., inf, nan]))
+    >>> x = np.array([-np.inf, -1.0, -0.0, 1.0, 10.0, np.inf, np.nan])
+    >>> print(rune.jit(rnp.exp)(x).round(4).tolist())
+    [0.0, 0.3679, 1.0, 2.7183, 22026.4658, inf, nan]
 """
 
 from __future__ import annotations
@@ -104,16 +104,22 @@ def _exp2(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return _scaled(b, k, reduce_exp2(b, kit.clamp(b, x, *EXP2_RANGE)))
 
 
-def expm1(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
-    """e^x - 1 = 2^n2 ((2^n1 - 2^-n2) + 2^n1 r + 2^n1 p), the first two summed exactly
-    (Fast2Sum: |2^n1 - 2^-n2| >= |2^n1 r| for every n), with x's sign (which expm1 has:
-    -0 gives -0)."""
+def expm1_parts(b: ir.IRBuilder, k: Coefficients,
+                x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(hi, lo, s) with e^x - 1 = (hi + lo) s, |lo| < |hi| / 2, s = 1 below x = 693:
+    2^n2 ((2^n1 - 2^-n2) + 2^n1 r + 2^n1 p), the first two summed exactly (Fast2Sum:
+    |2^n1 - 2^-n2| >= |2^n1 r| for every n)."""
     red = reduce(b, kit.clamp(b, x, *EXPM1_RANGE))
     s1, s2 = kit.split_exponent(b, red.n, SPLIT)
     inv_s2 = kit.pow2(b, b.fsub(kit.clamp(b, red.n, -SPLIT, SPLIT), red.n))
     hi, lo = kit.fast_two_sum(b, b.fsub(s1, inv_s2), b.fmul(s1, red.r))
-    out = b.fmul(b.fadd(hi, fma(b, s1, tail(b, k, red), lo)), s2)
-    return A.intrinsic(b, "copysign", out, x)
+    return hi, fma(b, s1, tail(b, k, red), lo), s2
+
+
+def _expm1(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
+    """e^x - 1 with x's sign (which expm1 has: -0 gives -0)."""
+    hi, lo, s = expm1_parts(b, k, x)
+    return A.intrinsic(b, "copysign", b.fmul(b.fadd(hi, lo), s), x)
 
 
 def _hyperbolic(b: ir.IRBuilder, k: Coefficients, x: ir.Value, sign: float) -> ir.Value:
@@ -152,5 +158,5 @@ def _sinh(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
 
 
 FUNCTIONS = {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
-             {"exp": _exp, "exp2": _exp2, "expm1": expm1, "sinh": _sinh,
+             {"exp": _exp, "exp2": _exp2, "expm1": _expm1, "sinh": _sinh,
               "cosh": _cosh}.items()}

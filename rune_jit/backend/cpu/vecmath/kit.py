@@ -43,8 +43,6 @@ def fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:
     return A.intrinsic(b, "fma", x, y, z)
 
 
-
-
 def estrin(b: ir.IRBuilder, v: ir.Value, coefficients: Sequence[float]) -> ir.Value:
     """The polynomial of `coefficients` (highest power first) at v, by Estrin's scheme:
     pairs c0 + c1 v, then pairs of those with v^2, v^4...: a chain of about log2(degree)

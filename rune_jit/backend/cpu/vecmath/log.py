@@ -18,9 +18,9 @@ float32 is computed in float64 with a shorter polynomial and rounded once
 subnormal x is scaled by 2^54 first).
 
     >>> x = np.array([0.0, 1e-300, 0.5, 1.0, 10.0, np.inf, -1.0, np.nan])
-    >>> print(rune.jit(rnp.log)(x).round(6))
-    [   -inf -690.7755   -0.693147    0.        2.302585       inf       nan
-          nan]
+    >>> print(rune.jit(rnp.log)(x).round(4))
+    [     -inf -690.7755   -0.6931    0.        2.3026       inf       nan
+           nan]
 """
 
 from __future__ import annotations
