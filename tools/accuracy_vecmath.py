@@ -5,7 +5,8 @@ the correctly rounded result: the largest and mean error in ulps per function an
 
 prints the rows of docs/accuracy.md's table. The points are those of
 tests/test_vector_math_exp_log.py (`samples`: log-uniform over every binade of the domain,
-both signs, and uniform in [-50, 50] and [-2, 2]; then `edges`), n per function and
+both signs, and uniform in [-50, 50] and [-2, 2]; then `edges`; `power_samples` for
+power), n per function and
 dtype; the reference is mpmath's value at 200 bits rounded once (tests/ulp_oracle.py),
 computed once and compared with rune_jit's compiled results under RUNE_JIT_MATH=own and
 =libmvec (each in a subprocess: the setting is read at import) and with NumPy's. An
@@ -22,50 +23,52 @@ import sys
 import tempfile
 from pathlib import Path
 
-import mpmath
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import test_vector_math_exp_log as cases  # noqa: E402
 from ulp_oracle import correctly_rounded, ulp_errors  # noqa: E402
 
-FUNCTIONS = {**cases.FUNCTIONS, "tanh": (mpmath.tanh, (-np.inf, np.inf))}
 DTYPES = ("float64", "float32")
 
 
-def points(name: str, dtype: str, n: int) -> np.ndarray:
-    x = cases.samples(name, np.dtype(dtype).type, n // 3 + 1, seed=7)[:n]
-    return np.concatenate([x, cases.edges(name, np.dtype(dtype).type)])
+def points(name: str, dtype: str, n: int) -> tuple[np.ndarray, ...]:
+    t = np.dtype(dtype).type
+    if name == "power":
+        return tuple(v[:n] for v in cases.power_samples(t, n // 4 + 1, seed=7))
+    x = cases.samples(name, t, n // 3 + 1, seed=7)[:n]
+    return (np.concatenate([x, cases.edges(name, t)]),)
 
 
-def compiled(mode: str, name: str, x: np.ndarray) -> np.ndarray:
-    """rune_jit's jitted `name` of x, in a subprocess with RUNE_JIT_MATH=mode."""
+def compiled(mode: str, name: str, xs: tuple[np.ndarray, ...]) -> np.ndarray:
+    """rune_jit's jitted `name` of xs, in a subprocess with RUNE_JIT_MATH=mode."""
     with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp, "x.npy"), Path(tmp, "y.npy")
-        np.save(src, x)
+        src, out = Path(tmp, "x.npz"), Path(tmp, "y.npy")
+        np.savez(src, *xs)
         code = ("import numpy as np, rune_jit as rune, rune_jit.numpy as rnp; "
-                f"np.save({str(out)!r}, rune.jit(rnp.{name})(np.load({str(src)!r})))")
+                f"a = np.load({str(src)!r}); args = [a[k] for k in sorted(a.files)]; "
+                f"np.save({str(out)!r}, rune.jit(rnp.{name})(*args))")
         subprocess.run([sys.executable, "-c", code], check=True,
                        env={**os.environ, "RUNE_JIT_MATH": mode})
         return np.load(out)
 
 
 def row(name: str, dtype: str, n: int) -> str:
-    x = points(name, dtype, n)
+    xs = points(name, dtype, n)
     with np.errstate(all="ignore"):
-        exact = correctly_rounded(FUNCTIONS[name][0], x, dtype=np.dtype(dtype))
-        results = [compiled(mode, name, x) for mode in ("own", "libmvec")]
-        results.append(getattr(np, name)(x))
+        exact = correctly_rounded(cases.ORACLES[name], *xs, dtype=np.dtype(dtype))
+        results = [compiled(mode, name, xs) for mode in ("own", "libmvec")]
+        results.append(getattr(np, name)(*xs))
         finite = np.isfinite(exact)
         errs = [ulp_errors(r[finite], exact[finite]) for r in results]
     cells = [f"{e.max():.2f} / {e.mean():.3f}" for e in errs]
-    return f"| {name} | {dtype} | {x.size:,} | " + " | ".join(cells) + " |"
+    return f"| {name} | {dtype} | {xs[0].size:,} | " + " | ".join(cells) + " |"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--functions", default=",".join(FUNCTIONS))
+    ap.add_argument("--functions", default=",".join(cases.ORACLES))
     args = ap.parse_args()
     print("| function | dtype | points | own: max / mean ulp | libmvec | NumPy |")
     print("|---|---|---|---|---|---|")

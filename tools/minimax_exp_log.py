@@ -13,6 +13,8 @@ measured at 2,000 points of the interval with the rounded coefficients.
   "Software Manual for the Elementary Functions", 1980, ch. 6); e^r - 1 = r + r^2 q(r).
 - Q(z) = (2 atanh(s) - 2 s) / s^3, z = s^2, s = f / (2 + f) for 1 + f in [sqrt(2)/2,
   sqrt(2)]: log(1 + f) = 2 s + s^3 Q(s^2) (Cody and Waite, ch. 5).
+- Q1(z) = (2 atanh(s) - 2 s - 2 s^3 / 3) / s^5: power's log, whose s^3 term is summed
+  in double-double arithmetic.
 - P(z) = (sinh(a) - a) / a^3, z = a^2, on |a| <= 1/2: sinh's small arguments, where
   (e^a - e^-a) / 2 cancels.
 """
@@ -34,18 +36,23 @@ def big_q(z):
     return mp.fsum(2 * z ** k / (2 * k + 3) for k in range(TERMS))
 
 
+def big_q1(z):
+    return mp.fsum(2 * z ** k / (2 * k + 5) for k in range(TERMS))
+
+
 def small_p(z):
     return mp.fsum(z ** k / mp.factorial(2 * k + 3) for k in range(TERMS))
 
 
 # name -> (function, its interval, the size of its term relative to the result, at x)
 POLYNOMIALS = {
-    "exp": (q, (-mp.log(2) / 2, mp.log(2) / 2), lambda r: r * r),
+    "exp": (q, (-mp.log(2) / 2, mp.log(2) / 2), lambda r: r * r / mp.exp(r)),
     "log": (big_q, (0, S_MAX ** 2), lambda z: z / 2),  # s^3 Q / (2 s)
     "sinh": (small_p, (0, mp.mpf(1) / 4), lambda z: z),
+    "pow": (big_q1, (0, S_MAX ** 2), lambda z: z * z / 2),  # s^5 Q1 / (2 s)
 }
-DEGREES = {"float64": {"exp": 10, "log": 7, "sinh": 5},
-           "float32": {"exp": 6, "log": 3, "sinh": 3}}  # float32's computed in float64
+DEGREES = {"float64": {"exp": 10, "log": 7, "sinh": 5, "pow": 7},
+           "float32": {"exp": 6, "log": 3, "sinh": 3, "pow": 2}}  # float32's computed in float64
 
 
 def fit(name: str, degree: int) -> tuple[list[float], float]:
@@ -54,8 +61,7 @@ def fit(name: str, degree: int) -> tuple[list[float], float]:
     fn, (a, b), weight = POLYNOMIALS[name]
     poly = [float(c) for c in mp.chebyfit(fn, [a, b], degree + 1)]
     points = [a + (b - a) * i / 1999 for i in range(2000)]
-    worst = max(abs(mp.polyval(poly, x) - fn(x)) * weight(x) / abs(fn(x) if name == "exp"
-                                                                   else 1) for x in points)
+    worst = max(abs(mp.polyval(poly, x) - fn(x)) * weight(x) for x in points)
     return poly, float(mp.log(worst, 2)) if worst else float("-inf")
 
 

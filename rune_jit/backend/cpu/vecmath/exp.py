@@ -90,18 +90,18 @@ def tail(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
     return fma(b, b.fmul(r, r), kit.estrin(b, r, k.exp), red.c)
 
 
-def _scaled(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
+def scaled(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
     s1, s2 = kit.split_exponent(b, red.n, SPLIT)
     e = b.fadd(red.r, tail(b, k, red))
     return b.fmul(fma(b, s1, e, s1), s2)
 
 
 def _exp(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
-    return _scaled(b, k, reduce(b, kit.clamp(b, x, *EXP_RANGE)))
+    return scaled(b, k, reduce(b, kit.clamp(b, x, *EXP_RANGE)))
 
 
 def _exp2(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
-    return _scaled(b, k, reduce_exp2(b, kit.clamp(b, x, *EXP2_RANGE)))
+    return scaled(b, k, reduce_exp2(b, kit.clamp(b, x, *EXP2_RANGE)))
 
 
 def expm1_parts(b: ir.IRBuilder, k: Coefficients,

@@ -57,7 +57,7 @@ DECIMAL = Base((0.3010299955494702, 1.1451100898021838e-10),
                (0.4342944819032518, 1.098319650216765e-17))
 
 
-def _split(b: ir.IRBuilder, u: ir.Value) -> tuple[ir.Value, ir.Value]:
+def split(b: ir.IRBuilder, u: ir.Value) -> tuple[ir.Value, ir.Value]:
     """(k, f) with u = 2^k (1 + f), 1 + f in [sqrt(2)/2, sqrt(2)), for u > 0 finite; k
     an integer-valued float."""
     tiny = b.fcmp_ordered("<", u, c(u, 2.0 ** -1022))
@@ -105,7 +105,7 @@ def _special(b: ir.IRBuilder, x: ir.Value, edge: float, out: ir.Value) -> ir.Val
 
 def _log_of(base: Base):
     def body(b: ir.IRBuilder, q: Sequence[float], x: ir.Value) -> ir.Value:
-        k, f = _split(b, x)
+        k, f = split(b, x)
         return _special(b, x, 0.0, _combine(b, base, k, *_log1p_f(b, q, f)))
     return body
 
@@ -117,7 +117,7 @@ def _log1p(b: ir.IRBuilder, q: Sequence[float], x: ir.Value) -> ir.Value:
     u = b.fadd(one, x)
     big = b.fcmp_ordered(">", A.intrinsic(b, "fabs", x), one)
     error = b.select(big, b.fsub(one, b.fsub(u, x)), b.fsub(x, b.fsub(u, one)))
-    k, f = _split(b, u)
+    k, f = split(b, u)
     hi, lo = _log1p_f(b, q, f)
     out = _combine(b, NATURAL, k, hi, b.fadd(lo, b.fdiv(error, u)))
     out = b.select(b.fcmp_ordered("==", x, c(x, 0.0)), x, out)
