@@ -11,8 +11,8 @@ and float32 (docs/accuracy.md has the measured figures).
 tanh(x) = sign(x) m / (m + 2), with m = expm1(2a) (vecmath/exp.py's, float32 computed in
 float64 and rounded once) and a = |x| clamped to where tanh rounds to 1 (so m is finite,
 and ±inf give ±1). Nothing cancels: m keeps its relative precision down to the
-subnormals, and the quotient is a double-double one, rounded once. A NaN fails the clamp's comparison and
-stays NaN; the sign of x is put back last (-0 stays -0).
+subnormals, and the quotient is a double-double one, rounded once. A NaN fails the
+clamp's comparison and stays NaN; the sign of x is put back last (-0 stays -0).
 
     >>> x = np.array([-np.inf, -0.0, 0.5, 1.0, 19.5, np.nan])
     >>> rune.jit(rnp.tanh)(x)

@@ -5,8 +5,8 @@ x = n ln2 + r with n = round(x / ln2), |r| <= ln2/2, ln2 as hi + lo (hi with 32 
 that n hi and x - n hi are exact) and r's rounding error kept as c (Fast2Sum): e^x = 2^n
 (1 + r + p), p = r^2 q(r) + c, where q approximates (e^r - 1 - r) / r^2 (a Chebyshev
 approximation, tools/minimax_exp_log.py: 2^-60 relative in float64). Adding p to r last
-makes 1 + r + p a sum whose only sizeable rounding is the final one: exp is within 0.6
-ulp (docs/accuracy.md). exp2 reduces x = n + d exactly and takes r + c = d ln2 as a
+makes 1 + r + p a sum whose only sizeable rounding is the final one (docs/accuracy.md
+has the measured errors). exp2 reduces x = n + d exactly and takes r + c = d ln2 as a
 double-double product. expm1 sums 2^n - 1 and 2^n r exactly (Fast2Sum) before adding
 2^n p, so that nothing cancels near x = 0 or -ln2. sinh and cosh take e^|x| as a
 double-double and 1/e^|x| from its Newton correction; sinh of |x| < 1/2 is x + x^3 P(x^2).
@@ -91,6 +91,7 @@ def tail(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
 
 
 def scaled(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
+    """2^n (1 + r + p), rounded once where it is normal."""
     s1, s2 = kit.split_exponent(b, red.n, SPLIT)
     e = b.fadd(red.r, tail(b, k, red))
     return b.fmul(fma(b, s1, e, s1), s2)

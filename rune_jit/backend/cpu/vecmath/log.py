@@ -9,9 +9,9 @@ s^3 Q(s^2) with s = f / (2 + f), |s| <= 0.1716, Q a Chebyshev approximation
 the division's exact remainder), so log(1 + f) = 2 s + (2 t + s^3 Q) has an error far
 below float64's; log_b(x) = k log_b(2) + log(1 + f) / ln(b) is then summed in
 double-double arithmetic (Muller et al., "Handbook of Floating-Point Arithmetic", ch. 4),
-with log_b(2) as hi + lo (hi with 32 bits, so that k hi is exact), and rounded once: within
-0.6 ulp (docs/accuracy.md). log1p takes 1 + x rounded, u, and adds log(1 + x) - log(u) =
-(x - (u - 1)) / u, the sum's exact error over u.
+with log_b(2) as hi + lo (hi with 32 bits, so that k hi is exact), and rounded once
+(docs/accuracy.md has the measured errors). log1p takes 1 + x rounded, u, and adds
+log(1 + x) - log(u) = (x - (u - 1)) / u, the sum's exact error over u.
 
 float32 is computed in float64 with a shorter polynomial and rounded once
 (kit.in_float64). No branches: zero, negatives, inf and NaN are selected at the end (a
