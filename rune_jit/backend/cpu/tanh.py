@@ -5,14 +5,14 @@ libm's scalar tanh, which the scalar remainder of a vectorized loop called, roun
 differently from it. This code is the same operations on a scalar, a loop vector or a
 lane block, so an element gets the same bits whichever path computes it (parallel_maps.py
 relies on that). It is emitted once per module and LLVM type, and called
-(module_functions.py): LLVM inlines it where that pays. It is within 1 ulp in float64
+(module_functions.py): LLVM inlines it where that pays. It is within 4 ulp in float64
 and float32 (docs/accuracy.md has the measured figures).
 
-tanh(x) = sign(x) m / (m + 2), with m = expm1(2a) (vecmath/exp.py's, float32 computed in
-float64 and rounded once) and a = |x| clamped to where tanh rounds to 1 (so m is finite,
-and ±inf give ±1). Nothing cancels: m keeps its relative precision down to the
-subnormals, and the quotient is a double-double one, rounded once. A NaN fails the
-clamp's comparison and stays NaN; the sign of x is put back last (-0 stays -0).
+tanh(x) = sign(x) m / (m + 2), with m = expm1(2a) and a = |x| clamped to where tanh rounds
+to 1 (so m is finite, and ±inf give ±1). Nothing cancels: m keeps its relative precision
+down to the subnormals (it is built as 2r plus a smaller term), and the division is the
+only one. A NaN fails the clamp's comparison and stays NaN; the sign of x is put back last
+(-0 stays -0).
 
     >>> x = np.array([-np.inf, -0.0, 0.5, 1.0, 19.5, np.nan])
     >>> rune.jit(rnp.tanh)(x)
@@ -22,13 +22,40 @@ clamp's comparison and stays NaN; the sign of x is put back last (-0 stays -0).
 
 from __future__ import annotations
 
+from typing import NamedTuple, Sequence
+
 import llvmlite.ir as ir
 
 from . import arith as A
 from . import module_functions
-from .vecmath import exp, kit
+from .emit import F64, I32, I64
 
-CLAMP = 20.0  # 1 - tanh(20) = 8.5e-18: tanh rounds to 1 from below here on (float32: 9.01)
+
+class Coefficients(NamedTuple):
+    clamp: float  # tanh(x) rounds to 1 from below here on
+    exp: Sequence[float]  # exp(s)'s of s^d .. s^2 on |s| <= ln2/2 (1 + s + the rest)
+    ln2: tuple[float, float]  # ln 2 as hi + lo, hi with trailing zeros so that n hi is exact
+    int_type: ir.IntType
+    mantissa_bits: int
+    bias: int
+
+
+LOG2E = 1.4426950408889634
+FLOAT64 = Coefficients(
+    clamp=20.0,  # 1 - tanh(20) = 8.5e-18, below half an ulp of 1
+    # fitted by least squares on 200 Chebyshev nodes in 50 digits (mpmath): exp's relative
+    # error 4e-18; one degree less is 3 ulp
+    exp=(2.5024639266311035e-08, 2.7631140150201755e-07, 2.7557507361975543e-06,
+         2.4801490307638598e-05, 0.00019841269596971038, 0.0013888888946713305,
+         0.008333333333451529, 0.0416666666665162, 0.16666666666666483, 0.5000000000000012),
+    ln2=(6.93145751953125e-1, 1.42860682030941723212e-6),
+    int_type=I64, mantissa_bits=52, bias=1023)
+FLOAT32 = Coefficients(  # Cephes' expf
+    clamp=10.0,  # 1 - tanh(10) = 4.1e-9, below half an ulp of 1
+    exp=(1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+         1.6666665459e-1, 5.0000001201e-1),
+    ln2=(0.693359375, -2.12194440e-4),
+    int_type=I32, mantissa_bits=23, bias=127)
 
 
 def tanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -37,17 +64,47 @@ def tanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return A.in_float32(b, lambda v: module_functions.call(b, "tanh", _body, v), x)
 
 
-def _tanh(b: ir.IRBuilder, k: exp.Coefficients, x: ir.Value) -> ir.Value:
-    """m / (m + 2) in double-double arithmetic: m = mh + ml, m + 2 = dh + dl, the quotient
-    q0 = mh / dh corrected by the exact remainder mh - q0 dh (one fused multiply-add)."""
-    a = kit.clamp(b, A.intrinsic(b, "fabs", x), 0.0, CLAMP)
-    mh, ml = kit.fast_two_sum(b, *exp.expm1_parts(b, k, b.fadd(a, a))[:2])
-    dh, dl = kit.two_sum(b, kit.c(a, 2.0), mh)
-    dl = b.fadd(dl, ml)
-    inv = b.fdiv(kit.c(a, 1.0), dh)
-    q0 = b.fmul(mh, inv)
-    rem = b.fadd(kit.fma(b, b.fneg(q0), dh, mh), kit.fma(b, b.fneg(q0), dl, ml))
-    return A.intrinsic(b, "copysign", kit.fma(b, rem, inv, q0), x)
+def _body(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _tanh(b, x, FLOAT64 if A.element(x.type) == F64 else FLOAT32)
 
 
-_body = kit.in_float64(_tanh, exp.FLOAT64, exp.FLOAT32)
+def _tanh(b: ir.IRBuilder, x: ir.Value, k: Coefficients) -> ir.Value:
+    c = lambda value: A.const_like(x, value)  # noqa: E731
+    a = A.intrinsic(b, "fabs", x)
+    clamped = b.select(b.fcmp_ordered(">", a, c(k.clamp)), c(k.clamp), a)  # keeps a NaN
+    m = _expm1_twice(b, clamped, k)
+    return A.intrinsic(b, "copysign", b.fdiv(m, b.fadd(m, c(2.0))), x)
+
+
+def _expm1_twice(b: ir.IRBuilder, a: ir.Value, k: Coefficients) -> ir.Value:
+    """expm1(2a) for 0 <= a <= clamp: 2^n (1 + e) - 1 in one rounding, where n = round(2a /
+    ln2), r = a - n ln2 / 2 and e = expm1(2r) = 2r + r (r H(r)), H being exp's series in
+    2r written in r (each coefficient scaled by a power of 2: no rounding). Adding
+    1.5 * 2^mantissa_bits rounds 2a / ln2 to an integer held in the low bits of the sum,
+    which a shift moves into an exponent field: 2^n with no conversion to integer (which
+    AVX2 lacks for 64 bits)."""
+    c = lambda value: A.const_like(a, value)  # noqa: E731
+    magic = c(1.5 * 2.0 ** k.mantissa_bits)
+    t = _fma(b, a, c(2 * LOG2E), magic)
+    n = b.fsub(t, magic)
+    r = _fma(b, n, c(-k.ln2[1] / 2), _fma(b, n, c(-k.ln2[0] / 2), a))
+    it = A.like(a.type, k.int_type)
+    bits = b.shl(b.bitcast(t, it), A.constant(it, k.mantissa_bits))
+    scale = b.bitcast(b.add(bits, A.constant(it, k.bias << k.mantissa_bits)), a.type)
+    top = len(k.exp) + 1  # the power of the first coefficient
+    h = _horner(b, r, [coef * 2.0 ** (top - i) for i, coef in enumerate(k.exp)])
+    e = _fma(b, r, b.fmul(r, h), b.fadd(r, r))
+    return _fma(b, scale, e, b.fsub(scale, c(1.0)))  # 2^n - 1 is exact
+
+
+def _horner(b: ir.IRBuilder, v: ir.Value, coefficients: Sequence[float]) -> ir.Value:
+    acc = A.const_like(v, coefficients[0])
+    for coef in coefficients[1:]:
+        acc = _fma(b, acc, v, A.const_like(v, coef))
+    return acc
+
+
+def _fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:
+    """x y + z rounded once: half the instructions of a product and a sum, and the same
+    bits on every CPU (one without FMA computes it in libm, slowly)."""
+    return A.intrinsic(b, "fma", x, y, z)

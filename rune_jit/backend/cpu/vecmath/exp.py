@@ -105,22 +105,22 @@ def _exp2(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return scaled(b, k, reduce_exp2(b, kit.clamp(b, x, *EXP2_RANGE)))
 
 
-def expm1_parts(b: ir.IRBuilder, k: Coefficients,
-                x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
-    """(hi, lo, s) with e^x - 1 = (hi + lo) s, |lo| < |hi| / 2, s = 1 below x = 693:
-    2^n2 ((2^n1 - 2^-n2) + 2^n1 r + 2^n1 p), the first two summed exactly (Fast2Sum:
-    |2^n1 - 2^-n2| >= |2^n1 r| for every n)."""
-    red = reduce(b, kit.clamp(b, x, *EXPM1_RANGE))
-    s1, s2 = kit.split_exponent(b, red.n, SPLIT)
-    inv_s2 = kit.pow2(b, b.fsub(kit.clamp(b, red.n, -SPLIT, SPLIT), red.n))
+def expm1_parts(b: ir.IRBuilder, k: Coefficients, red: Reduced, s1: ir.Value,
+                inv_s2: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(hi, lo) with e^x - 1 = (hi + lo) s2, |lo| < |hi| / 2, for x = n ln2 + r + c and
+    2^n = s1 s2 (s2 = 1 below x = 693): (s1 - 1/s2) + s1 r summed exactly (Fast2Sum:
+    |s1 - 1/s2| >= |s1 r| for every n), then s1 p added."""
     hi, lo = kit.fast_two_sum(b, b.fsub(s1, inv_s2), b.fmul(s1, red.r))
-    return hi, fma(b, s1, tail(b, k, red), lo), s2
+    return hi, fma(b, s1, tail(b, k, red), lo)
 
 
 def _expm1(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     """e^x - 1 with x's sign (which expm1 has: -0 gives -0)."""
-    hi, lo, s = expm1_parts(b, k, x)
-    return A.intrinsic(b, "copysign", b.fmul(b.fadd(hi, lo), s), x)
+    red = reduce(b, kit.clamp(b, x, *EXPM1_RANGE))
+    s1, s2 = kit.split_exponent(b, red.n, SPLIT)
+    inv_s2 = kit.pow2(b, b.fsub(kit.clamp(b, red.n, -SPLIT, SPLIT), red.n))
+    hi, lo = expm1_parts(b, k, red, s1, inv_s2)
+    return A.intrinsic(b, "copysign", b.fmul(b.fadd(hi, lo), s2), x)
 
 
 def _hyperbolic(b: ir.IRBuilder, k: Coefficients, x: ir.Value, sign: float) -> ir.Value:
