@@ -33,9 +33,22 @@ from . import kit
 from .kit import c, fma
 
 
+class Ranges(NamedTuple):
+    """Where the arguments are clamped: the result is already inf or 0 (or -1) there, and
+    the exponents stay small."""
+    exp: tuple[float, float]
+    exp2: tuple[float, float]
+    expm1: tuple[float, float]
+    cosh: float
+
+
 class Coefficients(NamedTuple):
     exp: Sequence[float]  # q(r) = (e^r - 1 - r) / r^2, highest power first
     sinh: Sequence[float]  # P(z) = (sinh(a) - a) / a^3, z = a^2, a <= 1/2
+    # float64's results need the extra precision (c, double-doubles) and exponents past
+    # the normal ones; float32's, computed in float64, neither (module docstring)
+    precise: bool
+    ranges: Ranges
 
 
 FLOAT64 = Coefficients(  # tools/minimax_exp_log.py
@@ -44,20 +57,23 @@ FLOAT64 = Coefficients(  # tools/minimax_exp_log.py
          0.0013888888888883752, 0.008333333333326141, 0.04166666666666667,
          0.1666666666666667, 0.5),
     sinh=(1.6116496514371548e-10, 2.505194670972162e-08, 2.755731943362024e-06,
-          0.00019841269841146993, 0.00833333333333336, 0.16666666666666666))
+          0.00019841269841146993, 0.00833333333333336, 0.16666666666666666),
+    precise=True,
+    ranges=Ranges(exp=(-746.0, 710.0), exp2=(-1076.0, 1025.0), expm1=(-40.0, 710.0),
+                  cosh=711.0))
 FLOAT32 = Coefficients(
     exp=(2.4859578222625295e-05, 0.0001989927395864936, 0.001388885404961482,
          0.008333298483754886, 0.041666666718980845, 0.16666666718997508, 0.5),
     sinh=(2.7682856169452262e-06, 0.00019841073556216572, 0.008333333431502386,
-          0.1666666666658997))
+          0.1666666666658997),
+    precise=False,  # float32's range: 2^n is a normal float64
+    ranges=Ranges(exp=(-110.0, 100.0), exp2=(-160.0, 140.0), expm1=(-20.0, 100.0),
+                  cosh=100.0))
 
 LOG2E = 1.4426950408889634
 LN2 = (0.6931471805599453, 2.3190468138462996e-17)  # as a double-double
 LN2_CW = (0.6931471803691238, 1.9082149292705877e-10)  # hi with 32 bits: n hi is exact
 SPLIT = 1000.0  # 2^n in two factors where |n| > SPLIT (kit.split_exponent)
-# arguments clamped where the result is already inf or 0 (or -1): the exponents stay small
-EXP_RANGE, EXP2_RANGE, EXPM1_RANGE = (-746.0, 710.0), (-1076.0, 1025.0), (-40.0, 710.0)
-COSH_MAX = 711.0
 
 
 class Reduced(NamedTuple):
@@ -67,9 +83,12 @@ class Reduced(NamedTuple):
     c: ir.Value
 
 
-def reduce(b: ir.IRBuilder, x: ir.Value) -> Reduced:
-    """Cody and Waite's reduction of x (within the clamps' ranges)."""
+def reduce(b: ir.IRBuilder, x: ir.Value, precise: bool = True) -> Reduced:
+    """Cody and Waite's reduction of x (within the clamps' ranges); not `precise`, r = x -
+    n ln2 in one fused multiply-add (an error under 2^-46 for float32's arguments)."""
     n = kit.round_to_integer(b, b.fmul(x, c(x, LOG2E)))
+    if not precise:
+        return Reduced(n, fma(b, b.fneg(n), c(x, LN2[0]), x), c(x, 0.0))
     high = fma(b, b.fneg(n), c(x, LN2_CW[0]), x)  # exact
     low = b.fmul(n, c(x, LN2_CW[1]))
     r = b.fsub(high, low)
@@ -92,17 +111,20 @@ def tail(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
 
 def scaled(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
     """2^n (1 + r + p), rounded once where it is normal."""
-    s1, s2 = kit.split_exponent(b, red.n, SPLIT)
     e = b.fadd(red.r, tail(b, k, red))
+    if not k.precise:
+        s = kit.pow2(b, red.n)
+        return fma(b, s, e, s)
+    s1, s2 = kit.split_exponent(b, red.n, SPLIT)
     return b.fmul(fma(b, s1, e, s1), s2)
 
 
 def _exp(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
-    return scaled(b, k, reduce(b, kit.clamp(b, x, *EXP_RANGE)))
+    return scaled(b, k, reduce(b, kit.clamp(b, x, *k.ranges.exp), k.precise))
 
 
 def _exp2(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
-    return scaled(b, k, reduce_exp2(b, kit.clamp(b, x, *EXP2_RANGE)))
+    return scaled(b, k, reduce_exp2(b, kit.clamp(b, x, *k.ranges.exp2)))
 
 
 def expm1_parts(b: ir.IRBuilder, k: Coefficients, red: Reduced, s1: ir.Value,
@@ -116,7 +138,10 @@ def expm1_parts(b: ir.IRBuilder, k: Coefficients, red: Reduced, s1: ir.Value,
 
 def _expm1(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     """e^x - 1 with x's sign (which expm1 has: -0 gives -0)."""
-    red = reduce(b, kit.clamp(b, x, *EXPM1_RANGE))
+    red = reduce(b, kit.clamp(b, x, *k.ranges.expm1), k.precise)
+    if not k.precise:
+        hi, lo = expm1_parts(b, k, red, kit.pow2(b, red.n), c(x, 1.0))
+        return A.intrinsic(b, "copysign", b.fadd(hi, lo), x)
     s1, s2 = kit.split_exponent(b, red.n, SPLIT)
     inv_s2 = kit.pow2(b, b.fsub(kit.clamp(b, red.n, -SPLIT, SPLIT), red.n))
     hi, lo = expm1_parts(b, k, red, s1, inv_s2)
@@ -126,10 +151,15 @@ def _expm1(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
 def _hyperbolic(b: ir.IRBuilder, k: Coefficients, x: ir.Value, sign: float) -> ir.Value:
     """(e^a + sign e^-a) / 2 for a = |x|, each term a double-double: e^a = 2^n (h + l)
     with (h, l) = 1 + r + p (l within h's ulp), 1 / (h + l) = i + j with i = 1/h and j
-    its Newton correction. e^-a matters below a = 40 only (it is < 2^-115 e^a past that), where its
-    scale 2^(-n-1) is normal; past SPLIT, 2^n is in two factors."""
-    a = kit.clamp(b, A.intrinsic(b, "fabs", x), 0.0, COSH_MAX)
-    red = reduce(b, a)
+    its Newton correction. e^-a matters below a = 40 only (it is < 2^-115 e^a past
+    that), where its scale 2^(-n-1) is normal; past SPLIT, 2^n is in two factors. Not
+    `precise`: e^a / 2 ± 1 / (2 e^a), relative errors of 2^-51 (and 0 <= a <= 100)."""
+    a = kit.clamp(b, A.intrinsic(b, "fabs", x), 0.0, k.ranges.cosh)
+    red = reduce(b, a, k.precise)
+    if not k.precise:
+        half = b.fmul(scaled(b, k, red), c(a, 0.5))
+        quarter_over = b.fdiv(c(a, 0.25), half)
+        return (b.fadd if sign > 0 else b.fsub)(half, quarter_over)
     one, low = kit.fast_two_sum(b, c(a, 1.0), red.r)
     h, l_ = kit.fast_two_sum(b, one, b.fadd(low, tail(b, k, red)))  # l_ within h's ulp
     i = b.fdiv(c(a, 1.0), h)

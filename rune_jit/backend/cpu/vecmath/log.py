@@ -34,11 +34,16 @@ from ..emit import I64
 from . import kit
 from .kit import c, fma
 
-FLOAT64 = (0.13086626147840102, 0.13268773138656886, 0.15386239702814658,  # Q(z),
-           0.18181795640132906, 0.22222222391713917, 0.28571428570803614,  # highest power
-           0.4000000000000088, 0.6666666666666666)  # first: tools/minimax_exp_log.py
-FLOAT32 = (0.23330467216303835, 0.28550820815960665, 0.40000121839806124,
-           0.6666666655449709)
+class Coefficients(NamedTuple):
+    q: Sequence[float]  # Q(z), highest power first: tools/minimax_exp_log.py
+    precise: bool  # double-doubles for float64's results; float32's need none
+
+
+FLOAT64 = Coefficients((0.13086626147840102, 0.13268773138656886, 0.15386239702814658,
+                        0.18181795640132906, 0.22222222391713917, 0.28571428570803614,
+                        0.4000000000000088, 0.6666666666666666), precise=True)
+FLOAT32 = Coefficients((0.23330467216303835, 0.28550820815960665, 0.40000121839806124,
+                        0.6666666655449709), precise=False)
 
 SQRT_HALF_BITS = 0x3FE6A09E667F3BCD  # sqrt(2)/2's bits
 ONE_BITS = 0x3FF0000000000000
@@ -72,20 +77,27 @@ def split(b: ir.IRBuilder, u: ir.Value) -> tuple[ir.Value, ir.Value]:
     return k, b.fsub(b.bitcast(mantissa, u.type), c(u, 1.0))
 
 
-def _log1p_f(b: ir.IRBuilder, q: Sequence[float], f: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """log(1 + f) as hi + lo: 2 s + (2 t + s^3 Q(s^2)), s + t = f / (2 + f)."""
-    d, d_low = kit.fast_two_sum(b, c(f, 2.0), f)
-    inv = b.fdiv(c(f, 1.0), d)
-    s = b.fmul(f, inv)
-    t = b.fmul(b.fsub(fma(b, b.fneg(s), d, f), b.fmul(s, d_low)), inv)
+def _log1p_f(b: ir.IRBuilder, k: Coefficients, f: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """log(1 + f) as hi + lo: 2 s + (2 t + s^3 Q(s^2)), s + t = f / (2 + f) (t = 0 where
+    not `precise`)."""
+    if k.precise:
+        d, d_low = kit.fast_two_sum(b, c(f, 2.0), f)
+        inv = b.fdiv(c(f, 1.0), d)
+        s = b.fmul(f, inv)
+        t2 = b.fmul(b.fsub(fma(b, b.fneg(s), d, f), b.fmul(s, d_low)), b.fadd(inv, inv))
+    else:
+        s, t2 = b.fdiv(f, b.fadd(c(f, 2.0), f)), c(f, 0.0)
     z = b.fmul(s, s)
-    return b.fadd(s, s), fma(b, b.fmul(s, z), kit.estrin(b, z, q), b.fadd(t, t))
+    return b.fadd(s, s), fma(b, b.fmul(s, z), kit.estrin(b, z, k.q), t2)
 
 
-def _combine(b: ir.IRBuilder, base: Base, k: ir.Value, hi: ir.Value,
-             lo: ir.Value) -> ir.Value:
+def _combine(b: ir.IRBuilder, base: Base, k: ir.Value, hi: ir.Value, lo: ir.Value,
+             precise: bool) -> ir.Value:
     """k log_b(2) + (hi + lo) / ln(b), rounded once. |k log_b 2| >= |the rest| where k is
-    not 0: Fast2Sum suffices."""
+    not 0: Fast2Sum suffices. Not `precise`: in plain float64 arithmetic."""
+    if not precise:
+        scale = 1.0 if base.scale is None else base.scale[0]
+        return fma(b, k, c(k, sum(base.log2)), b.fmul(b.fadd(hi, lo), c(hi, scale)))
     if base.scale is not None:
         big, small = c(hi, base.scale[0]), c(hi, base.scale[1])
         m = b.fmul(hi, big)
@@ -104,22 +116,22 @@ def _special(b: ir.IRBuilder, x: ir.Value, edge: float, out: ir.Value) -> ir.Val
 
 
 def _log_of(base: Base):
-    def body(b: ir.IRBuilder, q: Sequence[float], x: ir.Value) -> ir.Value:
-        k, f = split(b, x)
-        return _special(b, x, 0.0, _combine(b, base, k, *_log1p_f(b, q, f)))
+    def body(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
+        e, f = split(b, x)
+        return _special(b, x, 0.0, _combine(b, base, e, *_log1p_f(b, k, f), k.precise))
     return body
 
 
-def _log1p(b: ir.IRBuilder, q: Sequence[float], x: ir.Value) -> ir.Value:
+def _log1p(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     """log(u) + (x - (u - 1)) / u for u = 1 + x rounded (the correction's subtractions
     are exact: Fast2Sum, the larger of 1 and x first); ±0 give themselves."""
     one = c(x, 1.0)
     u = b.fadd(one, x)
     big = b.fcmp_ordered(">", A.intrinsic(b, "fabs", x), one)
     error = b.select(big, b.fsub(one, b.fsub(u, x)), b.fsub(x, b.fsub(u, one)))
-    k, f = split(b, u)
-    hi, lo = _log1p_f(b, q, f)
-    out = _combine(b, NATURAL, k, hi, b.fadd(lo, b.fdiv(error, u)))
+    e, f = split(b, u)
+    hi, lo = _log1p_f(b, k, f)
+    out = _combine(b, NATURAL, e, hi, b.fadd(lo, b.fdiv(error, u)), k.precise)
     out = b.select(b.fcmp_ordered("==", x, c(x, 0.0)), x, out)
     return _special(b, x, -1.0, out)
 
