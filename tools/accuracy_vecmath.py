@@ -69,11 +69,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--functions", default=",".join(cases.ORACLES))
+    ap.add_argument("--dtypes", default=",".join(DTYPES))
     args = ap.parse_args()
     print("| function | dtype | points | own: max / mean ulp | libmvec | NumPy |")
     print("|---|---|---|---|---|---|")
     for name in args.functions.split(","):
-        for dtype in DTYPES:
+        for dtype in args.dtypes.split(","):
             print(row(name, dtype, args.n), flush=True)
 
 

@@ -11,7 +11,9 @@ double-double product. expm1 sums 2^n - 1 and 2^n r exactly (Fast2Sum) before ad
 2^n p, so that nothing cancels near x = 0 or -ln2. sinh and cosh take e^|x| as a
 double-double and 1/e^|x| from its Newton correction; sinh of |x| < 1/2 is x + x^3 P(x^2).
 
-float32 is computed in float64 with shorter polynomials and rounded once (kit.in_float64).
+float32 is computed in float64 with shorter polynomials and rounded once (kit.in_float64),
+without what only float64's results need (`Coefficients.precise`): c, the double-doubles
+and 2^n in two factors (a float32 argument's 2^n is a normal float64).
 The scale 2^n is built from exponent bits in two factors (kit.split_exponent), so the
 result overflows to inf and goes subnormal (and to 0) where exp does. No branches: special
 values come out of the same arithmetic (±inf are clamped to finite arguments that give

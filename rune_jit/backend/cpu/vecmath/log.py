@@ -13,7 +13,8 @@ with log_b(2) as hi + lo (hi with 32 bits, so that k hi is exact), and rounded o
 (docs/accuracy.md has the measured errors). log1p takes 1 + x rounded, u, and adds
 log(1 + x) - log(u) = (x - (u - 1)) / u, the sum's exact error over u.
 
-float32 is computed in float64 with a shorter polynomial and rounded once
+float32 is computed in float64 with a shorter polynomial, without the double-doubles, and
+rounded once
 (kit.in_float64). No branches: zero, negatives, inf and NaN are selected at the end (a
 subnormal x is scaled by 2^54 first).
 
@@ -77,7 +78,7 @@ def split(b: ir.IRBuilder, u: ir.Value) -> tuple[ir.Value, ir.Value]:
     return k, b.fsub(b.bitcast(mantissa, u.type), c(u, 1.0))
 
 
-def _log1p_f(b: ir.IRBuilder, k: Coefficients, f: ir.Value) -> tuple[ir.Value, ir.Value]:
+def log1p_f(b: ir.IRBuilder, k: Coefficients, f: ir.Value) -> tuple[ir.Value, ir.Value]:
     """log(1 + f) as hi + lo: 2 s + (2 t + s^3 Q(s^2)), s + t = f / (2 + f) (t = 0 where
     not `precise`)."""
     if k.precise:
@@ -91,7 +92,7 @@ def _log1p_f(b: ir.IRBuilder, k: Coefficients, f: ir.Value) -> tuple[ir.Value, i
     return b.fadd(s, s), fma(b, b.fmul(s, z), kit.estrin(b, z, k.q), t2)
 
 
-def _combine(b: ir.IRBuilder, base: Base, k: ir.Value, hi: ir.Value, lo: ir.Value,
+def combine(b: ir.IRBuilder, base: Base, k: ir.Value, hi: ir.Value, lo: ir.Value,
              precise: bool) -> ir.Value:
     """k log_b(2) + (hi + lo) / ln(b), rounded once. |k log_b 2| >= |the rest| where k is
     not 0: Fast2Sum suffices. Not `precise`: in plain float64 arithmetic."""
@@ -118,7 +119,7 @@ def _special(b: ir.IRBuilder, x: ir.Value, edge: float, out: ir.Value) -> ir.Val
 def _log_of(base: Base):
     def body(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
         e, f = split(b, x)
-        return _special(b, x, 0.0, _combine(b, base, e, *_log1p_f(b, k, f), k.precise))
+        return _special(b, x, 0.0, combine(b, base, e, *log1p_f(b, k, f), k.precise))
     return body
 
 
@@ -130,8 +131,8 @@ def _log1p(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     big = b.fcmp_ordered(">", A.intrinsic(b, "fabs", x), one)
     error = b.select(big, b.fsub(one, b.fsub(u, x)), b.fsub(x, b.fsub(u, one)))
     e, f = split(b, u)
-    hi, lo = _log1p_f(b, k, f)
-    out = _combine(b, NATURAL, e, hi, b.fadd(lo, b.fdiv(error, u)), k.precise)
+    hi, lo = log1p_f(b, k, f)
+    out = combine(b, NATURAL, e, hi, b.fadd(lo, b.fdiv(error, u)), k.precise)
     out = b.select(b.fcmp_ordered("==", x, c(x, 0.0)), x, out)
     return _special(b, x, -1.0, out)
 
