@@ -12,7 +12,11 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
+from rune_jit import config
 from ulp_oracle import correctly_rounded, ulp_errors
+
+# under RUNE_JIT_MATH=libmvec these functions are glibc's (tests/test_accuracy.py's bounds)
+pytestmark = pytest.mark.skipif(config.math != "own", reason="RUNE_JIT_MATH=libmvec")
 
 DTYPES = [np.float64, np.float32]
 # name -> (mpmath's function, the domain's ends: the samples and edges stay inside)
