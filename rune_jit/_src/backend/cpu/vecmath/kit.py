@@ -1,0 +1,100 @@
+"""What the vector math's bodies share: float32 computed in float64, error-free sums and
+products (double-double arithmetic: Muller et al., "Handbook of Floating-Point
+Arithmetic", 2nd ed., 2018, ch. 4), powers of two built from their exponent bits, and
+Estrin's scheme with fused multiply-adds.
+
+Every helper takes and returns float registers, a scalar or a vector alike.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import llvmlite.ir as ir
+
+from .. import arith as A
+from ..emit import F64, I64
+
+MAGIC = 1.5 * 2.0 ** 52  # x + MAGIC rounds x to an integer held in the sum's low bits
+
+
+def in_float64(body: Callable, float64, float32) -> Callable:
+    """A `Body` that computes `body(b, coefficients, *xs)` in float64: float64 operands
+    with `float64`'s coefficients, float32 ones widened (exactly), with `float32`'s
+    shorter polynomials, and the result rounded once to float32 (the float64 result is
+    within 2^-35 of exact: the rounding to float32 is then correct but for the rare
+    value within 2^-11 of its ulp of a tie)."""
+    def run(b: ir.IRBuilder, *xs: ir.Value) -> ir.Value:
+        if A.element(xs[0].type) == F64:
+            return body(b, float64, *xs)
+        wide = [b.fpext(x, A.like(x.type, F64)) for x in xs]
+        return b.fptrunc(body(b, float32, *wide), xs[0].type)
+    return run
+
+
+def c(x: ir.Value, value: float) -> ir.Constant:
+    """`value` in x's type (every lane)."""
+    return A.const_like(x, value)
+
+
+def fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:
+    """x y + z rounded once: the same bits on every CPU (one without FMA computes it in
+    libm, slowly)."""
+    return A.intrinsic(b, "fma", x, y, z)
+
+
+def estrin(b: ir.IRBuilder, v: ir.Value, coefficients: Sequence[float]) -> ir.Value:
+    """The polynomial of `coefficients` (highest power first) at v, by Estrin's scheme:
+    pairs c0 + c1 v, then pairs of those with v^2, v^4...: a chain of about log2(degree)
+    fused multiply-adds where Horner's is `degree` long, so that a loop's iterations
+    overlap less to hide it (Knuth, TAOCP vol. 2, 4.6.4)."""
+    terms = [c(v, coef) for coef in reversed(coefficients)]  # lowest power first
+    power = v
+    while len(terms) > 1:
+        pairs = [fma(b, hi, power, lo) for lo, hi in zip(terms[::2], terms[1::2])]
+        terms = pairs + terms[len(pairs) * 2:]
+        power = b.fmul(power, power) if len(terms) > 1 else power
+    return terms[0]
+
+
+def fast_two_sum(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(s, e) with s = x + y rounded and s + e = x + y exactly, for |x| >= |y| (or x = 0)."""
+    s = b.fadd(x, y)
+    return s, b.fsub(y, b.fsub(s, x))
+
+
+def two_sum(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(s, e) with s = x + y rounded and s + e = x + y exactly, whatever their order."""
+    s = b.fadd(x, y)
+    y_part = b.fsub(s, x)
+    x_part = b.fsub(s, y_part)
+    return s, b.fadd(b.fsub(x, x_part), b.fsub(y, y_part))
+
+
+def clamp(b: ir.IRBuilder, x: ir.Value, low: float, high: float) -> ir.Value:
+    """x limited to [low, high]; a NaN fails both comparisons and stays NaN."""
+    x = b.select(b.fcmp_ordered("<", x, c(x, low)), c(x, low), x)
+    return b.select(b.fcmp_ordered(">", x, c(x, high)), c(x, high), x)
+
+
+def round_to_integer(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """x rounded to the nearest integer (ties to even), for |x| < 2^51: no conversion to
+    an integer register (which AVX2 lacks for 64 bits)."""
+    return b.fsub(b.fadd(x, c(x, MAGIC)), c(x, MAGIC))
+
+
+def pow2(b: ir.IRBuilder, n: ir.Value) -> ir.Value:
+    """2^n for float64 n an integer in [-1022, 1023], built from its exponent bits: the
+    low bits of n + MAGIC hold n, which a shift moves into the exponent field."""
+    it = A.like(n.type, I64)
+    bits = b.shl(b.bitcast(b.fadd(n, c(n, MAGIC)), it), A.constant(it, 52))
+    return b.bitcast(b.add(bits, A.constant(it, 1023 << 52)), n.type)
+
+
+def split_exponent(b: ir.IRBuilder, n: ir.Value, limit: float) -> tuple[ir.Value, ir.Value]:
+    """(2^n1, 2^n2) with n1 + n2 = n and n1 = n clamped to [-limit, limit]: 2^n in two
+    factors, for n past the normal exponents. 2^n1 y is exact, and the multiplication by
+    2^n2 (1 but past `limit`) rounds a result that overflows or is subnormal: that second
+    rounding adds at most 2^-53 relative (y's own) to the half ulp of a subnormal."""
+    n1 = clamp(b, n, -limit, limit)
+    return pow2(b, n1), pow2(b, b.fsub(n, n1))
