@@ -12,5 +12,6 @@ with a `FUNCTIONS` table: rune_jit's name -> body; float32 bodies branch on the 
 from __future__ import annotations
 
 from ..module_functions import Body
+from . import trig
 
-FUNCTIONS: dict[str, Body] = {}
+FUNCTIONS: dict[str, Body] = {**trig.FUNCTIONS}
