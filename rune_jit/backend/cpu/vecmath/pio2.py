@@ -29,7 +29,7 @@ from typing import NamedTuple
 import llvmlite.ir as ir
 
 from .. import arith as A
-from ..emit import F64, I1, I64
+from ..emit import F64, I1, I32, I64, mark_pure
 from .fp import fast_two_sum, fma, two_prod, two_sum
 
 BOUND = 2.0 ** 30  # Cody–Waite below, Payne–Hanek from here on
@@ -100,7 +100,7 @@ def reduce_pio2(b: ir.IRBuilder, x: ir.Value, short: bool = False) -> Reduced:
     join = b.append_basic_block("reduced")
     b.cbranch(any_huge, slow, join)
     b.position_at_end(slow)
-    mixed = [b.select(huge, h, s) for h, s in zip(_payne_hanek(b, x), small)]
+    mixed = [b.select(huge, h, s) for h, s in zip(_payne_hanek_lanes(b, x), small)]
     end = b.block
     b.branch(join)
     b.position_at_end(join)
@@ -141,6 +141,59 @@ def _cody_waite_short(b: ir.IRBuilder, x: ir.Value) -> Reduced:
     minus_n = b.fneg(n)
     r = fma(b, minus_n, c(PIO2[1]), fma(b, minus_n, c(PIO2[0]), x))
     return Reduced(q, r, c(-0.0))
+
+
+def _payne_hanek_lanes(b: ir.IRBuilder, x: ir.Value) -> Reduced:
+    """Payne–Hanek of each lane: a call of the module's function for x's type, defined
+    once (the slow path stays out of the kernels, which then save no registers)."""
+    fn = _payne_hanek_function(b.module, x.type)
+    out = b.call(fn, [x])
+    return Reduced(*(b.extract_value(out, i) for i in range(3)))
+
+
+def _payne_hanek_function(module: ir.Module, t: ir.Type) -> ir.Function:
+    """rune_payne_hanek_<type>: x -> (q, hi, lo); a vector's lanes are reduced one at a
+    time, by calls of the scalar function in a loop (one copy of its code)."""
+    name = f"rune_payne_hanek_{A.suffix(t)}"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    fn = ir.Function(module, ir.FunctionType(
+        ir.LiteralStructType([A.like(t, I64), t, t]), [t]), name)
+    fn.linkage = "internal"
+    mark_pure(fn)
+    set.add(fn.attributes, "noinline")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    x = fn.args[0]
+    parts = _payne_hanek(b, x) if A.lanes(t) is None else _each_lane(b, x)
+    out = ir.Constant(fn.ftype.return_type, ir.Undefined)
+    for i, v in enumerate(parts):
+        out = b.insert_value(out, v, i)
+    b.ret(out)
+    return fn
+
+
+def _each_lane(b: ir.IRBuilder, x: ir.Value) -> list[ir.Value]:
+    """The scalar function's (q, hi, lo) of each lane of x, in a loop over the lanes."""
+    scalar = _payne_hanek_function(b.module, A.element(x.type))
+    start = b.block
+    loop = b.append_basic_block("lanes")
+    done = b.append_basic_block("lanes_done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    lane = b.phi(I32)
+    acc = [b.phi(t) for t in (A.like(x.type, I64), x.type, x.type)]
+    out = b.call(scalar, [b.extract_element(x, lane)])
+    new = [b.insert_element(a, b.extract_value(out, i), lane) for i, a in enumerate(acc)]
+    following = b.add(lane, ir.Constant(I32, 1))
+    b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, x.type.count)), loop, done)
+    lane.add_incoming(ir.Constant(I32, 0), start)
+    lane.add_incoming(following, loop)
+    for a, v in zip(acc, new):
+        a.add_incoming(ir.Constant(a.type, ir.Undefined), start)
+        a.add_incoming(v, loop)
+    b.position_at_end(done)
+    return new
 
 
 def _payne_hanek(b: ir.IRBuilder, x: ir.Value) -> Reduced:
@@ -197,12 +250,5 @@ def _table(module: ir.Module) -> ir.GlobalVariable:
 
 
 def _lookup(b: ir.IRBuilder, table: ir.GlobalVariable, index: ir.Value) -> ir.Value:
-    """table[index] for an i64 index or a vector of them (lane by lane: a lane block)."""
-    zero = ir.Constant(I64, 0)
-    if A.lanes(index.type) is None:
-        return b.load(b.gep(table, [zero, index], inbounds=True))
-    out = ir.Constant(ir.VectorType(F64, index.type.count), ir.Undefined)
-    for lane in range(index.type.count):
-        i = ir.Constant(ir.IntType(32), lane)
-        out = b.insert_element(out, _lookup(b, table, b.extract_element(index, i)), i)
-    return out
+    """table[index] for an i64 index."""
+    return b.load(b.gep(table, [ir.Constant(I64, 0), index], inbounds=True))

@@ -61,9 +61,10 @@ def _in_float64(b: ir.IRBuilder, name: str, kernels: tuple[Body, Body],
     """The float64 kernel of x (an outlined call: outlined.py), or for float32 the short
     kernel, computed in float64 and rounded once."""
     if A.element(x.type) == F64:
-        return outlined.call(b, name, kernels[0], x)
-    wide = outlined.call(b, name + "_short", kernels[1], b.fpext(x, A.like(x.type, F64)))
-    return b.fptrunc(wide, x.type)
+        return outlined.call(b, name, kernels[0], x, outlined.lanes())
+    wide = b.fpext(x, A.like(x.type, F64))
+    return b.fptrunc(outlined.call(b, name + "_short", kernels[1], wide, outlined.lanes(2)),
+                     x.type)
 
 
 def _sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
