@@ -1,11 +1,13 @@
-"""Coefficients of the trigonometric vector math (rune_jit/backend/cpu/vecmath/trig.py).
+"""Coefficients of the trigonometric vector math (rune_jit/backend/cpu/vecmath/trig.py,
+inverse_trig.py).
 
 Each polynomial is a minimax fit of the relative error on the reduced interval, found by
 Lawson's algorithm (iteratively reweighted least squares, which converges to the discrete
 minimax polynomial: Rice, "The Approximation of Functions", vol. 1, 1964, ch. 3) on 400
 Chebyshev nodes in 50 digits (mpmath), then rounded to double. Prints each polynomial as
 Python tuples (highest power first, as trig.py's Horner evaluation takes them) with the
-fit's maximum relative error, and the 2/pi table of the Payne–Hanek reduction.
+fit's maximum relative error, the 2/pi table of the Payne–Hanek reduction, and arctan's
+atan(k/4) as double pairs.
 
     python tools/minimax_trig.py
 """
@@ -60,4 +62,11 @@ if __name__ == "__main__":
     # float32's kernels, computed in float64: 2^-38 is plenty before rounding to float32
     fit_in_z("SIN_SHORT", lambda r: (mp.sin(r) - r) / r ** 3, lambda r: r ** 3 / mp.sin(r), 4, R)
     fit_in_z("COS_SHORT", lambda r: (mp.cos(r) - 1) / r ** 2, lambda r: r ** 2 / mp.cos(r), 4, R)
+    # arctan on |u| <= 1/8 (inverse_trig.py): atan u = u + u^3 ATAN(u^2)
+    U = mp.mpf("0.1251")
+    fit_in_z("ATAN", lambda r: (mp.atan(r) - r) / r ** 3, lambda r: r ** 3 / mp.atan(r), 6, U)
+    fit_in_z("ATAN_SHORT", lambda r: (mp.atan(r) - r) / r ** 3, lambda r: r ** 3 / mp.atan(r),
+             3, U)
+    print("ATAN_OF_QUARTERS =", tuple((float(v), float(v - float(v)))
+                                      for v in (mp.atan(mp.mpf(k) / 4) for k in range(1, 5))))
     print("TWO_OVER_PI =", tuple(two_over_pi_table(147)))

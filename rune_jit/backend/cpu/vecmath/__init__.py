@@ -12,6 +12,6 @@ with a `FUNCTIONS` table: rune_jit's name -> body; float32 bodies branch on the 
 from __future__ import annotations
 
 from ..module_functions import Body
-from . import trig
+from . import inverse_trig, trig
 
-FUNCTIONS: dict[str, Body] = {**trig.FUNCTIONS}
+FUNCTIONS: dict[str, Body] = {**trig.FUNCTIONS, **inverse_trig.FUNCTIONS}
