@@ -32,7 +32,7 @@ def results(n: int, names: list[str], out: Path) -> None:
     import rune_jit as rune
     import rune_jit.numpy as rnp
 
-    arrays = {f"{name} {np.dtype(dt).name}": rune.jit(getattr(rnp, name))(samples(dt, n, 1))
+    arrays = {f"{name} {np.dtype(dt).name}": rune.jit(getattr(rnp, name))(samples(dt, n, 1, name))
               for name in names for dt in DTYPES}
     np.savez(out, **arrays)
 
@@ -48,7 +48,7 @@ def main(n: int, names: list[str]) -> None:
         path.unlink()
     for name in names:
         for dt in DTYPES:
-            x = samples(dt, n, 1)
+            x = samples(dt, n, 1, name)
             exact = correctly_rounded(FUNCTIONS[name], x, dtype=dt)
             key = f"{name} {np.dtype(dt).name}"
             row = {"points": len(x)}

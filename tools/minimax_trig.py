@@ -67,6 +67,11 @@ if __name__ == "__main__":
     fit_in_z("ATAN", lambda r: (mp.atan(r) - r) / r ** 3, lambda r: r ** 3 / mp.atan(r), 6, U)
     fit_in_z("ATAN_SHORT", lambda r: (mp.atan(r) - r) / r ** 3, lambda r: r ** 3 / mp.atan(r),
              3, U)
+    # arcsin on |r| <= 1/2 (inverse_trig.py): asin r = r + r^3 ASIN(r^2)
+    H = mp.mpf("0.5")
+    fit_in_z("ASIN", lambda r: (mp.asin(r) - r) / r ** 3, lambda r: r ** 3 / mp.asin(r), 12, H)
+    fit_in_z("ASIN_SHORT", lambda r: (mp.asin(r) - r) / r ** 3, lambda r: r ** 3 / mp.asin(r),
+             6, H)
     print("ATAN_OF_QUARTERS =", tuple((float(v), float(v - float(v)))
                                       for v in (mp.atan(mp.mpf(k) / 4) for k in range(1, 5))))
     print("TWO_OVER_PI =", tuple(two_over_pi_table(147)))

@@ -1,9 +1,10 @@
-"""arctan of our own: straight-line arithmetic on a scalar or a vector alike, inlined.
+"""arctan, arcsin and arccos of our own: straight-line arithmetic on a scalar or a
+vector alike, inlined.
 
-Tang's table-driven method (P. T. P. Tang, "Table-driven implementation of the
-exponential function...", ACM TOMS 15, 1989, applied to arctan as in Muller, "Elementary
-Functions", 3rd ed., 2016, sec. 6.2), with a table small enough to be selects (no
-memory access, no branch):
+arctan: a table-driven method (P. T. P. Tang, "Table-lookup algorithms for elementary
+functions and their error analysis", Proc. 10th IEEE Symposium on Computer Arithmetic,
+1991; Muller, "Elementary Functions", 3rd ed., 2016, ch. 6), with a table small enough
+to be selects (no memory access, no branch):
 
 - a = |x|, t = a up to 1 and 1/a past it (atan a = pi/2 - atan t there);
 - c = k/4, the quarter nearest t (k = 0 .. 4), and atan t = atan c + atan u with
@@ -13,12 +14,22 @@ memory access, no branch):
 - the sum atan c + u by 2Sum, pi/2 minus it by 2Sum, the small parts added last and
   the result rounded once, its sign x's (-0 stays -0).
 
-float32 computes in float64 with a shorter polynomial and no tails, rounded once. Within
-1 ulp in both (docs/accuracy.md); NaN gives NaN and ±inf ±pi/2.
+arcsin and arccos (Cody & Waite's reduction, "Software Manual for the Elementary
+Functions", 1980, ch. ASIN/ACOS): r = |x| up to
+1/2 and s = sqrt((1 - |x|)/2) past it (1 - |x| exact; the square root's rounding error
+by a fused multiply-add), asin r = r + r^3 ASIN(r^2) (minimax, 1e-18 relative), and
+asin |x| = asin r or pi/2 - 2 asin s; acos x = pi/2 - asin x, 2 asin s past 1/2,
+pi - 2 asin s below -1/2; each a 2Sum of the constant and the head, rounded once.
+
+float32 computes in float64 with shorter polynomials and no tails, rounded once. Within
+1 ulp in both (docs/accuracy.md); NaN gives NaN, arctan(±inf) ±pi/2, and arcsin and
+arccos NaN outside [-1, 1].
 
     >>> x = np.array([-np.inf, -1.0, -0.0, 0.5, 3.0])
     >>> np.round(rune.jit(rnp.arctan)(x), 6)
     array([-1.570796, -0.785398, -0.      ,  0.463648,  1.249046])
+    >>> np.round(rune.jit(rnp.arccos)(np.array([-1.0, -0.5, 0.0, 0.75, 1.0])), 6)
+    array([3.141593, 2.094395, 1.570796, 0.722734, 0.      ])
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ import llvmlite.ir as ir
 from .. import arith as A
 from .. import module_functions
 from ..emit import F64
+from ..module_functions import Body
 from .fp import fast_two_sum, fma, horner, two_prod, two_sum
 
 ATAN = (-0.06313826117860687, 0.07683546672189466, -0.09090795730972963,
@@ -35,21 +47,44 @@ ATAN = (-0.06313826117860687, 0.07683546672189466, -0.09090795730972963,
         -0.3333333333333333)  # atan u = u + u^3 ATAN(u^2) on |u| <= 1/8, to 7e-21
 ATAN_SHORT = (0.10771685123423744, -0.14281283345755896, 0.1999997712306074,
               -0.3333333329656873)  # float32's, to 2e-13
+ASIN = (0.03262611124908131, -0.02099510816297545, 0.021704699216946233,
+        0.003707518166442662, 0.01077996468027158, 0.011398962538389455,
+        0.01398081454669267, 0.017351612500191658, 0.022372214961457554,
+        0.03038194270867522, 0.04464285717459427, 0.07499999999970818,
+        0.1666666666666676)  # asin r = r + r^3 ASIN(r^2) on |r| <= 1/2, to 1e-18
+ASIN_SHORT = (0.034646168396229166, 0.007509613947205188, 0.024604663564633488,
+              0.03011253364746446, 0.044659971445361414, 0.07499948900486544,
+              0.16666667180220032)  # float32's, to 2e-11
 # atan(k/4) for k = 1 .. 4 as head and tail
 ATAN_OF_QUARTERS = ((0.24497866312686414, 1.0698755618734451e-17),
                     (0.4636476090008061, 2.2698777452961687e-17),
                     (0.6435011087932844, 1.5834785051444286e-17),
                     (0.7853981633974483, 3.061616997868383e-17))
 PIO2 = (1.5707963267948966, 6.123233995736766e-17)
+PI = (3.141592653589793, 1.2246467991473532e-16)
 CLAMP = 2.0 ** 1000  # |x| above rounds atan to pi/2; keeps 1/a normal
 
 
 def arctan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _in_float64(b, "arctan_kernel", _arctan, _arctan_short, x)
+
+
+def arcsin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _in_float64(b, "arcsin_kernel", _arcsin, _arcsin_short, x)
+
+
+def arccos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _in_float64(b, "arccos_kernel", _arccos, _arccos_short, x)
+
+
+def _in_float64(b: ir.IRBuilder, name: str, kernel: Body, short: Body,
+                x: ir.Value) -> ir.Value:
+    """The float64 kernel of x, or for float32 the short one in float64, rounded once;
+    each an inlined internal function (module_functions.py)."""
     if A.element(x.type) == F64:
-        return module_functions.call(b, "arctan_kernel", _arctan, x)
+        return module_functions.call(b, name, kernel, x)
     wide = b.fpext(x, A.like(x.type, F64))
-    return b.fptrunc(module_functions.call(b, "arctan_kernel_short", _arctan_short, wide),
-                     x.type)
+    return b.fptrunc(module_functions.call(b, name + "_short", short, wide), x.type)
 
 
 def _arctan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -107,6 +142,78 @@ def _arctan_short(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return A.intrinsic(b, "copysign", v, x)
 
 
+def _arcsin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """asin a = asin r up to 1/2, pi/2 - 2 asin s past it; the sign of x put back."""
+    c = lambda value: A.const_like(x, value)  # noqa: E731
+    big, r, tail = _asin_reduced(b, A.intrinsic(b, "fabs", x))
+    factor = b.select(big, c(-2.0), c(1.0))
+    base = [b.select(big, c(part), c(0.0)) for part in PIO2]
+    return A.intrinsic(b, "copysign", _combined(b, base, factor, r, tail), x)
+
+
+def _arccos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """acos x = pi/2 - asin x up to 1/2 in size, 2 asin s past 1/2, pi - 2 asin s
+    below -1/2."""
+    c = lambda value: A.const_like(x, value)  # noqa: E731
+    big, r, tail = _asin_reduced(b, A.intrinsic(b, "fabs", x))
+    negative = b.fcmp_ordered("<", x, c(0.0))
+    factor = b.select(big, b.select(negative, c(-2.0), c(2.0)),
+                      b.select(negative, c(1.0), c(-1.0)))
+    base = [b.select(big, b.select(negative, c(pi), c(0.0)), c(half))
+            for pi, half in zip(PI, PIO2)]
+    return _combined(b, base, factor, r, tail)
+
+
+def _asin_reduced(b: ir.IRBuilder, a: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(a > 1/2, r, tail): asin r = r + tail, with r = a up to 1/2 and s = sqrt((1 - a)/2)
+    past it (1 - a exact: Sterbenz), s's rounding error carried (by a fused multiply-add)
+    as d asin = ds (1 + s^2/2). Past 1 s is NaN, and so is the result."""
+    c = lambda value: A.const_like(a, value)  # noqa: E731
+    big = b.fcmp_ordered(">", a, c(0.5))
+    w = b.fmul(b.fsub(c(1.0), a), c(0.5))
+    s = A.intrinsic(b, "sqrt", w)
+    s_err = b.fdiv(fma(b, b.fneg(s), s, w), b.fadd(s, s))
+    s_err = b.select(b.fcmp_ordered("==", s, c(0.0)), c(0.0), s_err)  # asin(±1)
+    r = b.select(big, s, a)
+    z = b.fmul(r, r)
+    r_err = b.select(big, s_err, c(0.0))
+    tail = fma(b, b.fmul(r, z), horner(b, z, ASIN), fma(b, b.fmul(z, c(0.5)), r_err, r_err))
+    return big, r, tail
+
+
+def _combined(b: ir.IRBuilder, base: list[ir.Value], factor: ir.Value, r: ir.Value,
+              tail: ir.Value) -> ir.Value:
+    """base + factor (r + tail), rounded once (factor ±1 or ±2: factor r is exact)."""
+    v, v_err = two_sum(b, base[0], b.fmul(factor, r))
+    return b.fadd(v, fma(b, factor, tail, b.fadd(v_err, base[1])))
+
+
+def _arcsin_short(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    c = lambda value: A.const_like(x, value)  # noqa: E731
+    big, asin_r = _asin_short(b, A.intrinsic(b, "fabs", x))
+    v = b.select(big, fma(b, c(-2.0), asin_r, c(PIO2[0])), asin_r)
+    return A.intrinsic(b, "copysign", v, x)
+
+
+def _arccos_short(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    c = lambda value: A.const_like(x, value)  # noqa: E731
+    big, asin_r = _asin_short(b, A.intrinsic(b, "fabs", x))
+    negative = b.fcmp_ordered("<", x, c(0.0))
+    factor = b.select(big, b.select(negative, c(-2.0), c(2.0)),
+                      b.select(negative, c(1.0), c(-1.0)))
+    base = b.select(big, b.select(negative, c(PI[0]), c(0.0)), c(PIO2[0]))
+    return fma(b, factor, asin_r, base)
+
+
+def _asin_short(b: ir.IRBuilder, a: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """float32's (a > 1/2, asin r), in float64: 2^-40 at worst before rounding."""
+    c = lambda value: A.const_like(a, value)  # noqa: E731
+    big = b.fcmp_ordered(">", a, c(0.5))
+    r = b.select(big, A.intrinsic(b, "sqrt", b.fmul(b.fsub(c(1.0), a), c(0.5))), a)
+    z = b.fmul(r, r)
+    return big, fma(b, b.fmul(r, z), horner(b, z, ASIN_SHORT), r)
+
+
 def _table(b: ir.IRBuilder, k: ir.Value) -> tuple[ir.Value, ir.Value]:
     """atan(k/4) as head and tail, for k = 0 .. 4 (a double), by selects."""
     head, tail = A.const_like(k, 0.0), A.const_like(k, 0.0)
@@ -117,4 +224,4 @@ def _table(b: ir.IRBuilder, k: ir.Value) -> tuple[ir.Value, ir.Value]:
     return head, tail
 
 
-FUNCTIONS = {"arctan": arctan}
+FUNCTIONS = {"arctan": arctan, "arcsin": arcsin, "arccos": arccos}
