@@ -25,7 +25,8 @@ REPEATS = 15
 DTYPES = ("float64", "float32")
 # each argument's range: the reduced range of the function and some way past it
 DOMAINS = {"sin": [(-10.0, 10.0)], "cos": [(-10.0, 10.0)], "tan": [(-10.0, 10.0)],
-           "arctan": [(-10.0, 10.0)], "arcsin": [(-1.0, 1.0)], "arccos": [(-1.0, 1.0)]}
+           "arctan": [(-10.0, 10.0)], "arctan2": [(-10.0, 10.0), (-10.0, 10.0)],
+           "arcsin": [(-1.0, 1.0)], "arccos": [(-1.0, 1.0)]}
 PEERS = ("own", "libmvec", "numpy", "jax", "numba")
 
 

@@ -167,3 +167,83 @@ def test_vectorized_without_a_call_per_element(name, dtype):
         assert re.search(kernel, lowered.llvm_ir)
     else:
         assert not re.search(rf"(?m)^\"?rune_{name}\w*\"?:", asm)  # inlined
+
+
+def pairs(dtype, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(y, x) for arctan2: magnitudes log-uniform over every binade, signs random, and
+    ratios next to 1 and to the quarters of arctan's table."""
+    rng = np.random.default_rng(seed)
+    info = np.finfo(dtype)
+    lo, hi = np.log2(float(info.smallest_subnormal)), np.log2(float(info.max))
+    sign = lambda: rng.choice([-1.0, 1.0], n)  # noqa: E731
+    y, x = 2.0 ** rng.uniform(lo, hi, n) * sign(), 2.0 ** rng.uniform(lo, hi, n) * sign()
+    near = 2.0 ** rng.uniform(-60, 60, n)
+    ratio = rng.choice([1.0, 0.25, 0.5, 0.75, 1.125], n) * (1 + rng.uniform(-1e-3, 1e-3, n))
+    with np.errstate(over="ignore", under="ignore"):
+        ys = np.concatenate([y, near * ratio * sign(), rng.uniform(-10, 10, n)]).astype(dtype)
+        xs = np.concatenate([x, near * sign(), rng.uniform(-10, 10, n)]).astype(dtype)
+    keep = np.isfinite(ys) & np.isfinite(xs)
+    return ys[keep], xs[keep]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_arctan2_within_one_ulp(dtype):
+    y, x = pairs(dtype, 2000)
+    got = rune.jit(rnp.arctan2)(y, x)
+    exact = correctly_rounded(mpmath.atan2, y, x, dtype=dtype)
+    assert got.dtype == dtype
+    assert float(ulp_errors(got, exact).max()) <= 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_arctan2_within_one_ulp_million(dtype):
+    y, x = pairs(dtype, 340_000, seed=1)
+    exact = correctly_rounded(mpmath.atan2, y, x, dtype=dtype)
+    assert float(ulp_errors(rune.jit(rnp.arctan2)(y, x), exact).max()) <= 1.0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_arctan2_special_values_as_numpy(dtype):
+    """Every pair of ±0, ±1, ±inf, NaN, a subnormal and the largest float: IEEE's table
+    (±0 and ±pi by x's sign for y = ±0, ±pi/4 and ±3pi/4 for infinities...), signs
+    included, and the same bits one value at a time."""
+    info = np.finfo(dtype)
+    v = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, float(info.smallest_subnormal),
+         float(info.max), -3.0]
+    y, x = np.array([(a, c) for a in v for c in v], dtype).T
+    special = ~(np.isfinite(y) & np.isfinite(x) & (y != 0) & (x != 0))
+    want = np.arctan2(y, x)
+    exact = correctly_rounded(mpmath.atan2, y, x, dtype=dtype)
+    one = rune.jit(rnp.arctan2)
+    for got in (rune.jit(rnp.arctan2)(y, x), np.array([one(a, c) for a, c in zip(y, x)])):
+        np.testing.assert_array_equal(got[special], want[special])
+        numbers = ~np.isnan(want)
+        np.testing.assert_array_equal(np.signbit(got)[numbers], np.signbit(want)[numbers])
+        # NumPy's float32 arctan2(1, 1) is an ulp off pi/4: the oracle, not NumPy
+        assert float(ulp_errors(got[~special], exact[~special]).max()) <= 1.0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_arctan2_paths_scan_vmap_and_gradients(dtype):
+    """The same bits in a loop, unrolled, in a scan step and under vmap; derivatives
+    (x, -y) / (x^2 + y^2) unaffected."""
+    y, x = (v[:64] for v in pairs(dtype, 40, seed=2))
+    looped = rune.jit(rnp.arctan2)(y, x)
+    unrolled = np.concatenate([rune.jit(rnp.arctan2)(y[i:i + 8], x[i:i + 8])
+                               for i in range(0, 64, 8)])
+    np.testing.assert_array_equal(unrolled, looped)
+    ys, xs = y.reshape(8, 8), x.reshape(8, 8)
+
+    def f(ys, xs):
+        return rune.scan(lambda h, yx: (h, rnp.arctan2(yx[0], yx[1])), rnp.zeros(8, dtype),
+                         (ys, xs))[1]
+
+    np.testing.assert_array_equal(rune.jit(f)(ys, xs), looped.reshape(8, 8))
+    np.testing.assert_array_equal(rune.jit(rune.vmap(f))(ys[None], xs[None])[0],
+                                  looped.reshape(8, 8))
+    a, c = np.linspace(-2, 2, 7), np.linspace(0.5, 3, 7)
+    rune.check_grads(lambda p, q: rnp.sum(rnp.arctan2(p, q)), a, c)
+    gy, gx = rune.jit(rune.grad(lambda p, q: rnp.sum(rnp.arctan2(p, q)), argnums=(0, 1)))(a, c)
+    np.testing.assert_allclose(gy, c / (a * a + c * c), rtol=1e-14)
+    np.testing.assert_allclose(gx, -a / (a * a + c * c), rtol=1e-14)

@@ -47,14 +47,14 @@ ATAN = (-0.06313826117860687, 0.07683546672189466, -0.09090795730972963,
         -0.3333333333333333)  # atan u = u + u^3 ATAN(u^2) on |u| <= 1/8, to 7e-21
 ATAN_SHORT = (0.10771685123423744, -0.14281283345755896, 0.1999997712306074,
               -0.3333333329656873)  # float32's, to 2e-13
-ASIN = (0.03262611124908131, -0.02099510816297545, 0.021704699216946233,
-        0.003707518166442662, 0.01077996468027158, 0.011398962538389455,
-        0.01398081454669267, 0.017351612500191658, 0.022372214961457554,
-        0.03038194270867522, 0.04464285717459427, 0.07499999999970818,
+ASIN = (0.0326284685591157, -0.020998809406383313, 0.021707265079771255,
+        0.0037064845379881414, 0.010780232622314173, 0.011398915785478731,
+        0.013980820126534125, 0.017351612046701593, 0.02237221498596087,
+        0.030381942707836795, 0.04464285717461093, 0.07499999999970801,
         0.1666666666666676)  # asin r = r + r^3 ASIN(r^2) on |r| <= 1/2, to 1e-18
-ASIN_SHORT = (0.034646168396229166, 0.007509613947205188, 0.024604663564633488,
-              0.03011253364746446, 0.044659971445361414, 0.07499948900486544,
-              0.16666667180220032)  # float32's, to 2e-11
+ASIN_SHORT = (0.034646165966200904, 0.007509616088574208, 0.02460466283554509,
+              0.030112533768008785, 0.044659971435429296, 0.0749994890052355,
+              0.16666667180219583)  # float32's, to 2e-11
 # atan(k/4) for k = 1 .. 4 as head and tail
 ATAN_OF_QUARTERS = ((0.24497866312686414, 1.0698755618734451e-17),
                     (0.4636476090008061, 2.2698777452961687e-17),
@@ -69,6 +69,10 @@ def arctan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return _in_float64(b, "arctan_kernel", _arctan, _arctan_short, x)
 
 
+def arctan2(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
+    return _in_float64(b, "arctan2_kernel", _arctan2, _arctan2_short, y, x)
+
+
 def arcsin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return _in_float64(b, "arcsin_kernel", _arcsin, _arcsin_short, x)
 
@@ -78,13 +82,14 @@ def arccos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 
 def _in_float64(b: ir.IRBuilder, name: str, kernel: Body, short: Body,
-                x: ir.Value) -> ir.Value:
-    """The float64 kernel of x, or for float32 the short one in float64, rounded once;
-    each an inlined internal function (module_functions.py)."""
-    if A.element(x.type) == F64:
-        return module_functions.call(b, name, kernel, x)
-    wide = b.fpext(x, A.like(x.type, F64))
-    return b.fptrunc(module_functions.call(b, name + "_short", short, wide), x.type)
+                *xs: ir.Value) -> ir.Value:
+    """The float64 kernel of the arguments, or for float32 the short one in float64,
+    rounded once; each an inlined internal function (module_functions.py)."""
+    t = xs[0].type
+    if A.element(t) == F64:
+        return module_functions.call(b, name, kernel, *xs)
+    wide = [b.fpext(v, A.like(t, F64)) for v in xs]
+    return b.fptrunc(module_functions.call(b, name + "_short", short, *wide), t)
 
 
 def _arctan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -93,15 +98,20 @@ def _arctan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     u = b.fdiv(num, den)
     remainder = fma(b, b.fneg(u), den, num)  # exact
     u_tail = b.fdiv(fma(b, b.fneg(u), den_tail, b.fadd(remainder, num_tail)), den)
+    s, tail = _atan_sum(b, k, u, u_tail)
+    # past 1: pi/2 - (s + tail)
+    base = [b.select(big, c(part), c(0.0)) for part in PIO2]
+    v = _combined(b, base, b.select(big, c(-1.0), c(1.0)), s, tail)
+    return A.intrinsic(b, "copysign", v, x)
+
+
+def _atan_sum(b: ir.IRBuilder, k: ir.Value, u: ir.Value,
+              u_tail: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """atan(k/4) + atan(u + u_tail) as head + tail (2Sum of the table's head and u)."""
     z = b.fmul(u, u)
     head, tail = _table(b, k)
     s, s_err = two_sum(b, head, u)
-    tail = b.fadd(b.fadd(s_err, tail), fma(b, b.fmul(u, z), horner(b, z, ATAN), u_tail))
-    # past 1: pi/2 - (s + tail)
-    sign = b.select(big, c(-1.0), c(1.0))
-    v, v_err = two_sum(b, b.select(big, c(PIO2[0]), c(0.0)), b.fmul(sign, s))
-    rest = fma(b, sign, tail, b.fadd(v_err, b.select(big, c(PIO2[1]), c(0.0))))
-    return A.intrinsic(b, "copysign", b.fadd(v, rest), x)
+    return s, b.fadd(b.fadd(s_err, tail), fma(b, b.fmul(u, z), horner(b, z, ATAN), u_tail))
 
 
 def _reduced(b: ir.IRBuilder, x: ir.Value):
@@ -140,6 +150,68 @@ def _arctan_short(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     atan_t = b.fadd(_table(b, k)[0], fma(b, b.fmul(u, z), horner(b, z, ATAN_SHORT), u))
     v = b.select(big, b.fsub(c(PIO2[0]), atan_t), atan_t)
     return A.intrinsic(b, "copysign", v, x)
+
+
+def _arctan2(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
+    """atan t, t = min(|x|, |y|) / max(|x|, |y|) with its remainder as a tail, then
+    pi/2 - it where |y| > |x|, pi - that where x < 0 (-0 too), y's sign."""
+    c = lambda value: A.const_like(x, value)  # noqa: E731
+    swap, left, t, t_tail = _ratio(b, y, x)
+    k = A.intrinsic(b, "rint", b.fmul(t, c(4.0)))
+    quarter = b.fmul(k, c(0.25))
+    num = b.fsub(t, quarter)  # exact: t within 1/8 of c, and c = 0 or t >= c / 2
+    p, p_err = two_prod(b, t, quarter)
+    den, den_err = fast_two_sum(b, c(1.0), p)
+    den_tail = fma(b, t_tail, quarter, b.fadd(den_err, p_err))
+    u = b.fdiv(num, den)
+    remainder = fma(b, b.fneg(u), den, num)  # exact
+    u_tail = b.fdiv(fma(b, b.fneg(u), den_tail, b.fadd(remainder, t_tail)), den)
+    s, tail = _atan_sum(b, k, u, u_tail)
+    base, factor = _quadrant(b, swap, left)
+    return A.intrinsic(b, "copysign", _combined(b, base, factor, s, tail), y)
+
+
+def _ratio(b: ir.IRBuilder, y: ir.Value, x: ir.Value):
+    """(|y| > |x|, x's sign bit, t, t's tail): t = the smaller of |x|, |y| over the
+    larger, 0 for two zeros and 1 for two infinities (IEEE's atan2 of those)."""
+    c = lambda value: A.const_like(x, value)  # noqa: E731
+    ax, ay = A.intrinsic(b, "fabs", x), A.intrinsic(b, "fabs", y)
+    swap = b.fcmp_ordered(">", ay, ax)
+    small, large = b.select(swap, ax, ay), b.select(swap, ay, ax)
+    t = b.fdiv(small, large)
+    t_tail = b.fdiv(fma(b, b.fneg(t), large, small), large)
+    same = b.fcmp_ordered("==", ax, ay)
+    zeros = b.and_(same, b.fcmp_ordered("==", ax, c(0.0)))
+    infinities = b.and_(same, b.fcmp_ordered("==", ax, c(float("inf"))))
+    special = b.or_(zeros, infinities)
+    t = b.select(special, b.select(zeros, c(0.0), c(1.0)), t)
+    t_tail = b.select(b.or_(special, b.fcmp_ordered("==", t, c(0.0))), c(0.0), t_tail)
+    left = b.fcmp_ordered("<", A.intrinsic(b, "copysign", c(1.0), x), c(0.0))
+    return swap, left, t, t_tail
+
+
+def _quadrant(b: ir.IRBuilder, swap: ir.Value, left: ir.Value):
+    """(base as head and tail, factor) of |atan2| = base + factor atan t: t's angle
+    (0, 1), pi/2 minus it where swapped (pi/2, -1), pi minus those where x < 0."""
+    c = lambda value: A.constant(A.like(swap.type, F64), value)  # noqa: E731
+    factor = b.select(swap, b.select(left, c(1.0), c(-1.0)),
+                      b.select(left, c(-1.0), c(1.0)))
+    base = [b.select(swap, c(half), b.select(left, c(pi), c(0.0)))
+            for pi, half in zip(PI, PIO2)]
+    return base, factor
+
+
+def _arctan2_short(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
+    """float32's, in float64 (2^-50 at worst before rounding to float32)."""
+    c = lambda value: A.const_like(x, value)  # noqa: E731
+    swap, left, t, _ = _ratio(b, y, x)
+    k = A.intrinsic(b, "rint", b.fmul(t, c(4.0)))
+    quarter = b.fmul(k, c(0.25))
+    u = b.fdiv(b.fsub(t, quarter), fma(b, t, quarter, c(1.0)))
+    z = b.fmul(u, u)
+    atan_t = b.fadd(_table(b, k)[0], fma(b, b.fmul(u, z), horner(b, z, ATAN_SHORT), u))
+    base, factor = _quadrant(b, swap, left)
+    return A.intrinsic(b, "copysign", fma(b, factor, atan_t, base[0]), y)
 
 
 def _arcsin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -224,4 +296,4 @@ def _table(b: ir.IRBuilder, k: ir.Value) -> tuple[ir.Value, ir.Value]:
     return head, tail
 
 
-FUNCTIONS = {"arctan": arctan, "arcsin": arcsin, "arccos": arccos}
+FUNCTIONS = {"arctan": arctan, "arctan2": arctan2, "arcsin": arcsin, "arccos": arccos}
