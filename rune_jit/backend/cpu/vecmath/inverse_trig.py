@@ -95,14 +95,23 @@ def _in_float64(b: ir.IRBuilder, name: str, kernel: Body, short: Body,
 def _arctan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     c = lambda value: A.const_like(x, value)  # noqa: E731
     big, k, (num, num_tail), (den, den_tail) = _reduced(b, x)
-    u = b.fdiv(num, den)
-    remainder = fma(b, b.fneg(u), den, num)  # exact
-    u_tail = b.fdiv(fma(b, b.fneg(u), den_tail, b.fadd(remainder, num_tail)), den)
+    u, u_tail = _quotient(b, (num, num_tail), (den, den_tail))
     s, tail = _atan_sum(b, k, u, u_tail)
     # past 1: pi/2 - (s + tail)
     base = [b.select(big, c(part), c(0.0)) for part in PIO2]
     v = _combined(b, base, b.select(big, c(-1.0), c(1.0)), s, tail)
     return A.intrinsic(b, "copysign", v, x)
+
+
+def _quotient(b: ir.IRBuilder, num: tuple[ir.Value, ir.Value],
+              den: tuple[ir.Value, ir.Value]) -> tuple[ir.Value, ir.Value]:
+    """(n + n') / (d + d') as head + tail, for 1 <= d < 2^1001: one division (1/d, a
+    normal number); the head n (1/d) is within an ulp and a half, its remainder
+    n - head d exact (a fused multiply-add), and the tail carries it."""
+    inverse = b.fdiv(A.const_like(den[0], 1.0), den[0])
+    u = b.fmul(num[0], inverse)
+    remainder = fma(b, b.fneg(u), den[0], num[0])
+    return u, b.fmul(fma(b, b.fneg(u), den[1], b.fadd(remainder, num[1])), inverse)
 
 
 def _atan_sum(b: ir.IRBuilder, k: ir.Value, u: ir.Value,
@@ -163,9 +172,7 @@ def _arctan2(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
     p, p_err = two_prod(b, t, quarter)
     den, den_err = fast_two_sum(b, c(1.0), p)
     den_tail = fma(b, t_tail, quarter, b.fadd(den_err, p_err))
-    u = b.fdiv(num, den)
-    remainder = fma(b, b.fneg(u), den, num)  # exact
-    u_tail = b.fdiv(fma(b, b.fneg(u), den_tail, b.fadd(remainder, t_tail)), den)
+    u, u_tail = _quotient(b, (num, t_tail), (den, den_tail))
     s, tail = _atan_sum(b, k, u, u_tail)
     base, factor = _quadrant(b, swap, left)
     return A.intrinsic(b, "copysign", _combined(b, base, factor, s, tail), y)
