@@ -21,10 +21,17 @@ import numpy as np
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))
 
-from test_vector_math_trig import FUNCTIONS, samples  # noqa: E402
+import mpmath  # noqa: E402
+from test_vector_math_trig import FUNCTIONS, pairs, samples  # noqa: E402
 from ulp_oracle import correctly_rounded, ulp_errors  # noqa: E402
 
 DTYPES = (np.float64, np.float32)
+ORACLES = {**FUNCTIONS, "arctan2": mpmath.atan2}
+
+
+def inputs(name: str, dtype, n: int) -> tuple[np.ndarray, ...]:
+    """The test suite's samples of `name` (pairs of arctan2's: n of each of 3 kinds)."""
+    return pairs(dtype, n // 3 * 2, 1) if name == "arctan2" else (samples(dtype, n, 1, name),)
 
 
 def results(n: int, names: list[str], out: Path) -> None:
@@ -32,7 +39,7 @@ def results(n: int, names: list[str], out: Path) -> None:
     import rune_jit as rune
     import rune_jit.numpy as rnp
 
-    arrays = {f"{name} {np.dtype(dt).name}": rune.jit(getattr(rnp, name))(samples(dt, n, 1, name))
+    arrays = {f"{name} {np.dtype(dt).name}": rune.jit(getattr(rnp, name))(*inputs(name, dt, n))
               for name in names for dt in DTYPES}
     np.savez(out, **arrays)
 
@@ -48,10 +55,10 @@ def main(n: int, names: list[str]) -> None:
         path.unlink()
     for name in names:
         for dt in DTYPES:
-            x = samples(dt, n, 1, name)
-            exact = correctly_rounded(FUNCTIONS[name], x, dtype=dt)
+            xs = inputs(name, dt, n)
+            exact = correctly_rounded(ORACLES[name], *xs, dtype=dt)
             key = f"{name} {np.dtype(dt).name}"
-            row = {"points": len(x)}
+            row = {"points": len(xs[0])}
             for math, arrays in got.items():
                 err = ulp_errors(arrays[key], exact)
                 row[math] = (float(err.max()), float(err.mean()))
