@@ -21,7 +21,7 @@ LIBM = {"arctan": "atan", "arcsin": "asin", "arccos": "acos"}
 OUTLINED = ["sin", "cos", "tan"]  # called once per vector (vecmath/outlined.py)
 DTYPES = [np.float64, np.float32]
 # the closest doubles come to a multiple of pi/2 (Muller, "Elementary Functions",
-# table 11.1), both reductions' bound 2^30 and its neighbours, and the largest float
+# ch. 11), both reductions' bound 2^30 and its neighbours, and the largest float
 HARD = [6381956970095103 * 2.0 ** 797, 5.319372648326541e255, 2.0 ** 30,
         np.nextafter(2.0 ** 30, 0), 1e22, 355.0, 1.5707963267948966, 3.141592653589793]
 

@@ -4,20 +4,20 @@ Two methods, selected per element (the second runs only if some element of the r
 needs it):
 
 - **Cody–Waite** (Cody & Waite, "Software Manual for the Elementary Functions", 1980;
-  Muller, "Elementary Functions", 3rd ed., 2016, sec. 11.2) for |x| < 2^30: pi/2 as
+  Muller, "Elementary Functions", 3rd ed., 2016, ch. 11) for |x| < 2^30: pi/2 as
   three doubles P1 + P2 + P3 (161 bits); x - n P1 is exact in one fused multiply-add
   (it is a multiple of P1's last place, and small), n P2 is taken exactly (a product and
   its error) and subtracted with 2Sum, so r keeps about 100 correct bits: enough for the
   closest a double below 2^30 comes to a multiple of pi/2.
 - **Payne–Hanek** (Payne & Hanek, "Radian reduction for trigonometric functions", SIGNUM
-  Newsletter 18, 1983; Muller, sec. 11.4) for larger |x|, up to the largest double: the
+  Newsletter 18, 1983; Muller, ch. 11) for larger |x|, up to the largest double: the
   bits of 2/pi that matter for x = M 2^E (M an integer of 53 bits) start near bit E (the
   earlier ones make x 2/pi a multiple of 4, which does not change sin or cos); four
   48-bit pieces of them (192 bits), read from a table at an offset that is a multiple of
   8 bits, multiply x exactly (products and their errors); the pieces' integer parts
   are removed exactly, and the fraction summed by 2Sum from the largest part down keeps
   about 120 bits, which the closest a double comes to a multiple of pi/2 (2^-61, the
-  worst case of Muller's table 11.1) needs.
+  worst case, at 6381956970095103 2^797, Muller ch. 11) needs.
 
 NaN and ±inf reduce to NaN.
 """
