@@ -4,7 +4,11 @@ float32 over the whole domain, IEEE special values as NumPy's, the same bits on 
 path (a vectorized loop, its scalar remainder, one value, a small carry, lane blocks),
 and derivatives unaffected."""
 
+import os
 import re
+import subprocess
+import sys
+import textwrap
 
 import mpmath
 import numpy as np
@@ -12,7 +16,11 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
+from rune_jit import config
 from ulp_oracle import correctly_rounded, ulp_errors
+
+# these test our own code, which RUNE_JIT_MATH=libmvec replaces by glibc's (tested last)
+pytestmark = pytest.mark.skipif(config.math != "own", reason="RUNE_JIT_MATH=libmvec")
 
 FUNCTIONS = {"sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan, "arctan": mpmath.atan,
              "arcsin": mpmath.asin, "arccos": mpmath.acos}
@@ -247,3 +255,29 @@ def test_arctan2_paths_scan_vmap_and_gradients(dtype):
     gy, gx = rune.jit(rune.grad(lambda p, q: rnp.sum(rnp.arctan2(p, q)), argnums=(0, 1)))(a, c)
     np.testing.assert_allclose(gy, c / (a * a + c * c), rtol=1e-14)
     np.testing.assert_allclose(gx, -a / (a * a + c * c), rtol=1e-14)
+
+
+LIBMVEC = """
+    import re, numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+    x = np.random.default_rng(0).uniform(-1, 1, 10_000)
+    worst = 0.0
+    for name in ("sin", "cos", "tan", "arctan", "arcsin", "arccos"):
+        got, want = rune.jit(getattr(rnp, name))(x), getattr(np, name)(x)
+        worst = max(worst, float(np.max(np.abs(got - want) / np.spacing(np.abs(want)))))
+        text = rune.jit(getattr(rnp, name)).lower(x).llvm_ir
+        assert "rune_" + name + "_kernel" not in text, name
+    got = rune.jit(rnp.arctan2)(x, x[::-1])
+    want = np.arctan2(x, x[::-1])
+    worst = max(worst, float(np.max(np.abs(got - want) / np.spacing(np.abs(want)))))
+    print(worst)
+"""
+
+
+def test_libmvec_still_selectable():
+    """RUNE_JIT_MATH=libmvec (read at import: a fresh process) compiles glibc's functions
+    instead of ours, within docs/accuracy.md's 4 ulp of NumPy."""
+    env = dict(os.environ, RUNE_JIT_MATH="libmvec")
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(LIBMVEC)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert float(done.stdout) <= 4
