@@ -23,7 +23,10 @@ import numpy as np
 # name -> the range the inputs are drawn from (uniform), finite results in float32
 FUNCTIONS = {"exp": (-80, 80), "exp2": (-120, 120), "expm1": (-2, 2), "log": (1e-3, 1e3),
              "log2": (1e-3, 1e3), "log10": (1e-3, 1e3), "log1p": (-0.9, 100),
-             "sinh": (-80, 80), "cosh": (-80, 80), "pow": (0.1, 10)}
+             "sinh": (-80, 80), "cosh": (-80, 80), "pow": (0.1, 10),
+             "sin": (-10, 10), "cos": (-10, 10), "tan": (-10, 10), "arctan": (-10, 10),
+             "arctan2": (-10, 10), "arcsin": (-1, 1), "arccos": (-1, 1)}
+BINARY = ("pow", "arctan2")
 DTYPES = ("float64", "float32")
 MODES = ("own", "libmvec")
 
@@ -31,7 +34,7 @@ MODES = ("own", "libmvec")
 def inputs(name: str, dtype: str, n: int) -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng(0)
     low, high = FUNCTIONS[name]
-    count = 2 if name == "pow" else 1
+    count = 2 if name in BINARY else 1
     return tuple(rng.uniform(low, high, n).astype(dtype) for _ in range(count))
 
 
@@ -72,7 +75,7 @@ def peer_rows(peer: str, functions: list[str], n: int, repeat: int) -> dict:
         import numba
 
         wrap = lambda name: numba.vectorize(["float64(float64)", "float32(float32)"]  # noqa: E731
-                                            if name != "pow" else
+                                            if name not in BINARY else
                                             ["float64(float64, float64)",
                                              "float32(float32, float32)"])(
             _numba_kernel(name))
@@ -82,7 +85,7 @@ def peer_rows(peer: str, functions: list[str], n: int, repeat: int) -> dict:
 
 def _numba_kernel(name: str):
     fn = getattr(np, numpy_name(name))
-    return (lambda x, y: fn(x, y)) if name == "pow" else (lambda x: fn(x))
+    return (lambda x, y: fn(x, y)) if name in BINARY else (lambda x: fn(x))
 
 
 def in_subprocess(mode: str, functions: list[str], n: int, repeat: int) -> dict:

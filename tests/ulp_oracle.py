@@ -19,7 +19,7 @@ def correctly_rounded(fn: Callable, *xs: np.ndarray, dtype=np.float64) -> np.nda
         for i, args in enumerate(zip(*(np.broadcast_to(x, out.shape).ravel() for x in xs))):
             try:
                 value = fn(*(mpmath.mpf(float(a)) for a in args))
-                out.flat[i] = float(value) if mpmath.im(value) == 0 else np.nan
+                out.flat[i] = float(mpmath.re(value)) if mpmath.im(value) == 0 else np.nan
             except (ValueError, ZeroDivisionError, OverflowError):
                 out.flat[i] = np.nan
     return out.astype(dtype)

@@ -4,6 +4,7 @@ the correctly rounded result: the largest and mean error in ulps per function an
     python tools/accuracy_vecmath.py [--n 1000000] [--functions exp,log]
 
 prints the rows of docs/accuracy.md's table. The points are those of
+tests/primitives/test_vector_math_trig.py for the trigonometric functions, else of
 tests/primitives/test_vector_math_exp_log.py (`samples`: log-uniform over every binade of the domain,
 both signs, and uniform in [-50, 50] and [-2, 2]; then `edges`; `power_samples` for
 power), n per function and
@@ -25,15 +26,24 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+sys.path[:0] = [str(TESTS), str(TESTS / "primitives")]
+import mpmath  # noqa: E402
 import test_vector_math_exp_log as cases  # noqa: E402
+import test_vector_math_trig as trig_cases  # noqa: E402
 from ulp_oracle import correctly_rounded, ulp_errors  # noqa: E402
+
+ORACLES = {**cases.ORACLES, **trig_cases.FUNCTIONS, "arctan2": mpmath.atan2}
 
 DTYPES = ("float64", "float32")
 
 
 def points(name: str, dtype: str, n: int) -> tuple[np.ndarray, ...]:
     t = np.dtype(dtype).type
+    if name == "arctan2":
+        return trig_cases.pairs(t, n // 3 * 2, 1)
+    if name in trig_cases.FUNCTIONS:
+        return (trig_cases.samples(t, n, 1, name),)
     if name == "power":
         return tuple(v[:n] for v in cases.power_samples(t, n // 4 + 1, seed=7))
     x = cases.samples(name, t, n // 3 + 1, seed=7)[:n]
@@ -56,7 +66,7 @@ def compiled(mode: str, name: str, xs: tuple[np.ndarray, ...]) -> np.ndarray:
 def row(name: str, dtype: str, n: int) -> str:
     xs = points(name, dtype, n)
     with np.errstate(all="ignore"):
-        exact = correctly_rounded(cases.ORACLES[name], *xs, dtype=np.dtype(dtype))
+        exact = correctly_rounded(ORACLES[name], *xs, dtype=np.dtype(dtype))
         results = [compiled(mode, name, xs) for mode in ("own", "libmvec")]
         results.append(getattr(np, name)(*xs))
         finite = np.isfinite(exact)
@@ -68,7 +78,7 @@ def row(name: str, dtype: str, n: int) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--functions", default=",".join(cases.ORACLES))
+    ap.add_argument("--functions", default=",".join(ORACLES))
     ap.add_argument("--dtypes", default=",".join(DTYPES))
     args = ap.parse_args()
     print("| function | dtype | points | own: max / mean ulp | libmvec | NumPy |")

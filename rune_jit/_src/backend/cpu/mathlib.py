@@ -82,13 +82,7 @@ def _keep_declared(module: ir.Module, sym: str, t: ir.Type, lanes: int, nargs: i
     vt = ir.VectorType(t, lanes)
     fn = declare(module, sym, vt, [vt] * nargs)
     mark_pure(fn)
-    _kept(module).add(fn)
-
-
-def _kept(module: ir.Module) -> set:
-    if not hasattr(module, "rune_vector_variants"):
-        module.rune_vector_variants = set()
-    return module.rune_vector_variants
+    module_functions.keep(module, fn)
 
 
 def finish_module(module: ir.Module) -> None:
@@ -96,7 +90,7 @@ def finish_module(module: ir.Module) -> None:
     which `llvm.compiler.used` ensures."""
     from .emit import PTR
 
-    kept = sorted(_kept(module), key=lambda f: f.name)
+    kept = sorted(module_functions.kept(module), key=lambda f: f.name)
     if kept:
         arr = ir.ArrayType(PTR, len(kept))
         g = ir.GlobalVariable(module, arr, "llvm.compiler.used")

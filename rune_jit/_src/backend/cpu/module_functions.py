@@ -57,3 +57,17 @@ def define(module: ir.Module, name: str, body: Body, t: ir.Type, nargs: int) -> 
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     b.ret(body(b, *fn.args))
     return fn
+
+
+def keep(module: ir.Module, fn: ir.Function) -> None:
+    """Keep `fn` until the vectorizers have run, unused as it may be before: a vector
+    variant named by a call's attribute (mathlib.finish_module lists them in
+    `llvm.compiler.used`)."""
+    kept(module).add(fn)
+
+
+def kept(module: ir.Module) -> set:
+    """The functions `keep` was asked to keep in `module`."""
+    if not hasattr(module, "rune_vector_variants"):
+        module.rune_vector_variants = set()
+    return module.rune_vector_variants

@@ -1,7 +1,7 @@
 """What the vector math's bodies share: float32 computed in float64, error-free sums and
 products (double-double arithmetic: Muller et al., "Handbook of Floating-Point
 Arithmetic", 2nd ed., 2018, ch. 4), powers of two built from their exponent bits, and
-Estrin's scheme with fused multiply-adds.
+Estrin's and Horner's schemes with fused multiply-adds.
 
 Every helper takes and returns float registers, a scalar or a vector alike.
 """
@@ -55,6 +55,22 @@ def estrin(b: ir.IRBuilder, v: ir.Value, coefficients: Sequence[float]) -> ir.Va
         terms = pairs + terms[len(pairs) * 2:]
         power = b.fmul(power, power) if len(terms) > 1 else power
     return terms[0]
+
+
+def horner(b: ir.IRBuilder, v: ir.Value, coefficients: Sequence[float]) -> ir.Value:
+    """The polynomial of `coefficients` (highest power first) at v, by Horner's rule: one
+    chain of fused multiply-adds, the fewest operations (short polynomials, and where the
+    last terms' rounding matters)."""
+    acc = c(v, coefficients[0])
+    for coef in coefficients[1:]:
+        acc = fma(b, acc, v, c(v, coef))
+    return acc
+
+
+def two_prod(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(p, e) with p = x y rounded and p + e = x y exactly (barring underflow)."""
+    p = b.fmul(x, y)
+    return p, fma(b, x, y, b.fneg(p))
 
 
 def fast_two_sum(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:

@@ -1,0 +1,177 @@
+"""sin, cos and tan of our own: straight-line arithmetic on a scalar or a vector alike.
+
+x = q pi/2 + r with r as hi + lo (pio2.py), then sin r and cos r as unevaluated sums
+(a head and a small tail) from minimax polynomials on |r| <= pi/4 (tools/minimax_trig.py:
+relative errors 2e-21 and 6e-20), put together by q mod 4: sin x is ±sin r or ±cos r,
+rounded once from head + tail; tan x is sin r / cos r or -cos r / sin r, a division of
+the two sums with its remainder (a fused multiply-add) carried. float32 has kernels of
+its own, computed in float64 (a shorter reduction, shorter polynomials, no tails) and
+rounded once. Within 1 ulp in both (docs/accuracy.md has the measured figures); NaN and
+±inf give NaN, ±0 and tiny x keep their value (cos: 1). Each kernel is called once per
+vector (outlined.py), so that the slow reduction of huge arguments runs only for a
+vector that has one.
+
+    >>> x = np.array([-0.0, 0.5, 3.0, 1e22, np.inf])
+    >>> np.round(rune.jit(rnp.sin)(x), 6)
+    array([-0.      ,  0.479426,  0.14112 , -0.852201,       nan])
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from .. import arith as A
+from ..emit import F64
+from ..module_functions import Body
+from . import outlined
+from .kit import fast_two_sum, fma, horner
+from .pio2 import reduce_pio2
+
+# minimax fits of the relative error on |r| <= pi/4 (tools/minimax_trig.py), highest
+# power first
+SIN = (-7.578540465572091e-13, 1.6058363168825448e-10, -2.5052104881886247e-08,
+       2.7557319214065e-06, -0.000198412698412548, 0.008333333333333323,
+       -0.16666666666666666)  # sin r = r + r^3 SIN(r^2), to 2e-21
+COS = (-1.1358536310647773e-11, 2.0875700837909704e-09, -2.7557314179266596e-07,
+       2.48015872888516e-05, -0.0013888888888873056,
+       0.041666666666666595)  # cos r = 1 - r^2/2 + r^4 COS(r^2), to 6e-20
+SIN_SHORT = (-2.4760454810822077e-08, 2.7555339661330374e-06, -0.00019841263728666408,
+             0.008333333325077857, -0.1666666666663035)  # float32's, to 5e-15
+COS_SHORT = (-2.717479018403001e-07, 2.4798960740543404e-05, -0.0013888880659470746,
+             0.04166666655342846, -0.4999999999948939)  # cos r = 1 + r^2 COS_SHORT(r^2), to 7e-14
+TINY = 2.0 ** -27  # below, sin x and tan x round to x
+
+Pair = tuple[ir.Value, ir.Value]  # head + tail
+
+
+def sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _in_float64(b, "sin_kernel", (_sin, _sin_short), x)
+
+
+def cos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _in_float64(b, "cos_kernel", (_cos, _cos_short), x)
+
+
+def tan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _in_float64(b, "tan_kernel", (_tan, _tan_short), x)
+
+
+def _in_float64(b: ir.IRBuilder, name: str, kernels: tuple[Body, Body],
+                x: ir.Value) -> ir.Value:
+    """The float64 kernel of x (an outlined call: outlined.py), or for float32 the short
+    kernel, computed in float64 and rounded once."""
+    if A.element(x.type) == F64:
+        return outlined.call(b, name, kernels[0], x, outlined.lanes())
+    wide = b.fpext(x, A.like(x.type, F64))
+    return b.fptrunc(outlined.call(b, name + "_short", kernels[1], wide, outlined.lanes(2)),
+                     x.type)
+
+
+def _sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    q, s, c = _reduced_pairs(b, x)
+    return _keep_tiny(b, x, _signed(b, q, _quadrant_pick(b, q, c, s)))
+
+
+def _cos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    q, s, c = _reduced_pairs(b, x)
+    q = b.add(q, A.const_like(q, 1))  # cos x = sin(x + pi/2)
+    return _signed(b, q, _quadrant_pick(b, q, c, s))
+
+
+def _tan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """sin r / cos r for even q, -cos r / sin r for odd q."""
+    q, s, c = _reduced_pairs(b, x)
+    num, den = _quadrant_pick(b, q, c, s), _quadrant_pick(b, q, s, c)
+    quotient = b.fadd(*_divide(b, num, den))
+    return _keep_tiny(b, x, _negated_if(b, _bit(b, q, 1), quotient))
+
+
+def _sin_short(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    q, s, c = _reduced_short(b, x)
+    return _negated_if(b, _bit(b, q, 2), b.select(_bit(b, q, 1), c, s))
+
+
+def _cos_short(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    q, s, c = _reduced_short(b, x)
+    q = b.add(q, A.const_like(q, 1))
+    return _negated_if(b, _bit(b, q, 2), b.select(_bit(b, q, 1), c, s))
+
+
+def _tan_short(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    q, s, c = _reduced_short(b, x)
+    odd = _bit(b, q, 1)
+    return _negated_if(b, odd, b.fdiv(b.select(odd, c, s), b.select(odd, s, c)))
+
+
+def _reduced_short(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """q, sin r and cos r for float32's x (in float64): 2^-43 of each is enough before
+    the result is rounded to float32. r (1 + z SIN(z)) keeps -0."""
+    one = A.const_like(x, 1.0)
+    q, r, _ = reduce_pio2(b, x, short=True)
+    z = b.fmul(r, r)
+    return (q, b.fmul(r, fma(b, z, horner(b, z, SIN_SHORT), one)),
+            fma(b, z, horner(b, z, COS_SHORT), one))
+
+
+def _reduced_pairs(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, Pair, Pair]:
+    q, hi, lo = reduce_pio2(b, x)
+    z = b.fmul(hi, hi)
+    return q, _sin_pair(b, hi, lo, z), _cos_pair(b, hi, lo, z)
+
+
+def _sin_pair(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value, z: ir.Value) -> Pair:
+    """sin(hi + lo) = hi + (hi^3 SIN(z) + lo cos hi), cos hi taken as 1 - z/2."""
+    c = lambda value: A.const_like(hi, value)  # noqa: E731
+    lo_part = b.fmul(lo, fma(b, z, c(-0.5), c(1.0)))
+    return hi, fma(b, b.fmul(hi, z), horner(b, z, SIN), lo_part)
+
+
+def _cos_pair(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value, z: ir.Value) -> Pair:
+    """cos(hi + lo) = w + tail, w = 1 - z/2 rounded; the tail has w's rounding error, z's
+    (hi^2 - z, exact by a fused multiply-add), the polynomial, and -lo sin hi (as -lo hi)."""
+    c = lambda value: A.const_like(hi, value)  # noqa: E731
+    half_z = b.fmul(z, c(0.5))
+    w = b.fsub(c(1.0), half_z)
+    w_err = b.fsub(b.fsub(c(1.0), w), half_z)  # exact
+    z_err = fma(b, hi, hi, b.fneg(z))
+    correction = fma(b, z_err, c(0.5), b.fmul(hi, lo))
+    poly = fma(b, b.fmul(z, z), horner(b, z, COS), b.fneg(correction))
+    return w, b.fadd(w_err, poly)
+
+
+def _divide(b: ir.IRBuilder, num: Pair, den: Pair) -> Pair:
+    """(n + n') / (d + d') as q + q': q = n / d rounded, q' from its exact remainder (to
+    first order in d' / d, so both are normalized first: |d'| <= ulp(d) / 2)."""
+    num, den = fast_two_sum(b, *num), fast_two_sum(b, *den)
+    q = b.fdiv(num[0], den[0])
+    remainder = fma(b, b.fneg(q), den[0], num[0])  # exact
+    q_err = b.fdiv(fma(b, b.fneg(q), den[1], b.fadd(remainder, num[1])), den[0])
+    return q, q_err
+
+
+def _quadrant_pick(b: ir.IRBuilder, q: ir.Value, odd: Pair, even: Pair) -> Pair:
+    """`odd` where q is odd, else `even`."""
+    is_odd = _bit(b, q, 1)
+    return b.select(is_odd, odd[0], even[0]), b.select(is_odd, odd[1], even[1])
+
+
+def _signed(b: ir.IRBuilder, q: ir.Value, pair: Pair) -> ir.Value:
+    """head + tail rounded, negated where q mod 4 is 2 or 3."""
+    return _negated_if(b, _bit(b, q, 2), b.fadd(*pair))
+
+
+def _negated_if(b: ir.IRBuilder, condition: ir.Value, v: ir.Value) -> ir.Value:
+    return b.select(condition, b.fneg(v), v)
+
+
+def _bit(b: ir.IRBuilder, q: ir.Value, bit: int) -> ir.Value:
+    return b.icmp_unsigned("!=", b.and_(q, A.constant(q.type, bit)), A.constant(q.type, 0))
+
+
+def _keep_tiny(b: ir.IRBuilder, x: ir.Value, v: ir.Value) -> ir.Value:
+    """x itself where |x| < TINY (sin and tan round to x there; -0 stays -0)."""
+    tiny = b.fcmp_ordered("<", A.intrinsic(b, "fabs", x), A.const_like(x, TINY))
+    return b.select(tiny, x, v)
+
+
+FUNCTIONS = {"sin": sin, "cos": cos, "tan": tan}
