@@ -642,6 +642,17 @@ def _running_product(c, xs, reverse=False):
     return rune.scan(lambda a, r: (a * r, a * r), c, xs, reverse=reverse)[1]
 
 
+def checkpointed_product(c, xs):
+    """The running product, reverse mode keeping 2 of its 4 carries (scan checkpoints=)."""
+    return rune.scan(lambda a, r: (a * r, a * r), c, xs, checkpoints=2)[1]
+
+
+def linearized_checkpointed_product(xs, t):
+    """The linear map of checkpointed_product at c = 1.5 (what linearize stages)."""
+    c = np.asarray(1.5, np.result_type(t))
+    return rune.linearize(lambda c: checkpointed_product(c, xs), c)[1](t)
+
+
 def np_running_product(c, xs, reverse=False):
     ys = []
     for r in (xs[::-1] if reverse else xs):
@@ -759,6 +770,10 @@ def _loops() -> list[Case]:
          lambda a: rune.jvp(lambda a: root_sqrt(a, linear_solve=diagonal_solve), (a,), (a,))[1],
          lambda a: np.sqrt(a) / 2, U[:2], ("pos",), F64, FLOATS),  # (a jvp: float tangents)
         ("remat", "remat", _remat, lambda x, y: x * y + x, B[:3]),
+        ("scan_checkpointed", "checkpointed", checkpointed_product, np_running_product,
+         (((), (4,)), ((3,), (4, 3)))),
+        ("scan_checkpointed_linearized", "checkpointed_lin", linearized_checkpointed_product,
+         lambda xs, t: np_running_product(t, xs), (((4,), ()),), (), F64, FLOATS),
     ]
     return [Case(*r) for r in rows]
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import tree
 from .api import finish_tree, trace_fn
-from .arguments import as_value, flatten_args, leaf_type
+from .arguments import as_value, flatten_args, is_python_scalar, leaf_type
 from .interpret import eval_region
 from .ir import Type, Var
 from .passes.jvp import jvp_region
@@ -86,14 +86,27 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
 
     @api_boundary
     def f_jvp(*tangents: Any) -> Any:
-        t_leaves, t_tree, _ = flatten_args(tangents, "tangents")
+        t_leaves, t_tree, paths = flatten_args(tangents, "tangents")
         if t_tree != in_tree:
             raise TypeError(f"linearize: tangents have structure {t_tree}, the primals "
                             f"{in_tree}")
-        ts = [as_value(t) for t, d in zip(t_leaves, diff[k:]) if d]
+        ts = [_tangent(t, x, path) for t, x, path, d in zip(t_leaves, leaves, paths, diff[k:])
+              if d]
         return finish_tree(tree.unflatten(tr.out_tree, eval_region(split.unknown, res + ts)))
 
     return finish_tree(tree.unflatten(tr.out_tree, outs)), f_jvp
+
+
+def _tangent(t: Any, primal: Any, path: str) -> Any:
+    """`t` as the tangent of `primal`: the same shape and dtype (a Python number takes the
+    primal's dtype), else a TypeError naming both."""
+    tt, xt = leaf_type(t)[0], leaf_type(primal)[0]
+    if is_python_scalar(t) and tt.shape == xt.shape:
+        return np.asarray(t, xt.dtype)
+    if tt != xt:
+        raise TypeError(f"linearize: {path} has type {tt}, but the primal there has type "
+                        f"{xt}: a tangent has its primal's shape and dtype")
+    return as_value(t)
 
 
 @api_boundary

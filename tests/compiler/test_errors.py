@@ -313,3 +313,15 @@ def test_cond_branches_that_disagree(name):
 def test_cond_predicate_must_be_a_scalar():
     with raises(TypeError, "cond", "predicate", "scalar", "(2,)"):
         rune.cond(np.ones(2) > 0, lambda: 1.0, lambda: 2.0)
+
+
+def test_linearize_names_a_tangent_of_another_dtype():
+    """A float32 tangent of a float64 primal reached the scan it was fed to, whose
+    message ("the step's params do not match the operands") named neither."""
+    xs = np.arange(1.0, 5.0, dtype=np.float32)
+    _, f_jvp = rune.linearize(lambda c: rune.scan(lambda a, r: (a * r, a * r), c, xs)[1],
+                              np.float64(1.5))
+    with pytest.raises(TypeError, match=r"tangents\[0\] has type float32\[\], but the "
+                                        r"primal there has type float64\[\]"):
+        f_jvp(np.float32(1.0))
+    np.testing.assert_allclose(f_jvp(1.0), [1.0, 2.0, 6.0, 24.0])  # a Python number fits

@@ -83,7 +83,8 @@ def test_elementwise_chain_is_one_loop():
     """tanh(sin(x) * 2 + y) fuses into a single loop: no temporary arrays."""
     llvm_ir = rune.jit(lambda x, y: rnp.tanh(rnp.sin(x) * 2 + y)).lower(
         np.ones(1000), np.ones(1000)).llvm_ir
-    assert llvm_ir.count("phi") == 1  # one induction variable
+    program = llvm_ir.split('define i64 @"rune_program_0"')[1].split("\ndefine ")[0]
+    assert program.count("phi") == 1  # one induction variable (the math kernels have theirs)
     assert "malloc" not in llvm_ir and "arena" not in llvm_ir
 
 

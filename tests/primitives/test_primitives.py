@@ -23,7 +23,8 @@ from rune_jit._src.ops import sort as so
 from rune_jit._src.primitive import SLOTS, Absent, Primitive
 from rune_jit._src.trace import bind, bind1
 from primitive_cases import (BOOL, DTYPES, F16, F32, F64, FLOATS, I16, I32, I64, INTS, NUMERIC,
-                             SIGNED, U16, U32, UNARY, diagonal_solve, draw, prims_in)
+                             SIGNED, U16, U32, UNARY, checkpointed_product, diagonal_solve,
+                             draw, linearized_checkpointed_product, prims_in)
 
 MEANING = ("shape", "impl")  # a primitive may lack a derivative, never a type or a value
 PRIMITIVES = sorted(Primitive.registry)
@@ -133,6 +134,9 @@ STRICT = [
     Strict("cond", "x", ALL,
            lambda x: rune.cond(np.bool_(True), lambda v: v, lambda v: v[::-1], x)),
     Strict("scan", "sx", ALL, lambda s, x: rune.scan(lambda c, r: (r, c), s, x)),
+    Strict("checkpointed", "sx", ALL,
+           lambda s, x: rune.scan(lambda c, r: (r, c), s, x, checkpoints=1)),
+    Strict("checkpointed_lin", "x", FLOATS, lambda x: linearized_checkpointed_product(x, x[0])),
     Strict("iterate", "x", ALL, lambda x: rune.iterate(
         lambda c: c, x, until=lambda c: rnp.all(c == c), max_steps=2)),
     Strict("root", "x", FLOATS, lambda x: rune.root(lambda y: y - x, lambda: x)),
@@ -297,6 +301,10 @@ LINEAR = [
     Linear("scan", "scan",
            lambda w, c, xs: rune.scan(lambda a, r: (a * w + r, a - r), c, xs),
            (V3, V3, ((4, 3), "any")), (1, 2)),
+    Linear("checkpointed", "checkpointed", lambda c, xs: checkpointed_product(c, xs),
+           (S, ((4,), "any")), (0,)),
+    Linear("checkpointed_lin", "checkpointed_lin", linearized_checkpointed_product,
+           (((4,), "any"), S), (1,)),
     Linear("remat", "remat", lambda w, x: rune.remat(lambda a: _sin_times(w, a))(x),
            (V3, V3), (1,)),
     Linear("name", "name", lambda x: rune.checkpoint_name(x, "n"), (V3,), (0,)),

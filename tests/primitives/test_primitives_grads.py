@@ -23,7 +23,8 @@ from rune_jit._src.ops import shape as sh
 from rune_jit._src.ops import sort as so
 from rune_jit._src.primitive import Primitive
 from rune_jit._src.trace import bind1
-from primitive_cases import F64, UNARY, diagonal_solve, draw, prims_in, root_sqrt
+from primitive_cases import (F64, UNARY, diagonal_solve, draw, linearized_checkpointed_product,
+                             prims_in, root_sqrt)
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,10 @@ CONTROL = [
     ("cond_on_value", _cond_on_value, (ANY,)),
     ("scan", lambda c, xs: rune.scan(lambda a, r: (a * r, a * r), c, xs),
      (ANY, ((4, 3), "any"))),
+    ("scan_checkpointed", lambda c, xs: rune.scan(
+        lambda a, r: (rnp.sin(a) * r, a * r), c, xs, checkpoints=2), (ANY, ((4, 3), "any"))),
+    ("scan_checkpointed_linearized", lambda xs, t: linearized_checkpointed_product(xs, t),
+     (((4,), "any"), ((), "any"))),
     ("scan_capture", lambda w, c, xs: rune.scan(lambda a, r: (rnp.sin(a) * w + r, a), c, xs),
      (ANY, ANY, ((4, 3), "any"))),
     ("iterate", lambda x, n: rune.iterate(
