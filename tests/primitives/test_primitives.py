@@ -136,7 +136,7 @@ STRICT = [
     Strict("scan", "sx", ALL, lambda s, x: rune.scan(lambda c, r: (r, c), s, x)),
     Strict("checkpointed", "sx", ALL,
            lambda s, x: rune.scan(lambda c, r: (r, c), s, x, checkpoints=1)),
-    Strict("checkpointed_lin", "x", FLOATS, lambda x: linearized_checkpointed_product(x, x[0])),
+    Strict("checkpointed_lin", "x", FLOATS, lambda x: _linearized_at_float(x)),
     Strict("iterate", "x", ALL, lambda x: rune.iterate(
         lambda c: c, x, until=lambda c: rnp.all(c == c), max_steps=2)),
     Strict("root", "x", FLOATS, lambda x: rune.root(lambda y: y - x, lambda: x)),
@@ -151,6 +151,13 @@ STRICT = [
     Strict("custom_vjp_call", "x", ALL, lambda x: _custom_identity()[1](x)),
     Strict("custom_lin", "x", ALL, lambda x: _custom_lin(x)),
 ]
+
+
+def _linearized_at_float(x):
+    """The linear map of a checkpointed scan at a float primal, applied to x's first
+    element: a tangent of an integer or bool dtype is refused (TypeError)."""
+    c = np.asarray(1.5, x.dtype if x.dtype.kind == "f" else np.float64)
+    return rune.linearize(lambda c: checkpointed_product(c, x), c)[1](x[0])
 
 
 def _custom_identity():

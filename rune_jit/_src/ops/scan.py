@@ -155,11 +155,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     >>> float(total), prefixes.tolist()
     (24.0, [1.0, 2.0, 6.0, 24.0])
     """
-    from .checkpointed import checked_checkpoints, checkpointed
-
-    if unroll is not None and not isinstance(unroll, (bool, int, np.integer)):
-        raise TypeError(f"scan: unroll must be an int or a bool, got {unroll!r}")
-    k = checked_checkpoints(checkpoints)
+    k = _checked_options(unroll, checkpoints)
     out = eager.cached(f, (f, length, reverse, unroll, k), (), (init, xs), lambda i, x: scan(
         f, i, x, length, reverse, unroll, checkpoints), "scan", tiered=False)
     if out is not eager.NOT_CACHED:
@@ -189,10 +185,28 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
         lambda *p: sum(step([], list(p[:nc]), list(p[nc:])), []), types + row_types,
         weak + [False] * len(row_types)))
     args = carry.values + [as_value(x) for x in xs_leaves]
-    outs = (scan_flat(step, args[:nc], args[nc:], length=n, reverse=reverse)
-            if k is None or k >= n else checkpointed(lambda *v: scan_flat(
-                step, list(v[:nc]), list(v[nc:]), length=n, reverse=reverse), args, k))
+    outs = _scan_or_checkpointed(step, args, nc, n, reverse, k)
     return tree.unflatten(init_tree, outs[:nc]), tree.unflatten(seen["y"], outs[nc:])
+
+
+def _checked_options(unroll: Any, checkpoints: Any) -> int | None:
+    """`checkpoints` as a number of carries (None: "all"), after checking `unroll`."""
+    from .checkpointed import checked_checkpoints
+
+    if unroll is not None and not isinstance(unroll, (bool, int, np.integer)):
+        raise TypeError(f"scan: unroll must be an int or a bool, got {unroll!r}")
+    return checked_checkpoints(checkpoints)
+
+
+def _scan_or_checkpointed(step: Callable, args: list, nc: int, n: int, reverse: bool,
+                          k: int | None) -> list:
+    """The scan of `step`; with k checkpoints fewer than its n steps, wrapped so that
+    reverse mode keeps k carries and computes the others again."""
+    from .checkpointed import checkpointed
+
+    run = lambda *v: scan_flat(step, list(v[:nc]), list(v[nc:]), length=n,  # noqa: E731
+                               reverse=reverse)
+    return run(*args) if k is None or k >= n else checkpointed(run, args, k)
 
 
 def _scan_length(xs: list, paths: list[str], length: int | None) -> int:
