@@ -17,6 +17,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit import config
+from machine_code import CALL, VECTOR_F64
 from ulp_oracle import correctly_rounded, ulp_errors
 
 # these test our own code, which RUNE_JIT_MATH=libmvec replaces by glibc's (tested last)
@@ -165,10 +166,10 @@ def test_vectorized_without_a_call_per_element(name, dtype):
     per vector; arctan, arcsin and arccos are inlined."""
     lowered = rune.jit(getattr(rnp, name)).lower(np.zeros(100_000, dtype))
     asm = lowered.asm
-    called = set(re.findall(r"call\w*\s+([\w.]+)", asm))
+    called = set(re.findall(CALL, asm))
     libm = LIBM.get(name, name)
     assert not called & {libm, libm + "f", "_ZGVeN8v_" + libm, "_ZGVdN4v_" + libm}
-    assert re.search(r"\b(v\w+pd)\s+%[yz]mm", asm)
+    assert re.search(VECTOR_F64, asm)
     assert "gather" not in asm
     kernel = rf'define internal <\d+ x double> @"rune_{name}_kernel\w*_v\d+f64"'
     if name in OUTLINED:
