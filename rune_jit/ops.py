@@ -5,6 +5,6 @@
     array([3., 3.])
 """
 
-from ._src.ops.segment import segment_max, segment_min, segment_sum
+from ._src.segment import segment_max, segment_min, segment_sum
 
 __all__ = ["segment_max", "segment_min", "segment_sum"]

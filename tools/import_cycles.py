@@ -100,22 +100,21 @@ LAYERS = {
         "numpy", "scipy", "random", "random_distributions", "lax", "nn", "initializers",
         "optimizers", "stax", "linalg", "linalg_array_api", "special", "sparse_linalg",
         "numpy_extras", "ufunc", "ufunc_reduce", "vectorize", "dtype_vocabulary",
-        "array_type", "flatten_util", "typing", "devices", "options", "staging_names",
-        "absent", "moved")],
+        "array_type", "flatten_util", "typing", "devices", "staging_names",
+        "absent", "moved", "segment")],
     "user api": ["_src." + m for m in (
-        "api", "jit", "check", "transforms", "control_flow", "python_loops", "debug", "tour",
-        "tangent_solve")],
+        "api", "jit", "check", "transforms", "control_flow", "debug", "tour")],
     "call path": ["_src." + m for m in (
-        "dispatch", "arguments", "eager", "eager_cache", "guard", "code_digest",
+        "dispatch", "arguments", "eager_cache", "guard", "code_digest",
         "saved_programs", "disk_cache", "gc_pause", "forks", "compile_log", "platforms",
-        "target_cpu", "version")],
+        "target_cpu", "version", "python_mode")],
     "pytrees": ["_src." + m for m in ("tree", "tree_util", "tree_keys", "tree_nodes")],
     "ops": ["_src.ops"],
     "passes": ["_src.passes"],
     "backend": ["_src.backend"],
     "core": ["_src." + m for m in (
         "trace", "ir", "primitive", "ad_util", "source_info", "dtypes", "errors", "config",
-        "tracebacks", "interpret", "")],
+        "tracebacks", "interpret", "eager", "options", "")],
 }
 
 

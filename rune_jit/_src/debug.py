@@ -8,7 +8,7 @@ import functools
 import sys
 from typing import Any, Callable
 
-from .ops.callback import debug_callback
+from .control_flow import debug_callback
 
 __all__ = ["callback", "print"]
 

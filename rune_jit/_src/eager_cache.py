@@ -43,7 +43,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import backend, compile_log, eager, python_loops
+from . import backend, compile_log, eager, python_mode
 from . import tree
 from .api import _argnums
 from .arguments import Transformed, quick_flatten
@@ -110,7 +110,7 @@ def call(fn: Any, guarded: tuple, static: Any, dynamic: tuple, run: Callable, na
     `static`, a pytree, hold every value besides `dynamic` that `run` depends on;
     `str(name)` names the program in compile logs. NOT_CACHED if the call is not one
     to cache (the caller then runs it as before)."""
-    if state.builder is not None or python_loops.active():
+    if state.builder is not None or python_mode.active():
         return NOT_CACHED
     flat = quick_flatten(dynamic)
     if flat is None:

@@ -13,7 +13,7 @@ import inspect
 import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
-from . import backend, code_digest, compile_log, config, dispatch, gc_pause, python_loops
+from . import backend, code_digest, compile_log, config, dispatch, gc_pause, python_mode
 from . import tree
 from . import saved_programs as saved
 from .api import Traced, trace_fn, with_args
@@ -141,7 +141,7 @@ class Jitted:
     def _general(self, *args: Any, **kwargs: Any) -> Any:
         """A call (one the native entry does not take): on the quick path if it can be."""
         quick = None
-        if not python_loops.active() and trace_state.builder is None:
+        if not python_mode.active() and trace_state.builder is None:
             quick = self._quick_key(args, kwargs)
             run = None if quick is None else self.quick_run(quick[0])
             if run is not None:
@@ -157,7 +157,7 @@ class Jitted:
 
     @api_boundary
     def _slow(self, quick: tuple | None, args: tuple, kwargs: dict) -> Any:
-        if python_loops.active():
+        if python_mode.active():
             return self.f(*args, **kwargs)
         leaves, in_tree, dyn, key = self._split(args, kwargs)
         if current() is not None:  # inside a trace: staged into it

@@ -14,7 +14,7 @@ from . import numpy as rnp
 from .numpy import linalg as nla
 from .numpy._core import accept, shape_of
 from .ops import decomp as dc
-from .ops.iterate import iterate
+from .control_flow import iterate
 from .scipy.linalg import _operands, _square, _with_rhs, cho_factor, cho_solve
 
 ASSUME = ("gen", "sym", "her", "pos")

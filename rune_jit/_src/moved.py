@@ -9,14 +9,16 @@ import importlib
 import warnings
 from types import ModuleType
 
-MODULES = frozenset(
+# each old name and its module now (python_loops held disable_jit, now in python_mode)
+MODULES = {name: name for name in (
     "ad_util api arguments backend check code_digest control_flow disk_cache dispatch dtypes "
-    "eager eager_cache forks gc_pause guard interpret ir jit primitive passes python_loops "
-    "saved_programs source_info trace tracebacks transforms version tour".split())
+    "eager eager_cache forks gc_pause guard interpret ir jit primitive passes "
+    "saved_programs source_info trace tracebacks transforms version tour").split()}
+MODULES["python_loops"] = "python_mode"
 
 
 def module(name: str) -> ModuleType:
     """The internal module `name` once was `rune_jit.<name>`, with a DeprecationWarning."""
-    warnings.warn(f"rune_jit.{name} is internal and moved to rune_jit._src.{name}; "
+    warnings.warn(f"rune_jit.{name} is internal and moved to rune_jit._src.{MODULES[name]}; "
                   "use the public API (help(rune_jit))", DeprecationWarning, stacklevel=3)
-    return importlib.import_module(f"rune_jit._src.{name}")
+    return importlib.import_module(f"rune_jit._src.{MODULES[name]}")

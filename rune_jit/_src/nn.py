@@ -16,7 +16,7 @@ import numpy as np
 
 from . import numpy as rnp
 from .numpy._core import accept, dtype_weak, normalize_axis, shape_of
-from .ops.control import stop_gradient
+from .control_flow import stop_gradient
 from .scipy.special import erf, logsumexp as _logsumexp
 
 tanh = rnp.tanh

@@ -14,9 +14,7 @@ from .numpy._core import accept, as_value, broadcast, dtype_weak, is_python_scal
 from .numpy.indexing import getitem
 from .ops import elementwise as ew
 from .ops import shape as sh
-from .ops.control import stop_gradient
-from .ops.iterate import iterate
-from .ops.scan import scan
+from .control_flow import iterate, scan, stop_gradient
 from .trace import Tracer, type_of_value
 
 __all__ = [

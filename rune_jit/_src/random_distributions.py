@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import numpy as rnp
-from .ops.iterate import iterate
-from .ops.scan import scan
+from .control_flow import iterate, scan
 from .random import (I64, _check_key, _check_shape, _float_dtype, _int_dtype, _log_gamma,
                      _result_shape, _shape_of, _two, bernoulli, exponential, gamma, normal, split,
                      uniform)

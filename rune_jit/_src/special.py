@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import numpy as rnp
-from .ops.custom import custom_jvp
-from .ops.iterate import iterate
+from .control_flow import custom_jvp, iterate
 from .scipy.special import BERNOULLI, _gammaln_rule, _horner, _special, _where
 
 # ------------------------------------------------------------- gamma and beta

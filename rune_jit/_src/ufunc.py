@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .code_digest import register_class
-from .ops.scan import scan
+from .control_flow import scan
 from .trace import Tracer
 
 # ufunc -> (the `x.at[i]` method, how b enters it): `at` on a traced value

@@ -9,7 +9,7 @@ from typing import Any
 from .numpy import asarray, astype, concatenate, full, moveaxis, reshape
 from .numpy._core import normalize_axes, normalize_axis
 from .numpy.sorting import accumulate as running
-from .ops.scan import scan
+from .control_flow import scan
 
 # ufunc -> the rune_jit.numpy reduction that is its reduce
 _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",

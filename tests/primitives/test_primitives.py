@@ -323,7 +323,8 @@ LINEAR = [
 def _tangent_solve(w, x, b):
     """The user's exact solve with A = ∂r/∂x, r(y) = w y + 0.1 y roll(y): A is not
     symmetric, so the transpose really solves with Aᵀ."""
-    from rune_jit._src.tangent_solve import TangentSolve, solve_tangents, trace_solves
+    from rune_jit._src.control_flow.linear_solve import TangentSolve, trace_solves
+    from rune_jit._src.ops.tangent_solve import solve_tangents
     from rune_jit._src.arguments import flatten_args
     from rune_jit._src.trace import close_together, type_of_value
 

@@ -15,12 +15,25 @@ def test_the_layer_arrows_on_the_page_are_the_codes():
     block = re.search(r"<!-- layer arrows: tools/import_cycles.py -->\n```text\n(.*?)```",
                       page, re.S).group(1)
     listed = [line.split("(")[0].strip() for line in block.splitlines() if line.strip()]
+    assert listed == import_cycles.arrows(_import_graph(), "rune_jit")
+
+
+def _import_graph() -> dict:
     root = REPO / "rune_jit"
     paths = sorted(root.rglob("*.py"))
     modules = {import_cycles.module_name(p, root) for p in paths}
-    graph = {import_cycles.module_name(p, root): import_cycles.imports(p, root, modules)
-             for p in paths}
-    assert listed == import_cycles.arrows(graph, "rune_jit")
+    return {import_cycles.module_name(p, root): import_cycles.imports(p, root, modules)
+            for p in paths}
+
+
+def test_the_primitives_import_nothing_above_them():
+    """ops/ holds meaning only: a user spelling (pytrees of arguments, eager caches,
+    Python fallbacks) that reaches above it belongs in control_flow/ (issue 33)."""
+    allowed = {"ops", "passes", "pytrees", "core"}
+    above = sorted(f"{a} -> {b}" for a, bs in _import_graph().items()
+                   if import_cycles.layer(a, "rune_jit") == "ops" for b in bs
+                   if import_cycles.layer(b, "rune_jit") not in allowed)
+    assert not above, above
 
 
 def test_every_module_has_a_layer_of_its_own_choosing():

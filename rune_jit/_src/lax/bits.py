@@ -219,7 +219,7 @@ def reduce_precision(operand: ArrayLike, exponent_bits: int, mantissa_bits: int)
     >>> print(reduce_precision(np.array([1 / 3]), 8, 23)[0] == np.float32(1 / 3))
     True
     """
-    from ..ops.custom import custom_jvp
+    from ..control_flow import custom_jvp
 
     where = "lax.reduce_precision"
     (x,) = operands([operand], FLOAT, where)

@@ -13,9 +13,8 @@ from .. import tree
 from ..control_flow import associative_scan, fori_loop, while_loop
 from ..control_flow import map as _map
 from ..control_flow import switch as _switch
-from ..ops.control import cond as _cond
-from ..ops.control import stop_gradient
-from ..ops.scan import scan
+from ..control_flow import cond as _cond
+from ..control_flow import scan, stop_gradient
 
 __all__ = ["associative_scan", "cond", "fori_loop", "map", "scan", "stop_gradient", "switch",
            "while_loop"]

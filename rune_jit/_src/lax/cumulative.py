@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..numpy import _core
 from ..numpy.ufuncs import logaddexp
-from ..ops.scan import scan
+from ..control_flow import scan
 from ..ops.shape import concatenate, moveaxis, reshape, rev, slice_op
 from ..ops.sort import cumulative
 from ..trace import type_of_value

@@ -3,7 +3,7 @@ the value is the user's solve's, the derivatives come from the residual at the p
 returns (the implicit function theorem), never from the solve's own operations.
 
 The tangent system is solved by the user's solvers, through root's `linear_solve` rule
-(rune_jit/_src/tangent_solve.py), never by forming a Jacobian: custom_root calls
+(rune_jit/_src/ops/tangent_solve.py), never by forming a Jacobian: custom_root calls
 `tangent_solve(g, y)` with g the residual's linear map in x in forward mode and with its
 transpose (derived) in reverse mode; custom_linear_solve, as JAX does, solves forward
 tangents with `solve(matvec, b)` and cotangents with `transpose_solve(vecmat, b)` (vecmat
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..ops.root import implicit
+from ..control_flow.root import implicit
 from .. import tree
-from ..tangent_solve import TangentSolve
+from ..control_flow.linear_solve import TangentSolve
 
 
 def custom_root(f: Callable, initial_guess: Any, solve: Callable, tangent_solve: Callable,

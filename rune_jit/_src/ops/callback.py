@@ -19,7 +19,7 @@ import numpy as np
 from .. import tree
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Primitive
-from ..trace import Tracer, bind, current
+from ..trace import bind
 
 debug_callback_p = Primitive("debug_callback", traits=frozenset({"effect", "ordered"}))
 _ids = itertools.count()
@@ -86,18 +86,3 @@ def flat_tree(n: int) -> tree.TreeDef:
     return tree.flatten(tuple(range(n)))[1]
 
 
-def debug_callback(fn: Callable, *args: Any, **kwargs: Any) -> None:
-    """Call `fn(*args, **kwargs)` for its effects when the program runs: now, outside
-    any trace; else from the staged program, each time it reaches this point.
-
-    >>> rune.jit(lambda x: (rune.debug.callback(lambda v: print("x is", v), x), x * 2)[1])(
-    ...     np.arange(3.0))
-    x is [0. 1. 2.]
-    array([0., 2., 4.])
-    """
-    leaves, in_tree = tree.flatten((args, kwargs))
-    call = Callback(lambda a, k: fn(*a, **k), in_tree)
-    if current() is None and not any(isinstance(x, Tracer) for x in leaves):
-        call(*leaves)
-        return
-    bind(debug_callback_p, *leaves, callback=call)

@@ -6,21 +6,18 @@ regions, `branches = (if_true, if_false)`, each take (captures..., operands...).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from .. import python_loops
-from .. import tree
 from ..ad_util import UndefinedPrimal, Zero, is_undefined, live, nonzero
 from .tangents import instantiate
 from ..interpret import eval_region
 from ..ir import Region, Type
 from ..primitive import NOT_LINEAR, Primitive
-from ..trace import bind, bind1, trace_flat, trace_regions, type_of_value, using
-from .elementwise import ne, select
+from ..trace import bind, bind1, trace_flat, type_of_value, using
+from .elementwise import select
 from .shape import broadcast_in_dim, materialize
-from ..tracebacks import api_boundary
 
 cond_p = Primitive("cond")
 stop_gradient_p = Primitive("stop_gradient")
@@ -48,47 +45,6 @@ def _cond_shape(*types: Type, branches, num_captures) -> list[Type]:
 def _cond_impl(*args, branches, num_captures):
     caps, pred, ops = cond_operands(args, num_captures)
     return eval_region(branches[0] if pred else branches[1], caps + ops)
-
-
-@api_boundary
-def cond(pred: Any, true_fn: Callable, false_fn: Callable, *operands: Any) -> Any:
-    """`true_fn(*operands)` if `pred` else `false_fn(*operands)`, chosen at run time.
-
-    >>> rune.jit(lambda x: rune.cond(x > 0, lambda v: v * 2.0, lambda v: -v, x))(-3.0)
-    array(3.)
-    """
-    ptype = type_of_value(pred)
-    if ptype.shape != ():
-        raise TypeError(f"cond: the predicate must be a scalar, got shape {ptype.shape}")
-    if python_loops.concrete(pred, operands):
-        return true_fn(*operands) if bool(pred) else false_fn(*operands)
-    if ptype.dtype.kind != "b":
-        pred = ne(pred, np.zeros((), ptype.dtype))
-    leaves, in_tree = tree.flatten(operands)
-    types = [type_of_value(x) for x in leaves]
-    out_trees: list = []
-
-    def flat(fn):
-        def run(*xs):
-            outs, out_tree = tree.flatten(fn(*tree.unflatten(in_tree, xs)))
-            out_trees.append(out_tree)
-            return outs
-        return run
-
-    (t, f), caps = trace_regions([flat(true_fn), flat(false_fn)], [types, types])
-    _check_branches(out_trees, t, f)
-    outs = bind(cond_p, *caps, pred, *leaves, branches=(t, f), num_captures=len(caps))
-    return tree.unflatten(out_trees[0], outs)
-
-
-def _check_branches(out_trees, t: Region, f: Region) -> None:
-    if out_trees[0] != out_trees[1]:
-        path, a, b = tree.first_difference(*out_trees)
-        raise TypeError(f"cond: true_fn returns {out_trees[0]} but false_fn returns "
-                        f"{out_trees[1]}: output{path} is {a} in true_fn but {b} in false_fn")
-    for path, a, b in zip(tree.leaf_paths(out_trees[0]), t.out_types, f.out_types):
-        if a != b:
-            raise TypeError(f"cond: output{path} is {a} in true_fn but {b} in false_fn")
 
 
 # ------------------------------------------------------------- jvp
@@ -213,15 +169,8 @@ def _cond_transpose(cts, *args, branches, num_captures):
 stop_gradient_p.def_rule("shape", lambda x: [x])
 stop_gradient_p.def_rule("impl", lambda x: [x])
 stop_gradient_p.def_rule("jvp", lambda primals, tangents: (
-    [stop_gradient(primals[0])], [Zero(type_of_value(primals[0]))]))
-stop_gradient_p.def_rule("batch", lambda size, args, dims: ([stop_gradient(args[0])], dims))
+    [bind1(stop_gradient_p, primals[0])], [Zero(type_of_value(primals[0]))]))
+stop_gradient_p.def_rule("batch", lambda size, args, dims: ([bind1(stop_gradient_p, args[0])], dims))
 stop_gradient_p.def_rule("transpose", NOT_LINEAR)
 
 
-def stop_gradient(x: Any) -> Any:
-    """`x`, through which no derivative flows. Works on pytrees.
-
-    >>> rune.grad(lambda x: x * rune.stop_gradient(x))(3.0)
-    array(3.)
-    """
-    return tree.tree_map(lambda v: bind1(stop_gradient_p, v), x)

@@ -28,8 +28,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import eager, python_loops
-from .. import tree
 from ..ad_util import live, nonzero
 from .tangents import instantiate
 from ..errors import IterateError, iterate_message, user_lane
@@ -37,11 +35,10 @@ from ..interpret import eval_region
 from ..ir import Eqn, Region, Type
 from ..passes.vmap import hidden_axis
 from ..primitive import NOT_LINEAR, Primitive
-from ..trace import bind, trace_flat, trace_regions, type_of_value, using
+from ..trace import bind, trace_regions, type_of_value, using
 from . import loops
 from .scan import unknown_loop
 from .shape import moveaxis
-from ..tracebacks import api_boundary
 
 iterate_p = Primitive("iterate", traits=frozenset({"effect"}))
 COUNT = np.dtype(np.int64)
@@ -76,61 +73,6 @@ def iterate_flat(step_fn: Callable, until_fn: Callable, init: list, *, max_steps
     return bind(iterate_p, *caps, *laned, *init, step=s, until=u, num_carry=len(init),
                 num_laned=nl, max_steps=max_steps, lanes=tuple(lanes), shown=tuple(shown),
                 num_captures=len(caps))
-
-
-@api_boundary
-def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> Any:
-    """Apply `step` to the carry until `until(carry)` holds; at most `max_steps` steps.
-
-    The meaning, as a Python loop::
-
-        carry, n = init, 0
-        while not until(carry):          # tested before each step: 0 steps if it holds
-            if n == max_steps:
-                raise IterateError(...)  # "until is still false after max_steps = ..."
-            carry, n = step(carry), n + 1
-        return carry
-
-    `init` is a pytree of arrays; `step` must return a carry of exactly its structure,
-    shapes and dtypes, and `until` a bool scalar. Under `vmap` each lane stops on its
-    own test (a lane that is done keeps its carry) and the error names the first lane
-    still running. Reverse mode differentiates every step taken, lane by lane.
-
-    >>> import numpy as np, rune_jit as rune
-    >>> float(rune.iterate(lambda x: (x + 2.0 / x) / 2, np.float64(1.0),
-    ...                    until=lambda x: abs(x * x - 2.0) < 1e-12, max_steps=50))
-    1.414213562373095
-    """
-    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or (
-            max_steps < 1):
-        raise ValueError(f"iterate: max_steps must be a positive int, got {max_steps!r}")
-    out = eager.cached(step, (step, until, max_steps), (), (init,), lambda i: iterate(
-        step, i, until=until, max_steps=max_steps), "iterate", tiered=False)
-    if out is not eager.NOT_CACHED:
-        return out
-    from ..arguments import as_value, flatten_args, leaf_type
-    leaves, init_tree, _ = flatten_args(init, "init")
-    if python_loops.concrete(leaves):
-        return python_loops.iterate(step, init, until, int(max_steps))
-    carry = loops.UserCarry("iterate", leaves, init_tree)
-
-    def step_fn(laned, c):
-        out, out_tree, _ = flatten_args(step(tree.unflatten(init_tree, c)), "carry")
-        carry.returned(out_tree, [leaf_type(v)[0] for v in out])
-        return [as_value(v) for v in out], []
-
-    def until_fn(laned, c):
-        out, _, _ = flatten_args(until(tree.unflatten(init_tree, c)), "until")
-        t = leaf_type(out[0])[0] if len(out) == 1 else None
-        if t is None or t.dtype != np.dtype(bool) or t.shape != ():
-            got = t if t is not None else f"{len(out)} values"
-            raise TypeError(f"iterate: until must return a bool scalar, got {got}")
-        return as_value(out[0])
-
-    carry.promote(lambda types, weak: trace_flat(lambda *c: step_fn([], list(c))[0], types,
-                                                 weak))
-    outs = iterate_flat(step_fn, until_fn, carry.values, max_steps=int(max_steps))
-    return tree.unflatten(init_tree, outs[:len(leaves)])
 
 
 # ------------------------------------------------------------- meaning
@@ -297,7 +239,6 @@ def iterate_dce(eqn: Eqn, used: list[bool]) -> Eqn:
 
 
 iterate_p.def_rule("dce", iterate_dce)
-
 
 
 iterate_p.def_rule("impl", loops.native_when_eager(iterate_p, _iterate_impl))

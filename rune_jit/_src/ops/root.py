@@ -7,7 +7,7 @@ dx = -(∂r/∂x)⁻¹ (∂r/∂θ) dθ. The jvp forms ∂r/∂x at the root (by
 diagonal for an elementwise residual) and solves with it; reverse mode then
 transposes that solve into a solve with (∂r/∂x)ᵀ at the root and pulls -λ back
 through ∂r/∂θ, by the solve primitive's own transpose rule. With `linear_solve=fn` the
-jvp instead calls the user's solver through _src/tangent_solve.py, whose transpose calls
+jvp instead calls the user's solver through ops/tangent_solve.py, whose transpose calls
 it again with (∂r/∂x)ᵀ: ∂r/∂x is never formed.
 
 Closed form: operands (captures...); regions `solve` (captures...) -> x... and
@@ -23,95 +23,20 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import tree
-from ..tangent_solve import TangentSolve, solve_tangents, trace_solves
+from .tangent_solve import solve_tangents
 from ..ad_util import Zero
 from .tangents import instantiate
 from ..interpret import eval_region
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Primitive
-from ..trace import bind, close_together, trace_open, type_of_value
+from ..trace import bind, trace_closed, type_of_value
 from .elementwise import neg
 from .linalg import diag_solve
 from .linalg import solve as lu_solve
-from .shape import concatenate, reshape
-from ..tracebacks import api_boundary
+from .shape import concatenate, moveaxis, reshape
 
 root_p = Primitive("root")
 SOLVERS = ("dense", "diagonal")
-
-
-@api_boundary
-def root(residual: Callable, solve: Callable, *, linear_solver: str = "dense",
-         linear_solve: Callable | None = None) -> Any:
-    """`solve()`, whose derivatives come from `residual(x) = 0` at the point it returns.
-
-    The tangent system is solved with the residual's Jacobian J = ∂r/∂x at x, formed
-    (`linear_solver="dense"`) or taken as diagonal (`"diagonal"`); or, given
-    `linear_solve=fn`, by `fn(matvec, b) -> x`, the user's solver of A x = b from
-    `matvec(v) = A v` alone: forward mode calls it with A = J, reverse mode with Jᵀ.
-
-    >>> def cube_root(a):  # Newton's iterations; the derivative comes from x**3 - a = 0
-    ...     return rune.root(lambda x: x ** 3 - a, lambda: rune.iterate(
-    ...         lambda x: x - (x ** 3 - a) / (3 * x * x), 1.0,
-    ...         until=lambda x: abs(x ** 3 - a) < 1e-12, max_steps=100))
-    >>> float(rune.grad(cube_root)(8.0).round(6))  # 1 / (3 x**2) at x = 2
-    0.083333
-    >>> scalar_solve = lambda matvec, b: b / matvec(np.ones_like(b))  # J is 1 x 1
-    >>> float(rune.grad(lambda a: rune.root(lambda x: x * x - a, lambda: np.sqrt(a),
-    ...                                     linear_solve=scalar_solve))(4.0))
-    0.25
-    """
-    if linear_solve is not None and not callable(linear_solve):
-        raise TypeError(f"root: linear_solve must be callable, got "
-                        f"{type(linear_solve).__name__}")
-    if linear_solve is not None and linear_solver != "dense":
-        raise ValueError(f"root: give linear_solver={linear_solver!r} or linear_solve, "
-                         f"not both")
-    spec = None if linear_solve is None else TangentSolve(linear_solve, linear_solve)
-    return implicit(residual, solve, linear_solver, spec)
-
-
-def implicit(residual: Callable, solve: Callable, linear_solver: str,
-             spec: TangentSolve | None) -> Any:
-    """root, its tangent system solved as `spec` says (None: by `linear_solver`)."""
-    from ..arguments import as_value, flatten_args, leaf_type
-
-    if linear_solver not in SOLVERS:
-        raise ValueError(f"root: linear_solver must be one of {SOLVERS}, got {linear_solver!r}")
-    box: dict = {}
-
-    def solve_flat():
-        leaves, box["tree"], box["paths"] = flatten_args(solve(), "x")
-        return [as_value(x) for x in leaves]
-
-    solved = trace_open(solve_flat, [])
-    x_types = solved[0].out_types
-
-    def residual_flat(*xs):
-        x = tree.unflatten(box["tree"], xs)
-        leaves, r_tree, _ = flatten_args(residual(x), "residual(x)")
-        _check_residual(box["tree"], x_types, r_tree, [leaf_type(r)[0] for r in leaves])
-        return [as_value(r) for r in leaves]
-
-    traces = [solved, trace_open(residual_flat, x_types)]
-    if spec is not None:
-        traces += trace_solves(spec, residual, box["tree"], x_types)
-    (s, r, *user), caps = close_together(traces)
-    outs = bind(root_p, *caps, solve=s, residual=r, linear_solver=linear_solver, lanes=(),
-                num_captures=len(caps), tangent=tuple(user),
-                missing="" if spec is None else spec.missing)
-    return tree.unflatten(box["tree"], outs)
-
-
-def _check_residual(x_tree, x_types: list[Type], r_tree, r_types: list[Type]) -> None:
-    if r_tree != x_tree:
-        raise TypeError(f"root: residual(x) has structure {r_tree}, but x has {x_tree}")
-    for path, a, b in zip(tree.leaf_paths(x_tree), x_types, r_types):
-        if a != b:
-            raise TypeError(f"root: residual(x){path} is {b}, but x{path} is {a}")
-        if a.dtype.kind != "f":
-            raise TypeError(f"root: x{path} is {a}; root needs float values")
 
 
 @root_p.def_rule("shape")
@@ -193,12 +118,15 @@ def _root_jvp(primals, tangents, *, solve, residual, linear_solver, lanes, num_c
 
 def _dense_solve(along: Callable, layout: Flat, rhs: Any) -> Any:
     """Form ∂r/∂x per lane, one column per basis direction, and solve by LU."""
-    from ..api import vmap
+    from ..passes.vmap import batch_eval, materialize
     from .shape import transpose
 
-    eye = np.eye(layout.n, dtype=layout.types[0].dtype)
-    cols = vmap(lambda e: along(layout.basis(e)))(eye)  # [n, lanes, n]: column j of each J
-    jac = transpose(cols, (1, 2, 0))
+    dtype = layout.types[0].dtype
+    column, caps = trace_closed(lambda e: [along(layout.basis(e))], [Type(dtype, (layout.n,))])
+    (cols,), (dim,) = batch_eval(column, layout.n, [*caps, np.eye(layout.n, dtype=dtype)],
+                                 [None] * len(caps) + [0])
+    cols = materialize(cols if dim in (None, 0) else moveaxis(cols, dim, 0), dim, layout.n)
+    jac = transpose(cols, (1, 2, 0))  # cols: [n, lanes, n], column j of each lane's J
     return reshape(lu_solve(jac, reshape(rhs, (layout.rows, layout.n, 1))),
                    (layout.rows, layout.n))
 

@@ -107,14 +107,14 @@ def cumulative(x: Any, axis: int, op: str = "sum", reverse: bool = False) -> Any
 def _tangent_scan(x: Any, t: Any, axis: int, op: str, reverse: bool) -> Any:
     """The tangent of a cumulative product or extremum, by its recurrence along the
     axis: a scan carrying (value, tangent)."""
-    from .scan import scan
+    from .scan import scan_flat
 
     xs, ts = moveaxis(x, axis, 0), moveaxis(t, axis, 0)
     if reverse:
         xs, ts = rev(xs, (0,)), rev(ts, (0,))
     n = type_of_value(xs).shape[0]
 
-    def step(carry, row):
+    def step(laned, carry, row):
         (v, tv), (xr, tr) = carry, row
         if op == "prod":
             new, tnew = ew.mul(v, xr), ew.add(ew.mul(tv, xr), ew.mul(v, tr))
@@ -123,12 +123,12 @@ def _tangent_scan(x: Any, t: Any, axis: int, op: str, reverse: bool) -> Any:
             half, one, zero = (np.asarray(c, type_of_value(v).dtype) for c in (0.5, 1.0, 0.0))
             wins = ew.select(ew.eq(xr, new), ew.select(ew.eq(v, new), half, one), zero)
             tnew = ew.add(ew.mul(tr, wins), ew.mul(tv, ew.sub(one, wins)))
-        return (new, tnew), tnew
+        return [new, tnew], [tnew]
 
     head = _rows(ts, 0, 1)
     if n > 1:
-        first = (reshape(_rows(xs, 0, 1), _row_shape(xs)), reshape(head, _row_shape(ts)))
-        _, rest = scan(step, first, (_rows(xs, 1, n), _rows(ts, 1, n)))
+        first = [reshape(_rows(xs, 0, 1), _row_shape(xs)), reshape(head, _row_shape(ts))]
+        _, _, rest = scan_flat(step, first, [_rows(xs, 1, n), _rows(ts, 1, n)], length=n - 1)
         head = concatenate([head, rest], 0)
     if reverse:
         head = rev(head, (0,))

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import numpy as rnp
 from ..ops import elementwise as ew
-from ..ops.custom import custom_jvp
+from ..control_flow import custom_jvp
 from ..ops.elementwise import GILES_64
 from ..numpy._core import (accept, broadcast, broadcast_shapes, dtype_weak, float_operands,
                            shape_of, to_dtype)
@@ -267,7 +267,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     >>> print(logsumexp(np.array([-np.inf, -np.inf])))
     -inf
     """
-    from ..ops.control import stop_gradient
+    from ..control_flow import stop_gradient
 
     a = rnp.asarray(accept(a, "rune_jit.scipy.special.logsumexp"))
     if dtype_weak(a)[0].kind != "f":

@@ -11,7 +11,7 @@ from ...ops.remat import name_p, remat_p
 from ...ops.root import root_p
 from ...ops.checkpointed import checkpointed_p
 from ...ops.checkpointed_scan import checkpointed_lin_p
-from ...tangent_solve import tangent_solve_p
+from ...ops.tangent_solve import tangent_solve_p
 from .lower import LOWERINGS, lowering
 from .values import Array, Scalar
 

@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ... import config, python_loops
+from ... import config, python_mode
 from ...dtypes import SUPPORTED
 from ...ir import Type
 from . import llvm
@@ -349,7 +349,7 @@ def imports() -> dict[str, int]:
     """The addresses the entries' names stand for in this process."""
     found = {"rune.ndarray": id(np.ndarray), "rune.float": id(float), "rune.int": id(int),
              "rune.true": id(True), "rune.false": id(False),
-             "rune.jit_disabled": ctypes.addressof(python_loops.DISABLED_ANYWHERE),
+             "rune.jit_disabled": ctypes.addressof(python_mode.DISABLED_ANYWHERE),
              "rune.not_native": ctypes.addressof(config.NOT_NATIVE),
              "rune.empty": ctypes.c_void_p.from_address(_array_api() + 8 * PY_ARRAY_EMPTY).value}
     for d in SUPPORTED:  # NumPy's builtin descriptor of each dtype (one object each)

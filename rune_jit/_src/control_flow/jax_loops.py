@@ -15,13 +15,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import tree
-from .ops.control import cond
-from .ops.iterate import iterate
-from .ir import UNBOUNDED
-from .ops.scan import scan
-from .trace import Tracer, type_of_value
-from .tracebacks import api_boundary
+from .. import tree
+from ..arguments import leaf_type
+from ..ir import UNBOUNDED
+from ..trace import Tracer, type_of_value
+from ..tracebacks import api_boundary
+from .cond import cond
+from .iterate import iterate
+from .scan import scan
 
 
 def _is_static_int(x: Any) -> bool:
@@ -29,8 +30,6 @@ def _is_static_int(x: Any) -> bool:
 
 
 def _check_index(x: Any, who: str, what: str) -> None:
-    from .arguments import leaf_type
-
     t = leaf_type(x)[0] if not isinstance(x, (bool, np.bool_)) else None
     if t is None or t.dtype.kind not in "iu" or t.shape != ():
         shown = "a bool" if t is None else str(t)
@@ -71,8 +70,9 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *,
     >>> int(rune.while_loop(lambda n: n < 100, lambda n: n * 2, 1))
     128
     """
+
     def until(val):
-        from .numpy import logical_not
+        from ..numpy import logical_not
 
         return logical_not(cond_fun(val))
 
@@ -89,7 +89,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     >>> float(rune.switch(5, [lambda x: x + 1.0, lambda x: x * 10.0], np.float64(2.0)))
     20.0
     """
-    from .numpy import clip, equal
+    from ..numpy import clip, equal
 
     if len(branches) == 0:
         raise ValueError("switch: give at least one branch")
@@ -131,7 +131,7 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
     >>> rune.associative_scan(lambda a, b: a + b, np.arange(1.0, 5.0)).tolist()
     [1.0, 3.0, 6.0, 10.0]
     """
-    from .numpy import concatenate, expand_dims, moveaxis
+    from ..numpy import concatenate, expand_dims, moveaxis
 
     leaves, xs_tree = tree.flatten(elems)
     if not leaves:

@@ -14,14 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ..trace import Tracer, current, type_of_value
-from . import elementwise as ew
-from .gather import scatter
-from .shape import broadcast_in_dim
+from .numpy._core import accept, as_value
+from .ops import elementwise as ew
+from .ops.gather import scatter
+from .ops.shape import broadcast_in_dim
+from .trace import Tracer, current, type_of_value
 
 
 def _segments(op: str, identity, data: Any, segment_ids: Any, num_segments: int | None) -> Any:
-    from ..numpy._core import accept, as_value
 
     data = as_value(accept(data, f"rune_jit.ops.segment_{op}"))
     ids = as_value(accept(segment_ids, f"rune_jit.ops.segment_{op}"))
