@@ -25,7 +25,7 @@ from typing import Callable, NamedTuple
 
 import llvmlite.binding as llvm
 
-from .forks import renew_in_child
+from .call.forks import renew_in_child
 
 # one capture of the descriptors at a time: two would leave them pointing at a file
 _capture_lock = renew_in_child(sys.modules[__name__], "_capture_lock")

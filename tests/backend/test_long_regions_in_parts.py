@@ -196,11 +196,11 @@ def test_what_llvm_compiles_stays_bounded_as_a_step_grows():
 
 def test_full_collections_are_held_off_while_compiling_and_run_again_after():
     """Tracing and compiling run without collections of the oldest generation
-    (rune_jit/_src/gc_pause.py: they made compile time grow faster than the program); the
+    (rune_jit/_src/call/gc_pause.py: they made compile time grow faster than the program); the
     thresholds are the user's again afterwards, also when the trace fails."""
     import gc
 
-    from rune_jit._src import gc_pause
+    from rune_jit._src.call import gc_pause
 
     seen = []
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from rune_jit._src import disk_cache
+from rune_jit._src.call import disk_cache
 
 NOBODY = 65534
 
@@ -152,7 +152,7 @@ def test_no_probe_gives_an_old_result_to_an_eager_call(tmp_path):
 
 
 def test_the_digest_refuses_what_it_cannot_see_through():
-    from rune_jit._src.code_digest import digest
+    from rune_jit._src.call.code_digest import digest
 
     namespace = {"np": np, "rnp": rune.numpy}
     exec("def reads_globals(x):\n    return x * globals()['K']\n"

@@ -238,7 +238,7 @@ def test_corrupt_entry_is_recompiled(tmp_path):
 def test_entries_that_check_out_but_do_not_load_are_compiled_again(tmp_path, monkeypatch):
     """Written whole (the checksum holds) but unusable here: code another machine's
     libraries could link, or metadata of another shape."""
-    from rune_jit._src import disk_cache as cache
+    from rune_jit._src.call import disk_cache as cache
 
     _run_fresh(PROGRAM, tmp_path)
     (entry,) = list(tmp_path.rglob("*.bin"))
@@ -326,7 +326,7 @@ def test_a_saved_program_is_one_file_and_a_corrupt_one_traces_again(tmp_path):
 
 
 def test_digest_covers_code_captures_and_static_arguments():
-    from rune_jit._src.code_digest import digest
+    from rune_jit._src.call.code_digest import digest
 
     def scaled(k):
         return lambda x: x * k
@@ -361,7 +361,7 @@ def _calls_user_module(mylib: types.ModuleType, body: str = "mylib.g(x) + 1.0"):
 
 
 def test_digest_of_a_user_module_covers_what_the_code_reads_from_it():
-    from rune_jit._src.code_digest import digest
+    from rune_jit._src.call.code_digest import digest
 
     two, three = _user_module(scale=2.0), _user_module(scale=3.0)
     assert digest(_calls_user_module(two)) == digest(_calls_user_module(_user_module(scale=2.0)))

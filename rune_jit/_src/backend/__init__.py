@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Any, Callable, Protocol, Sequence
 
 from .. import config, eager
-from ..forks import held_across_fork
+from ..call.forks import held_across_fork
 from ..ir import Region
 from .stats import counts as stats  # noqa: F401 (rune_jit.backend.stats)
 

@@ -29,7 +29,8 @@ from typing import Callable, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ... import config, python_mode
+from ... import config
+from ...call import python_mode
 from ...dtypes import SUPPORTED
 from ...ir import Type
 from . import llvm

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import llvmlite.ir as ir
 
-from ... import dispatch
+from ...call import dispatch
 from . import entry, llvm
 from .emit import I8, I32, I64, PTR, declare
 

@@ -19,9 +19,10 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite.binding.newpassmanagers import NewPassManager
 
-from ... import config, disk_cache
+from ... import config
 from ... import target_cpu
-from ...forks import renew_in_child
+from ...call import disk_cache
+from ...call.forks import renew_in_child
 from . import elf_loader, openblas
 
 _lock = renew_in_child(sys.modules[__name__], "_lock")

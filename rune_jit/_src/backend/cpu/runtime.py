@@ -23,11 +23,12 @@ from typing import Any, Callable, NamedTuple, Sequence
 import llvmlite.ir as ir
 import numpy as np
 
-from ... import compile_log, disk_cache, dispatch, errors, gc_pause
+from ... import errors
+from ...call import compile_log, disk_cache, dispatch, gc_pause
 from ...ir import UNSIZED, Region, Type, Var, digest
 from ...passes.constants import lift_constants
 from ..stats import counts as stats
-from ...forks import renew_in_child
+from ...call.forks import renew_in_child
 from ...tracebacks import hidden
 from . import callback, emit, entry, front, interrupt, llvm, mathlib, sigint, threads
 from .pool import POOL

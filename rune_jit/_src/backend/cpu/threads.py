@@ -38,8 +38,9 @@ from typing import Callable, Iterator
 
 import llvmlite.ir as ir
 
-from ... import config, disk_cache
-from ...forks import renew_in_child
+from ... import config
+from ...call import disk_cache
+from ...call.forks import renew_in_child
 from . import llvm, pool_code
 from .emit import I64, PTR, declare
 from .lower import Lowerer

@@ -9,13 +9,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import eager
-from . import tree
-from .dtypes import SUPPORTED, check_supported, python_scalar_dtype
-from .ir import Type
-from .numpy._core import array_of, as_value, is_python_scalar  # noqa: F401 (as_value: shared)
-from .trace import Tracer, type_of_value
-from .tracebacks import hidden
+from .. import eager, tree
+from ..dtypes import SUPPORTED, check_supported, python_scalar_dtype
+from ..ir import Type
+from ..trace import Tracer, type_of_value
+from ..tracebacks import hidden
+from ..values import array_of, as_value, is_python_scalar  # noqa: F401 (as_value: shared)
 
 
 def wraps(f: Callable) -> Callable:
@@ -74,7 +73,7 @@ def transformation(make: Callable) -> Callable:
 def check_leaf(x: Any, where: str) -> Any:
     """An accepted leaf: a Tracer, an array of a supported dtype, or a Python number.
     Array-likes (objects with __array__ or __dlpack__) become ndarrays; ndarray
-    subclasses other than memmap are rejected (`numpy._core.array_of`)."""
+    subclasses other than memmap are rejected (`values.array_of`)."""
     if isinstance(x, Tracer):
         return x
     if is_python_scalar(x):
@@ -104,6 +103,16 @@ def leaf_type(x: Any) -> tuple[Type, bool]:
 def as_argnums(argnums: int | Sequence[int]) -> tuple[int, ...]:
     """Argument numbers as a tuple: one int or a sequence of them, as JAX takes them."""
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def checked_argnums(argnums: int | Sequence[int], nargs: int, who: str) -> tuple[int, ...]:
+    """`argnums` as non-negative positions among `nargs` arguments; a ValueError names
+    `who` if one is out of range."""
+    nums = as_argnums(argnums)
+    for a in nums:
+        if not isinstance(a, int) or not -nargs <= a < nargs:
+            raise ValueError(f"{who}: argnums {argnums} is out of range for {nargs} arguments")
+    return tuple(a % nargs for a in nums)
 
 
 # ------------------------------------------------------------- the quick path of calls

@@ -39,9 +39,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..primitive import Primitive
+from ..source_info import ours
 from . import code_digest as cd
-from .primitive import Primitive
-from .source_info import ours
 
 Check = Callable[[Any], bool]
 _MISSING = cd.Empty  # an absent global, attribute or cell content

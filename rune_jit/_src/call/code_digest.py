@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .source_info import ours
+from ..source_info import ours
 
 # modules whose code is covered by the versions in the cache key, or is part of Python
 TRUSTED = ("rune_jit", "numpy", "math", "builtins", "functools", "operator", "itertools",
@@ -240,7 +240,7 @@ def register_class(cls: type, walk: Callable[["_Digest", Any], None]) -> None:
 def _instance(d: _Digest, obj) -> None:
     """An object of a class that has no walker of its own: one registered (a jitted
     function), a primitive, a NumPy function or dtype; anything else has no digest."""
-    from .primitive import Primitive
+    from ..primitive import Primitive
 
     known = walker_for(obj)
     if known is not None:

@@ -26,8 +26,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from . import tree
-from .source_info import ours
+from .. import tree
+from ..source_info import ours
 
 logger = logging.getLogger("rune_jit.compiles")
 _state = threading.local()

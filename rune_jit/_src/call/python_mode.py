@@ -17,7 +17,7 @@ import threading
 from typing import Iterator
 
 
-from . import options
+from .. import options
 
 
 class _State(threading.local):

@@ -35,8 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from ..version import __version__
 from .forks import renew_in_child
-from .version import __version__
 
 MAGIC = b"RUNEJIT2"
 HEADER = struct.Struct("<8s32sQ")  # magic, sha256 of key and payload, payload length

@@ -17,8 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import backend
-from . import tree
+from .. import backend, tree
 from . import disk_cache as cache
 from .code_digest import digest
 

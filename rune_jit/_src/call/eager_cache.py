@@ -43,14 +43,13 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import backend, compile_log, eager, python_mode
-from . import tree
-from .api import _argnums
-from .arguments import Transformed, quick_flatten
+from .. import backend, eager, tree
+from ..passes.simplify import simplify
+from ..trace import state
+from . import compile_log, python_mode
+from .arguments import Transformed, checked_argnums, quick_flatten
 from .guard import Check, guard
-from .jit import Jitted, Program
-from .passes.simplify import simplify
-from .trace import state
+from .jitted import Jitted, Program
 
 ENTRIES = 8  # guards kept per function: a closure that changes at every call evicts
 NOT_CACHED = eager.NOT_CACHED
@@ -243,7 +242,7 @@ def _traced_positions(t: Transformed, args: tuple) -> tuple[int, ...] | None:
     if nums is None:
         return tuple(range(nargs))
     try:
-        chosen = set(_argnums(nums, nargs, "grad"))
+        chosen = set(checked_argnums(nums, nargs, "grad"))
     except ValueError:
         return None
     return tuple(i for i in range(nargs) if i in chosen or _holds_array(args[i]))
