@@ -7,8 +7,12 @@ held in the child forever, so every lock rune_jit takes is made again in the chi
 until no thread is inside an LLVM call (llvmlite makes one call at a time, under its
 lock, which the fork holds while it happens).
 
-A thread importing the CPU backend (half a second) holds the import system's lock of
-each module it imports; a fork waits for that import too (`held_across_fork`).
+Some work must not be caught half-way by a fork, and a fork waits for it
+(`fork_waits`): importing the CPU backend (half a second; the thread importing holds the
+import system's lock of each module it imports, which the child would wait for forever
+the first time it imported one), and reading LLVM's output through file descriptors 1
+and 2 redirected to a temporary file (target_cpu.py: the child would start with them
+redirected, holding the standard library's lock of its first temporary directory).
 
 The same holds at the process's end: LLVM's global objects are destroyed as the process
 exits, and a daemon thread still inside an LLVM call then reads freed memory (a
@@ -45,24 +49,19 @@ def _llvm_lock():
 
 
 _held: list = []
-# locks a fork waits for and holds while it forks, in the order taken (held_across_fork)
-_waited: list = []
 
-
-def held_across_fork(lock: Any) -> Any:
-    """`lock`, which every fork waits for and holds while it happens, so that the child
-    never starts with it held by a thread it does not have. For work that imports
-    modules: a child that found another thread half-way through importing a module would
-    wait forever for that module's import lock the first time it imported it. -> lock."""
-    _waited.append(lock)
-    return lock
+# work a fork waits for, done under this lock (reentrant: importing the backend reads
+# LLVM's output); a fork takes it before LLVM's, as that work does
+fork_waits = threading.RLock()
 
 
 def _before() -> None:
-    for lock in [*_waited, _llvm_lock()]:  # imports first: they may call LLVM
-        if lock is not None:
-            lock.acquire()
-            _held.append(lock)
+    fork_waits.acquire()
+    _held.append(fork_waits)
+    lock = _llvm_lock()  # now: the work waited for may have loaded LLVM
+    if lock is not None:
+        lock.acquire()
+        _held.append(lock)
 
 
 def _after_in_parent() -> None:
