@@ -1,4 +1,4 @@
-"""Long regions lowered in parts, each an LLVM function of its own (backend/cpu/chunks.py):
+"""Long regions lowered in parts, each an LLVM function of its own (backend/cpu/codegen/chunks.py):
 what LLVM compiles stays a bounded function whatever the program's length (issue 18).
 
 With `tiny_parts` every region of more than a few equations is cut into parts, so that
@@ -21,7 +21,8 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src import config
 from rune_jit import tree
-from rune_jit._src.backend.cpu import chunks, runtime
+from rune_jit._src.backend.cpu.codegen import chunks
+from rune_jit._src.backend.cpu import runtime
 
 
 @pytest.fixture

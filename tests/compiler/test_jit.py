@@ -446,7 +446,7 @@ def test_concurrent_first_calls_compile_once():
 
 
 def test_unresolved_symbol_fails_when_linking_not_when_called():
-    from rune_jit._src.backend.cpu import llvm
+    from rune_jit._src.backend.cpu.runtime import llvm
 
     code = """
     declare double @no_such_function_in_this_process(double)
@@ -482,7 +482,7 @@ LINKED = """
 def _mix(link) -> list[float]:
     import ctypes
 
-    from rune_jit._src.backend.cpu import llvm
+    from rune_jit._src.backend.cpu.runtime import llvm
 
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
     keep, (address,) = link(obj, ["mix"])
@@ -493,7 +493,7 @@ def _mix(link) -> list[float]:
 def test_object_loader_agrees_with_lljit():
     """Constants, writable data and a call into libm, loaded by rune_jit's own loader
     (x86-64 Linux) and by LLJIT."""
-    from rune_jit._src.backend.cpu import llvm
+    from rune_jit._src.backend.cpu.runtime import llvm
 
     ours, theirs = _mix(llvm.link), _mix(lambda obj, syms: llvm.lljit_link(obj, syms, {}))
     assert ours[:4] == theirs[:4] == [math.sin(0.5) * 2.0 ** i for i in range(4)]
@@ -502,7 +502,7 @@ def test_object_loader_agrees_with_lljit():
 
 
 def test_object_loader_refuses_what_is_not_an_object():
-    from rune_jit._src.backend.cpu import elf_loader, llvm
+    from rune_jit._src.backend.cpu.runtime import elf_loader, llvm
 
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
     for bad in (b"", b"not an object file", obj[:100], obj[:len(obj) // 2]):
@@ -517,7 +517,7 @@ def test_object_loader_refuses_what_is_not_an_object():
     "define void @f() {\n  store volatile i64 1, ptr @n\n  ret void\n}",
 ], ids=["thread-local", "constructor"])
 def test_object_loader_leaves_what_it_cannot_run_faithfully_to_lljit(ir_text):
-    from rune_jit._src.backend.cpu import elf_loader, llvm
+    from rune_jit._src.backend.cpu.runtime import elf_loader, llvm
 
     obj = llvm.emit_object(llvm.optimize(ir_text))
     with pytest.raises(elf_loader.Unsupported):
@@ -525,7 +525,7 @@ def test_object_loader_leaves_what_it_cannot_run_faithfully_to_lljit(ir_text):
 
 
 def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
-    from rune_jit._src.backend.cpu import elf_loader, llvm
+    from rune_jit._src.backend.cpu.runtime import elf_loader, llvm
 
     monkeypatch.setattr(elf_loader, "RELOCATIONS", {})  # every relocation unknown
     out = _mix(llvm.link)
@@ -536,7 +536,7 @@ def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
 def test_a_small_state_recurrence_keeps_its_state_apart():
     """LLVM's SLP vectorizer would pack a 2-vector carry into one register, and the next
     step's sin would wait for the whole update (see llvm.SLP_THRESHOLD)."""
-    from rune_jit._src.backend.cpu import llvm
+    from rune_jit._src.backend.cpu.runtime import llvm
 
     def pendulum(s0, xs):
         def step(s, x):
@@ -633,7 +633,7 @@ def test_dropped_jitted_functions_are_collected_safely(tmp_path):
 def test_results_and_code_can_die_as_the_interpreter_exits(monkeypatch):
     """As the interpreter exits, module globals become None before the last objects
     die: a pooled result and loaded code must go quietly then."""
-    from rune_jit._src.backend.cpu import elf_loader, llvm, pool
+    from rune_jit._src.backend.cpu.runtime import elf_loader, llvm, pool
 
     result = rune.jit(lambda x: x * 2.0)(np.ones(1 << 18))  # from the pool
     code = llvm.link(llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED))), ["mix"])
@@ -833,14 +833,14 @@ def test_long_contractions_into_few_outputs_are_numpys(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_big_products_are_numpys(dtype):
-    """Products with enough work call OpenBLAS's gemm (backend/cpu/blas.py) when its
+    """Products with enough work call OpenBLAS's gemm (backend/cpu/rules/blas.py) when its
     kernels are as wide as the register tiles', else run the tiles; both in parts fixed
     by shape: by rows of a big output, by blocks of a long contraction into a small one
     (partial products summed in order). Each operand is read in place either way round,
     through a transpose too, unless it is lazy, strided or a transpose that reorders the
     free axes, which are laid out first; batched, in a scan step, under vmap and grad,
     and on a reverse-mode tape. The next test runs this one under the other kernels."""
-    from rune_jit._src.backend.cpu import blas
+    from rune_jit._src.backend.cpu.rules import blas
 
     rng = np.random.default_rng(9)
     a, b = (rng.normal(size=(2, 256, 256)) / 16).astype(dtype)
@@ -901,7 +901,7 @@ def test_big_products_are_numpys_under_the_other_openblas_kernels():
     """Which products call gemm depends on OpenBLAS's kernels on a CPU with AVX-512
     (blas.py): the test above again, in a process asking for the other kernels, so that
     both paths run here (where the CPU has no AVX-512, both processes call gemm)."""
-    from rune_jit._src.backend.cpu import blas
+    from rune_jit._src.backend.cpu.rules import blas
 
     other = "Haswell" if blas.usable(np.dtype(np.float64), 256, 256, 256) else "SkylakeX"
     proc = subprocess.run(
@@ -914,7 +914,7 @@ def test_big_products_are_numpys_under_the_other_openblas_kernels():
 
 def test_small_solves_are_unrolled_and_numpys():
     """Systems of up to 4 rows are solved, and their LU factored (det, slogdet, inv), by
-    unrolled code in registers (backend/cpu/small_lu.py): with row swaps (a zero leading
+    unrolled code in registers (backend/cpu/rules/small_lu.py): with row swaps (a zero leading
     entry), batched, in a scan step, under vmap and grad; a singular system raises
     NumPy's LinAlgError from compiled code, in a loop step too, and its det is 0."""
     rng = np.random.default_rng(4)

@@ -1,11 +1,11 @@
 """What a jitted call's structure is, for the backend's fast dispatch of calls like it.
 
-A native entry (backend/cpu/entry.py) takes a program's leaves, positionally: a call of
+A native entry (backend/cpu/runtime/entry.py) takes a program's leaves, positionally: a call of
 leaves alone (arrays, NumPy scalars, Python numbers) goes to it directly. A call made of
 other things (a dict of arrays, a static int, keywords) is described by a `Plan`: the
 checks that tell a call of the same structure (each container's exact type and size, a
 dict's keys, each static value's exact type and equality) and where its leaves are. The
-backend compiles a front for the plan (backend/cpu/front.py) that makes the checks and
+backend compiles a front for the plan (backend/cpu/runtime/front.py) that makes the checks and
 calls the entry with the leaves; any other call goes to the general path as it was made,
 which finds or compiles its program, never this one by mistake.
 
