@@ -235,6 +235,7 @@ def test_corrupt_entry_is_recompiled(tmp_path):
     assert _run_fresh(PROGRAM, tmp_path).split()[1:] == ["0", "1"]  # rewritten whole
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_entries_that_check_out_but_do_not_load_are_compiled_again(tmp_path, monkeypatch):
     """Written whole (the checksum holds) but unusable here: code another machine's
     libraries could link, or metadata of another shape."""
@@ -297,8 +298,10 @@ def test_saved_programs_are_opt_in_and_compiled_code_is_cached_by_default(tmp_pa
 
 @pytest.mark.parametrize("change,want", [
     (dict(SCALE="3"), [3, 15.0, 3.0, 9.0, 9.0]),  # a global number the traced code reads
-    (dict(W="5"), [2, 50.0, 3.0, 30.0, 6.0]),  # a global array (helper does not read it)
-    ("x * SCALE + 1", [3, 13.0, 3.0, 6.0, 9.0]),  # the code of a function it calls
+    # a global array (helper does not read it); the code of a function it calls: each
+    # two processes of its own, so in the slow run (the quick run's 5 minutes: issue 32)
+    pytest.param(dict(W="5"), [2, 50.0, 3.0, 30.0, 6.0], marks=pytest.mark.slow),
+    pytest.param("x * SCALE + 1", [3, 13.0, 3.0, 6.0, 9.0], marks=pytest.mark.slow),
 ])
 def test_a_change_to_what_the_trace_read_traces_again(tmp_path, change, want):
     traced(tmp_path)
@@ -377,6 +380,7 @@ def test_digest_of_a_user_module_covers_what_the_code_reads_from_it():
     assert digest(_calls_user_module(lazy, "mylib.g(x) + mylib.offset")) is None
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_a_function_calling_a_user_module_is_found_by_the_next_process(tmp_path):
     (tmp_path / "mylib.py").write_text("SCALE = 2.0\ndef g(x):\n    return x * SCALE\n")
     program = """
@@ -718,6 +722,7 @@ def test_loop_invariant_work_is_hoisted(monkeypatch):
     np.testing.assert_allclose(got, f(xs), rtol=1e-12)
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_a_call_with_a_large_arena_returns_it_to_the_system():
     """A long gradient's tapes (here 300 MiB of scratch) are not kept after the call as
     the thread's scratch: peak memory is what a long gradient costs, not kept memory."""
@@ -897,6 +902,7 @@ def test_big_products_are_numpys(dtype):
     np.testing.assert_allclose(got, want_c, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_big_products_are_numpys_under_the_other_openblas_kernels():
     """Which products call gemm depends on OpenBLAS's kernels on a CPU with AVX-512
     (blas.py): the test above again, in a process asking for the other kernels, so that

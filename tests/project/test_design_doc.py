@@ -1,6 +1,7 @@
 """docs/design.md's list of the arrows between layers is the code's (issue 33): a new
 import across layers shows up here until the page says so."""
 
+import functools
 import re
 import sys
 
@@ -20,6 +21,7 @@ def test_the_layer_arrows_on_the_page_are_the_codes():
     assert listed == import_cycles.arrows(_import_graph(), "rune_jit")
 
 
+@functools.lru_cache(maxsize=None)  # read once for every test here
 def _import_graph() -> dict:
     root = REPO / "rune_jit"
     paths = sorted(root.rglob("*.py"))
