@@ -7,7 +7,8 @@ Three wings (docs/design.md maps them):
                small_products, blas, lapack), control, loops (lane_loops, lane_blocks),
                callback, parallel_maps
     codegen/   how a region becomes LLVM IR: the pipeline of passes before lowering
-               (pipeline, fission), the region walk and fusion (lower, values, demand,
+               (pipeline, fission), the region walk and fusion (lower, with the
+               Lowerer's failures, memory, vectors and storing; values, demand,
                reuse, chunks, outline), loops' parts (carries), IRBuilder helpers
                (emit), NumPy's arithmetic on registers (arith) and the math library
                (mathlib, module_functions, tanh, vecmath/)

@@ -26,7 +26,8 @@ import numpy as np
 from ....ir import Region, Var
 from ....ops.iterate import iterate_p
 from .emit import PTR, SMALL_BYTES
-from .lower import IN_PARTS, SMALL_ELEMENTS, Lowerer, RegionWalk
+from .lower import IN_PARTS, Lowerer, RegionWalk
+from .vectors import SMALL_ELEMENTS
 from .outline import outline
 from .values import Array, Scalar, Value
 

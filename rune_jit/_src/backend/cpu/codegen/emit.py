@@ -45,7 +45,7 @@ ALIGN = 64
 # A buffer this small is a stack slot of its own rather than a part of the arena: read and
 # written at constant offsets (Lowerer.elements unrolls small shapes), LLVM keeps it in
 # registers
-SMALL_BYTES = 128  # 16 float64: lower.SMALL_ELEMENTS
+SMALL_BYTES = 128  # 16 float64: vectors.SMALL_ELEMENTS
 
 # A failed call returns kind | site << 8 | lane << 32 (see runtime.py for the errors).
 OK = 0

@@ -15,7 +15,9 @@ from ....ops.linalg import free_axes, dot_general_p, solve_p
 from ..codegen import arith as A
 from . import blas, lapack, parallel_maps, small_lu
 from ..runtime.llvm import vector_bits
-from ..codegen.lower import SHORT_AXIS, SMALL_ELEMENTS, lowering
+from ..codegen.lower import lowering
+from ..codegen.storing import SHORT_AXIS
+from ..codegen.vectors import SMALL_ELEMENTS
 from ..codegen.values import Array, Lazy, Scalar, cost
 
 

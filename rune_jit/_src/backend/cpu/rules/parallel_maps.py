@@ -34,7 +34,9 @@ import numpy as np
 
 from ....ir import Type
 from ..runtime import threads
-from ..codegen.lower import SMALL_ELEMENTS, STORES, Lowerer
+from ..codegen.lower import Lowerer
+from ..codegen.storing import STORES
+from ..codegen.vectors import SMALL_ELEMENTS
 from ..codegen.values import Lazy
 
 BLOCK_WORK = 1 << 15  # operations a block (about): some microseconds of work

@@ -17,7 +17,8 @@ from ....ops.reduce import REDUCTIONS, P, argmax_p, argmin_p
 from ....ops.sort import cumulative_p
 from ..codegen import arith as A, reuse
 from ..codegen.arith import convert
-from ..codegen.lower import LOWERINGS, SMALL_ELEMENTS, lowering
+from ..codegen.lower import LOWERINGS, lowering
+from ..codegen.vectors import SMALL_ELEMENTS
 from .parallel_maps import elements_in_parallel, fold_in_blocks
 from ..codegen.values import Array, Scalar, cost
 

@@ -25,7 +25,8 @@ from typing import Callable, Sequence
 
 import llvmlite.ir as ir
 
-from ..codegen.lower import FEWEST_IN_VECTORS, SMALL_ELEMENTS, Lowerer
+from ..codegen.lower import Lowerer
+from ..codegen.vectors import FEWEST_IN_VECTORS, SMALL_ELEMENTS
 from ..codegen.values import Array, Value
 
 ROW_BYTES = 64  # the longest contraction taken as one vector: one AVX-512 register

@@ -32,7 +32,8 @@ from ....tracebacks import hidden
 from ...stats import counts as stats
 from ..codegen import emit, mathlib
 from ..codegen.emit import PTR, Fn
-from ..codegen.lower import ErrorSites, Lowerer
+from ..codegen.failures import ErrorSites
+from ..codegen.lower import Lowerer
 from ..codegen.values import Array, Scalar
 from ..rules import callback
 from . import entry, front, interrupt, llvm, sigint, threads
