@@ -1,0 +1,569 @@
+"""Array primitives on tensors: elementwise maps and index maps as `linalg.generic`,
+views as `tensor` slices and reshapes, reductions as `linalg.reduce`, contractions as
+`linalg.generic` with reduction loops (a plain matrix product as `linalg.matmul`), reads
+at traced positions (gathers, dynamic slices) as `tensor.extract` in a generic's body,
+and writes at traced positions (scatters) as `scf.for` over the updates."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...ir import Type
+from ...ops import elementwise as ew
+from ...ops import gather as gather_ops
+from ...ops import index, reduce, shape, sort
+from ...ops.linalg import dot_general_p
+from ...primitive import Primitive
+from . import scalars
+from .emit import Emitter, Value, rule, scalar_literal, scalar_type
+
+INDEX = Type(np.dtype(np.int64), ())
+
+
+def dims(n: int) -> str:
+    return ", ".join(f"d{i}" for i in range(n))
+
+
+def affine(n: int, results: Sequence[str]) -> str:
+    return f"affine_map<({dims(n)}) -> ({', '.join(results)})>"
+
+
+def empty(em: Emitter, t: Type) -> str:
+    return em.op(f"tensor.empty() : {em.ty(t)}", "e")
+
+
+def generic(em: Emitter, out: Type, ins: Sequence[tuple[Value, str]], body: Callable) -> str:
+    """A `linalg.generic` of parallel loops making `out` into an empty tensor, reading each
+    of `ins` through its affine map; `body(elements: [Value]) -> name` emits one element
+    (the last of `elements` is the output's, unused)."""
+    maps = ", ".join([m for _, m in ins] + [affine(out.ndim, [f"d{i}" for i in range(out.ndim)])])
+    kinds = ", ".join(['"parallel"'] * out.ndim)
+    init = empty(em, out)
+    reads = (f"ins({_list(v.name for v, _ in ins)} : {_list(em.ty(v.type) for v, _ in ins)}) "
+             if ins else "")
+    text = (f"linalg.generic {{indexing_maps = [{maps}], iterator_types = [{kinds}]}} "
+            f"{reads}outs({init} : {em.ty(out)}) {{")
+    [name] = em.ops(text, 1, "g")
+    block(em, [Type(v.type.dtype, ()) for v, _ in ins] + [Type(out.dtype, ())],
+          lambda xs: f"{body(xs)} : {scalar_type(out.dtype)}")
+    em.close(f"}} -> {em.ty(out)}")
+    return name
+
+
+def block(em: Emitter, types: Sequence[Type], body: Callable[[list[Value]], str]) -> None:
+    """A linalg body: block arguments of `types`, then `linalg.yield body(arguments)`."""
+    xs = [Value(em.fresh("a"), t) for t in types]
+    em.line(f"^bb0({_list(f'{x.name}: {scalar_type(x.type.dtype)}' for x in xs)}):")
+    with em.nested():
+        em.line(f"linalg.yield {body(xs)}")
+
+
+def generate(em: Emitter, out: Type, element: Callable[[list[str]], str]) -> str:
+    """`out` whose element at indices `idx` (index values) is `element(idx)`: a generic
+    reading its operands with `tensor.extract` (a 0-d `out` is the element itself)."""
+    if not out.shape:
+        return element([])
+
+    def body(_):
+        return element([em.op(f"linalg.index {i} : index", "ix") for i in range(out.ndim)])
+    return generic(em, out, [], body)
+
+
+def extract(em: Emitter, x: Value, idx: Sequence[str]) -> str:
+    if not x.type.shape:
+        return x.name
+    return em.op(f"tensor.extract {x}[{', '.join(idx)}] : {em.ty(x.type)}")
+
+
+def elementwise_map(em: Emitter, out: Type, args: Sequence[Value], element: Callable) -> str:
+    """`element(scalars) -> name` applied to every element; 0-d operands are shared."""
+    if not out.shape:
+        return element(list(args))
+    ident = affine(out.ndim, [f"d{i}" for i in range(out.ndim)])
+    ins = [(a, ident if a.type.shape else affine(out.ndim, [])) for a in args]
+    return generic(em, out, ins, lambda xs: element(xs[:-1]))
+
+
+def to_index(em: Emitter, x: Value) -> str:
+    """An integer scalar as an `index` (the type of MLIR's positions and counts)."""
+    cast = "index_castui" if x.type.dtype.kind in "ub" else "index_cast"
+    return em.op(f"arith.{cast} {x} : {scalar_type(x.type.dtype)} to index", "ix")
+
+
+def from_index(em: Emitter, i: str, dtype: np.dtype) -> Value:
+    t = Type(np.dtype(np.int64), ())
+    v = Value(em.op(f"arith.index_cast {i} : index to i64"), t)
+    return Value(scalars.convert(em, v, dtype), Type(np.dtype(dtype), ()))
+
+
+def ix(em: Emitter, op: str, a: str, b: str) -> str:
+    """Index arithmetic: `op` of two index values."""
+    return em.op(f"arith.{op} {a}, {b} : index", "ix")
+
+
+def all_true(em: Emitter, p: Value) -> str:
+    """A bool scalar: whether every element of bool `p` is true."""
+    if not p.type.shape:
+        return p.name
+    return reduce_to(em, p, Type(p.type.dtype, ()), tuple(range(p.type.ndim)), "andi", True)
+
+
+def check(em: Emitter, ok: Value, message: str) -> None:
+    """A run-time check: `cf.assert` (an error with `message` where it fails)."""
+    em.stmt(f'cf.assert {all_true(em, ok)}, "{message}"')
+
+
+# ------------------------------------------------------------- elementwise
+
+
+def _elementwise(prim: Primitive) -> Callable:
+    def emit(em, args, out_types, **params):
+        return [elementwise_map(em, out_types[0], args, lambda xs: scalars.element(
+            em, prim, xs, params))]
+    return emit
+
+
+for _p in Primitive.registry.values():
+    if "elementwise" in _p.traits:
+        rule(_p)(_elementwise(_p))
+
+
+@rule(Primitive.registry["diag_solve"])
+def _diag_solve(em, args, out_types):
+    """b / d, where a zero on the diagonal fails as singular (not inf or NaN)."""
+    d, b = args
+    nonzero = elementwise_map(em, d.type.with_dtype(np.dtype(bool)), [d], lambda xs: scalars.compare(
+        em, "ne", xs[0], em.const(0, d.type.dtype)))
+    check(em, Value(nonzero, d.type.with_dtype(np.dtype(bool))), "rune_jit: singular matrix")
+    return _elementwise(Primitive.registry["diag_solve"])(em, args, out_types)
+
+
+# ------------------------------------------------------------- shapes
+
+
+@rule(shape.broadcast_in_dim_p)
+def _broadcast(em, args, out_types, *, shape, broadcast_dims):
+    (x,), out = args, out_types[0]
+    if not x.type.shape:
+        return [em.op(f"tensor.splat {x} : {em.ty(out)}")] if out.shape else [x.name]
+    results = [f"d{d}" if n == out.shape[d] else "0"
+               for n, d in zip(x.type.shape, broadcast_dims)]
+    return [generic(em, out, [(x, affine(out.ndim, results))], lambda xs: xs[0].name)]
+
+
+@rule(shape.reshape_p)
+def _reshape(em, args, out_types, *, shape):
+    (x,), out = args, out_types[0]
+    if x.type.shape == out.shape:
+        return [x.name]
+    if not out.shape:
+        return [extract(em, x, [em.index(0)] * x.type.ndim)]
+    if not x.type.shape:
+        return [em.op(f"tensor.from_elements {x} : {em.ty(out)}")]
+    flat = x
+    if x.type.ndim > 1:
+        t = x.type.with_shape((x.type.size,))
+        flat = Value(em.op(f"tensor.collapse_shape {x} [[{dims(x.type.ndim).replace('d', '')}]]"
+                           f" : {em.ty(x.type)} into {em.ty(t)}"), t)
+    if out.ndim == 1:
+        return [flat.name]
+    sizes = ", ".join(map(str, out.shape))
+    return [em.op(f"tensor.expand_shape {flat} [[{dims(out.ndim).replace('d', '')}]] "
+                  f"output_shape [{sizes}] : {em.ty(flat.type)} into {em.ty(out)}")]
+
+
+@rule(shape.transpose_p)
+def _transpose(em, args, out_types, *, perm):
+    (x,), out = args, out_types[0]
+    return [em.op(f"linalg.transpose ins({x} : {em.ty(x.type)}) outs({empty(em, out)} : "
+                  f"{em.ty(out)}) permutation = [{', '.join(map(str, perm))}]")]
+
+
+def _list(xs) -> str:
+    return ", ".join(map(str, xs))
+
+
+@rule(shape.slice_p)
+def _slice(em, args, out_types, *, starts, limits, strides):
+    (x,), out = args, out_types[0]
+    return [em.op(f"tensor.extract_slice {x}[{_list(starts)}] [{_list(out.shape)}] "
+                  f"[{_list(strides)}] : {em.ty(x.type)} to {em.ty(out)}")]
+
+
+@rule(shape.rev_p)
+def _rev(em, args, out_types, *, axes):
+    (x,), out = args, out_types[0]
+    results = [f"{n - 1} - d{i}" if i in axes else f"d{i}" for i, n in enumerate(out.shape)]
+    return [generic(em, out, [(x, affine(out.ndim, results))], lambda xs: xs[0].name)]
+
+
+@rule(shape.pad_p)
+def _pad(em, args, out_types, *, shape, starts, strides):
+    (x,), out = args, out_types[0]
+    zero = zeros(em, out)
+    if not x.type.shape:
+        return [em.op(f"tensor.insert {x} into {zero}[{_list(starts)}] : {em.ty(out)}")]
+    return [em.op(f"tensor.insert_slice {x} into {zero}[{_list(starts)}] "
+                  f"[{_list(x.type.shape)}] [{_list(strides)}] : {em.ty(x.type)} into "
+                  f"{em.ty(out)}")]
+
+
+def zeros(em: Emitter, t: Type) -> str:
+    """A constant of zeros of type `t` (a scalar zero for a 0-d `t`)."""
+    if not t.shape:
+        return em.const(0, t.dtype).name
+    return em.op(f"arith.constant dense<{scalar_literal(0, t.dtype)}> : {em.ty(t)}", "z")
+
+
+@rule(shape.concatenate_p)
+def _concatenate(em, args, out_types, *, axis):
+    out = out_types[0]
+    acc, at = empty(em, out), 0
+    for x in args:
+        offsets = [at if i == axis else 0 for i in range(out.ndim)]
+        acc = em.op(f"tensor.insert_slice {x} into {acc}[{_list(offsets)}] "
+                    f"[{_list(x.type.shape)}] [{_list([1] * out.ndim)}] : {em.ty(x.type)} "
+                    f"into {em.ty(out)}")
+        at += x.type.shape[axis]
+    return [acc]
+
+
+@rule(shape.iota_p)
+def _iota(em, args, out_types, *, shape, axis, dtype):
+    return [generate(em, out_types[0], lambda idx: from_index(em, idx[axis], dtype).name)]
+
+
+# ------------------------------------------------------------- traced positions
+
+
+def clamped(em: Emitter, start: Value, size: int, n: int) -> str:
+    """A slice's start clamped so that `size` elements from it fit in `n`, as an index."""
+    i = to_index(em, start) if start.type.dtype.kind != "u" else to_index(em, start)
+    lo, hi = em.index(0), em.index(max(n - size, 0))
+    return ix(em, "minsi", ix(em, "maxsi", i, lo), hi)
+
+
+@rule(index.dynamic_slice_p)
+def _dynamic_slice(em, args, out_types, *, sizes, batch):
+    x, *starts = args
+    out, body = out_types[0], x.type.shape[batch:]
+    if batch == 0:
+        at = [clamped(em, s, k, n) for s, k, n in zip(starts, sizes, body)]
+        return [em.op(f"tensor.extract_slice {x}[{_list(at)}] [{_list(sizes)}] "
+                      f"[{_list([1] * len(sizes))}] : {em.ty(x.type)} to {em.ty(out)}")]
+
+    def element(idx):
+        lane = idx[:batch]
+        at = [clamped(em, Value(extract(em, s, lane), s.type.with_shape(())), k, n)
+              for s, k, n in zip(starts, sizes, body)]
+        return extract(em, x, lane + [ix(em, "addi", a, i) for a, i in zip(at, idx[batch:])])
+    return [generate(em, out, element)]
+
+
+@rule(index.dynamic_update_slice_p)
+def _dynamic_update_slice(em, args, out_types, *, batch):
+    x, upd, *starts = args
+    sizes, body = upd.type.shape[batch:], x.type.shape[batch:]
+    if batch == 0:
+        at = [clamped(em, s, k, n) for s, k, n in zip(starts, sizes, body)]
+        if not x.type.shape:
+            return [upd.name]
+        return [em.op(f"tensor.insert_slice {upd} into {x}[{_list(at)}] [{_list(sizes)}] "
+                      f"[{_list([1] * len(sizes))}] : {em.ty(upd.type)} into {em.ty(x.type)}")]
+
+    def element(idx):
+        lane, inside, rel = idx[:batch], None, []
+        for s, k, n, i in zip(starts, sizes, body, idx[batch:]):
+            a = clamped(em, Value(extract(em, s, lane), s.type.with_shape(())), k, n)
+            r = ix(em, "subi", i, a)
+            ok = em.op(f"arith.andi {ix_cmp(em, 'sge', r, em.index(0))}, "
+                       f"{ix_cmp(em, 'slt', r, em.index(k))} : i1")
+            inside = ok if inside is None else em.op(f"arith.andi {inside}, {ok} : i1")
+            rel.append(ix(em, "minsi", ix(em, "maxsi", r, em.index(0)), em.index(max(k - 1, 0))))
+        new = extract(em, upd, lane + rel)
+        return em.op(f"arith.select {inside}, {new}, {extract(em, x, idx)} : "
+                     f"{scalar_type(x.type.dtype)}")
+    return [generate(em, out_types[0], element)]
+
+
+def ix_cmp(em: Emitter, pred: str, a: str, b: str) -> str:
+    return em.op(f"arith.cmpi {pred}, {a}, {b} : index")
+
+
+def position(em: Emitter, i: Value, n: int, mode: str) -> tuple[str, str | None]:
+    """(an index in range, as `mode` makes it; whether it was in range, for "fill" and
+    "drop"), from one entry of an index array (gather.positions' meaning)."""
+    k = to_index(em, i)
+    zero, size = em.index(0), em.index(n)
+    if mode == "clip":
+        return ix(em, "minsi", ix(em, "maxsi", k, zero), em.index(max(n - 1, 0))), None
+    if mode == "wrap":
+        r = ix(em, "remsi", k, size)
+        neg = ix_cmp(em, "slt", r, zero)
+        return em.op(f"arith.select {neg}, {ix(em, 'addi', r, size)}, {r} : index", "ix"), None
+    wrapped = em.op(f"arith.select {ix_cmp(em, 'slt', k, zero)}, {ix(em, 'addi', k, size)}, "
+                    f"{k} : index", "ix")
+    if mode == "checked":
+        return wrapped, None
+    inside = em.op(f"arith.andi {ix_cmp(em, 'sge', wrapped, zero)}, "
+                   f"{ix_cmp(em, 'slt', wrapped, size)} : i1")
+    return em.op(f"arith.select {inside}, {wrapped}, {zero} : index", "ix"), inside
+
+
+def positions(em: Emitter, indices: Sequence[Value], b: list[str], sizes, mode: str):
+    """The positions that entry `b` of the index arrays names, and whether all are in range."""
+    pos, ok = [], None
+    for i, n in zip(indices, sizes):
+        p, inside = position(em, Value(extract(em, i, b), i.type.with_shape(())), n, mode)
+        pos.append(p)
+        if inside is not None:
+            ok = inside if ok is None else em.op(f"arith.andi {ok}, {inside} : i1")
+    return pos, ok
+
+
+@rule(gather_ops.gather_p)
+def _gather(em, args, out_types, *, mode, fill_value):
+    x, *indices = args
+    k, nb = len(indices), indices[0].type.ndim
+
+    def element(idx):
+        pos, ok = positions(em, indices, idx[:nb], x.type.shape[:k], mode)
+        got = extract(em, x, pos + idx[nb:])
+        if ok is None:
+            return got
+        fill = em.const(fill_value, x.type.dtype)
+        return em.op(f"arith.select {ok}, {got}, {fill} : {scalar_type(x.type.dtype)}")
+    return [generate(em, out_types[0], element)]
+
+
+def delinearize(em: Emitter, flat: str, shape: Sequence[int]) -> list[str]:
+    """The indices of element `flat` (row-major) of an array of `shape`."""
+    out = []
+    for n in reversed(shape):
+        out.append(ix(em, "remui", flat, em.index(n)))
+        flat = ix(em, "divui", flat, em.index(n))
+    return out[::-1]
+
+
+SCATTER_OPS = {"add": "add", "mul": "mul", "min": "min", "max": "max"}
+
+
+@rule(gather_ops.scatter_p)
+def _scatter(em, args, out_types, *, op, mode):
+    """Each update in row-major order (the last of repeated positions wins a "set")."""
+    x, *indices, u = args
+    k, nb, out = len(indices), indices[0].type.ndim, out_types[0]
+    [res] = em.ops(f"scf.for %s{em.count + 1} = {em.index(0)} to {em.index(u.type.size)} "
+                   f"step {em.index(1)} iter_args(%acc{em.count + 1} = {x}) -> "
+                   f"({em.ty(out)}) {{", 1, "sc")
+    flat, acc = f"%s{em.count}", f"%acc{em.count}"
+    with em.nested():
+        idx = delinearize(em, flat, u.type.shape)
+        pos, ok = positions(em, indices, idx[:nb], x.type.shape[:k], mode)
+        at = pos + idx[nb:]
+        new = Value(extract(em, u, idx), Type(x.type.dtype, ()))
+        old = Value(em.op(f"tensor.extract {acc}[{_list(at)}] : {em.ty(out)}"), new.type)
+        if op != "set":
+            new = Value(scalars.ROWS[SCATTER_OPS[op]](em, old, new), new.type)
+        if ok is not None:
+            new = Value(scalars.select(em, ok, new, old), new.type)
+        em.line(f"%w{em.count + 1} = tensor.insert {new} into {acc}[{_list(at)}] : {em.ty(out)}")
+        em.count += 1
+        em.line(f"scf.yield %w{em.count} : {em.ty(out)}")
+    em.close()
+    return [res]
+
+
+@rule(gather_ops.index_check_p)
+def _index_check(em, args, out_types, *, size, axis):
+    """Every index in [-size, size), else an IndexError's message."""
+    (i,) = args
+    bt = i.type.with_dtype(np.dtype(bool))
+
+    def inside(xs):
+        lo = scalars.compare(em, "ge", xs[0], em.const(-size, i.type.dtype))
+        hi = scalars.compare(em, "lt", xs[0], em.const(size, i.type.dtype))
+        return em.op(f"arith.andi {lo}, {hi} : i1")
+    ok = Value(elementwise_map(em, bt, [i], inside), bt)
+    check(em, ok, f"rune_jit: an index is out of bounds for axis {axis} with size {size}")
+    return [i.name]
+
+
+# ------------------------------------------------------------- reductions
+
+REDUCE = {"reduce_sum": ("add", 0), "reduce_prod": ("mul", 1), "reduce_max": ("max", -np.inf),
+          "reduce_min": ("min", np.inf)}
+
+
+def identity(op: str, dtype: np.dtype, start):
+    """The first value of a fold of `op` over `dtype` (an extremum's is the dtype's end)."""
+    if op in ("max", "min") and dtype.kind in "iub":
+        info = np.iinfo(dtype) if dtype.kind != "b" else None
+        if info is None:
+            return op == "min"
+        return info.min if op == "max" else info.max
+    return start
+
+
+def reduce_to(em: Emitter, x: Value, out: Type, axes: Sequence[int], row: str, start) -> str:
+    """`x` folded over `axes` by the scalar row named `row`, from `start`."""
+    dt = x.type.dtype
+    c = em.const(start, dt)
+    init = em.op(f"tensor.splat {c} : {em.ty(out)}") if out.shape else em.op(
+        f"tensor.from_elements {c} : tensor<{scalar_type(dt)}>")
+    ot = em.ty(out) if out.shape else f"tensor<{scalar_type(dt)}>"
+    [r] = em.ops(f"linalg.reduce ins({x} : {em.ty(x.type)}) outs({init} : {ot}) "
+                 f"dimensions = [{_list(sorted(axes))}]", 1, "red")
+    a, b = em.fresh("a"), em.fresh("o")
+    em.line(f"  ({a}: {scalar_type(dt)}, {b}: {scalar_type(dt)}) {{")
+    with em.nested(), em.nested():
+        s = Value("", Type(dt, ()))
+        y = (scalars.ROWS[row](em, s._replace(name=b), s._replace(name=a)) if row in scalars.ROWS
+             else em.op(f"arith.{row} {b}, {a} : {scalar_type(dt)}"))
+        em.line(f"linalg.yield {y} : {scalar_type(dt)}")
+    em.close("  }")
+    return r if out.shape else em.op(f"tensor.extract {r}[] : {ot}")
+
+
+def _reduction(name: str) -> Callable:
+    row, start = REDUCE[name]
+
+    def emit(em, args, out_types, *, axes):
+        (x,), out = args, out_types[0]
+        if not axes:
+            return [x.name]
+        return [reduce_to(em, x, out, axes, row, identity(row, x.type.dtype, start))]
+    return emit
+
+
+for _n in REDUCE:
+    rule(reduce.P[_n])(_reduction(_n))
+
+
+def _arg(larger: bool) -> Callable:
+    """argmax / argmin: the first extremum along the axis, the first NaN if there is one."""
+    def emit(em, args, out_types, *, axis, index_dtype):
+        (x,), out = args, out_types[0]
+        dt = x.type.dtype
+        n = x.type.ndim
+        kept = [f"d{i}" for i in range(n) if i != axis]
+        start = identity("max" if larger else "min", dt, -np.inf if larger else np.inf)
+        best0 = Value(generic_init(em, out.with_dtype(dt), em.const(start, dt)), out)
+        idx0 = generic_init(em, out, em.const(0, out.dtype))
+        iters = ['reduction' if i == axis else 'parallel' for i in range(n)]
+        maps = [affine(n, [f"d{i}" for i in range(n)]), affine(n, kept), affine(n, kept)]
+        text = (f"linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = "
+                f"[{', '.join(repr(k).replace(chr(39), chr(34)) for k in iters)}]}} "
+                f"ins({x} : {em.ty(x.type)}) outs({best0}, {idx0} : "
+                f"{out_ty(em, out.with_dtype(dt))}, {out_ty(em, out)}) {{")
+        res = em.ops(text, 2, "arg")
+        v, b, i = (Value(em.fresh(h), Type(t, ())) for h, t in
+                   (("a", dt), ("o", dt), ("o", out.dtype)))
+        em.line(f"^bb0({v.name}: {scalar_type(dt)}, {b.name}: {scalar_type(dt)}, {i.name}: "
+                f"{scalar_type(out.dtype)}):")
+        with em.nested():
+            take = scalars.compare(em, "gt" if larger else "lt", v, b)
+            if dt.kind == "f":
+                nan = em.op(f"arith.andi {scalars.ROWS['isnan'](em, v)}, "
+                            f"{scalars.ROWS['logical_not'](em, Value(scalars.ROWS['isnan'](em, b), Type(np.dtype(bool), ())))} : i1")
+                take = em.op(f"arith.ori {take}, {nan} : i1")
+            here = from_index(em, em.op(f"linalg.index {axis} : index", "ix"), out.dtype)
+            em.line(f"linalg.yield {scalars.select(em, take, v, b)}, "
+                    f"{scalars.select(em, take, here, i)} : {scalar_type(dt)}, "
+                    f"{scalar_type(out.dtype)}")
+        em.close(f"}} -> ({out_ty(em, out.with_dtype(dt))}, {out_ty(em, out)})")
+        return [res[1] if out.shape else em.op(f"tensor.extract {res[1]}[] : {out_ty(em, out)}")]
+    return emit
+
+
+def out_ty(em: Emitter, t: Type) -> str:
+    """A reduction's output type: a 0-d result is a tensor of rank 0 until extracted."""
+    return em.ty(t) if t.shape else f"tensor<{scalar_type(t.dtype)}>"
+
+
+def generic_init(em: Emitter, t: Type, c: Value) -> str:
+    return em.op(f"tensor.splat {c} : {out_ty(em, t)}") if t.shape else em.op(
+        f"tensor.from_elements {c} : {out_ty(em, t)}")
+
+
+rule(reduce.argmax_p)(_arg(True))
+rule(reduce.argmin_p)(_arg(False))
+
+
+@rule(sort.cumulative_p)
+def _cumulative(em, args, out_types, *, axis, op, reverse):
+    """Element i along the axis folds the elements up to i in order (from the end when
+    `reverse`), as NumPy's accumulate does."""
+    (x,), out = args, out_types[0]
+    n = x.type.shape[axis]
+    row = SCATTER_OPS[op]
+
+    def element(idx):
+        def at(k):  # the index along the axis of the k-th element folded
+            return ix(em, "subi", em.index(n - 1), k) if reverse else k
+        last = ix(em, "subi", em.index(n - 1), idx[axis]) if reverse else idx[axis]
+        first = extract(em, x, idx[:axis] + [at(em.index(0))] + idx[axis + 1:])
+        count = ix(em, "addi", last, em.index(1))
+        k, acc = em.fresh("k"), em.fresh("acc")
+        st = scalar_type(x.type.dtype)
+        [r] = em.ops(f"scf.for {k} = {em.index(1)} to {count} step {em.index(1)} "
+                     f"iter_args({acc} = {first}) -> ({st}) {{", 1, "cum")
+        with em.nested():
+            e = Value(extract(em, x, idx[:axis] + [at(k)] + idx[axis + 1:]), Type(x.type.dtype, ()))
+            em.line(f"scf.yield {scalars.ROWS[row](em, Value(acc, e.type), e)} : {st}")
+        em.close()
+        return r
+    return [generate(em, out, element)]
+
+
+# ------------------------------------------------------------- contractions
+
+
+@rule(dot_general_p)
+def _dot_general(em, args, out_types, *, contract, batch):
+    """A generic of the batch, free and contracted loops (in that order): out[b, i, j] +=
+    a[b, i, k] * b[b, k, j]; a plain matrix product is `linalg.matmul`."""
+    a, b = args
+    out = out_types[0]
+    if (a.type.ndim, b.type.ndim) == (2, 2) and tuple(map(tuple, contract)) == ((1,), (0,)) \
+            and not batch[0] and a.type.dtype.kind == "f" and a.type.dtype == b.type.dtype:
+        zero = em.const(0, out.dtype)
+        init = em.op(f"linalg.fill ins({zero} : {scalar_type(out.dtype)}) outs("
+                     f"{empty(em, out)} : {em.ty(out)}) -> {em.ty(out)}")
+        return [em.op(f"linalg.matmul ins({a}, {b} : {em.ty(a.type)}, {em.ty(b.type)}) "
+                      f"outs({init} : {em.ty(out)}) -> {em.ty(out)}")]
+    nout, nc = out.ndim, len(contract[0])
+    loops = nout + nc
+
+    def operand_map(v: Value, cs, bs) -> str:
+        free = [i for i in range(v.type.ndim) if i not in cs and i not in bs]
+        first = len(batch[0]) + (0 if v is a else a.type.ndim - len(contract[0]) - len(batch[0]))
+        res = []
+        for axis in range(v.type.ndim):
+            if axis in bs:
+                res.append(f"d{list(bs).index(axis)}")
+            elif axis in cs:
+                res.append(f"d{nout + list(cs).index(axis)}")
+            else:
+                res.append(f"d{first + free.index(axis)}")
+        return affine(loops, res)
+
+    zero = em.const(0, out.dtype)
+    init = generic_init(em, out, zero)
+    ins = [(a, operand_map(a, contract[0], batch[0])), (b, operand_map(b, contract[1], batch[1])),
+           (Value(init, out), affine(loops, [f"d{i}" for i in range(nout)]))]
+
+    def body(xs):
+        p = Value(scalars.ROWS["mul"](em, xs[0], xs[1]), xs[2].type)
+        return f"{scalars.ROWS['add'](em, xs[2], p)} : {scalar_type(out.dtype)}"
+
+    ty = out_ty(em, out)
+    kinds = ", ".join(['"parallel"'] * nout + ['"reduction"'] * nc)
+    [r] = em.ops(f"linalg.generic {{indexing_maps = [{_list(m for _, m in ins)}], "
+                 f"iterator_types = [{kinds}]}} ins({a}, {b} : {em.ty(a.type)}, "
+                 f"{em.ty(b.type)}) outs({init} : {ty}) {{", 1, "dot")
+    block(em, [Type(v.type.dtype, ()) for v, _ in ins], body)
+    em.close(f"}} -> {ty}")
+    return [r if out.shape else em.op(f"tensor.extract {r}[] : {ty}")]

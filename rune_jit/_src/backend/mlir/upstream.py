@@ -1,0 +1,66 @@
+"""The upstream MLIR Python bindings (bundled by IREE's compiler wheel, the `mlir` extra):
+parse, verify, canonicalize; and IREE's compiler and runtime, a second compiler of the
+same text (tests/backend/test_mlir.py compares what it computes with the native code's).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+EXTRA = ("the MLIR Python bindings are not installed: they come with IREE's compiler "
+         "(pip install 'rune-jit[mlir]', which installs iree-base-compiler and "
+         "iree-base-runtime)")
+
+# IREE's flags for rune_jit's programs: keep float64 (by default IREE demotes it to
+# float32, silently), and link with the system's linker against libm (IREE's embedded
+# linker has no libm: math.sin in float64 fails to link, `undefined symbol: sin`).
+IREE_FLAGS = ("--iree-input-demote-f64-to-f32=false", "--iree-llvmcpu-link-embedded=false",
+              "--iree-llvmcpu-target-cpu=host")
+
+
+def bindings() -> Any:
+    """`iree.compiler`'s `ir` and `passmanager` modules (the upstream bindings)."""
+    try:
+        from iree.compiler import ir, passmanager
+    except ImportError as e:
+        raise ImportError(EXTRA) from e
+    return ir, passmanager
+
+
+def verify(text: str, passes: str = "canonicalize,cse") -> str:
+    """Parse `text` and verify it with upstream MLIR, run `passes` on it (and verify the
+    result); -> the module after the passes. Raises ValueError with MLIR's diagnostics
+    when the text does not parse or verify."""
+    ir, passmanager = bindings()
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = False
+        try:
+            module = ir.Module.parse(text)
+            module.operation.verify()
+            passmanager.PassManager.parse(f"builtin.module({passes})").run(module.operation)
+            module.operation.verify()
+        except ir.MLIRError as e:
+            raise ValueError(f"upstream MLIR rejects the module: {e}") from None
+        return str(module)
+
+
+def iree_function(text: str, name: str = "main", device: str = "local-task") -> Callable:
+    """`text` compiled by iree-compile for the CPU and loaded into IREE's runtime: a
+    function of NumPy arrays that returns a list of them."""
+    try:
+        import iree.compiler as compiler
+        import iree.runtime as runtime
+    except ImportError as e:
+        raise ImportError(EXTRA) from e
+    vmfb = compiler.compile_str(text, target_backends=["llvm-cpu"], extra_args=list(IREE_FLAGS))
+    context = runtime.SystemContext(config=runtime.Config(device))
+    context.add_vm_module(runtime.VmModule.copy_buffer(context.instance, vmfb))
+    fn = context.modules.module[name]
+
+    def call(*args: Sequence[Any]) -> list[np.ndarray]:
+        outs = fn(*[np.array(a, order="C") for a in args])  # 0-d stays 0-d
+        outs = outs if isinstance(outs, (tuple, list)) else [outs]
+        return [np.asarray(o.to_host()) for o in outs]
+    return call
