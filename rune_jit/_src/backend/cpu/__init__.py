@@ -39,6 +39,7 @@ from . import lapack  # noqa: F401  (decompositions: LAPACK calls)
 from . import parallel_maps  # noqa: F401  (large maps on the pool's threads)
 from . import chunks  # noqa: F401  (long regions in parts)
 from .pipeline import STAGES, before_lowering
+from ..mlir import MlirStages
 
 
 class CpuBackend:
@@ -62,20 +63,21 @@ class CpuBackend:
     def lower(self, region: Region) -> "Lowered":
         from ...passes.constants import lift_constants
 
-        final = before_lowering(lift_constants(region)[0])
-        return Lowered(final, runtime.build(final))
+        lifted, constants = lift_constants(region)
+        final = before_lowering(lifted)
+        return Lowered(final, runtime.build(final), constants)
 
 
 def _instructions(module) -> int:
     return sum(1 for f in module.functions for b in f.blocks for _ in b.instructions)
 
 
-class Lowered:
-    """A program's stages as text: `.ir` (rune_jit IR), `.llvm_ir` (and its native
-    entry's, `.entry_llvm_ir`), `.asm`."""
+class Lowered(MlirStages):
+    """A program's stages as text: `.ir` (rune_jit IR), `.mlir` (upstream MLIR dialects),
+    `.llvm_ir` (and its native entry's, `.entry_llvm_ir`), `.asm`; `as_text(dialect)`."""
 
-    def __init__(self, region: Region, built: runtime.Built):
-        self.region, self.built = region, built
+    def __init__(self, region: Region, built: runtime.Built, constants: list):
+        self.region, self.built, self.constants = region, built, constants
 
     @property
     def ir(self) -> str:

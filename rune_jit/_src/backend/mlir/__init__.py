@@ -11,6 +11,7 @@ upstream MLIR bindings that IREE's compiler wheel bundles (the `mlir` extra).
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -41,8 +42,22 @@ def module_text(region: Region, constants: Sequence[np.ndarray] = (), name: str 
     ret = f"    return {', '.join(o.name for o in outs)} : {', '.join(_boundary(o.type) for o in outs)}"
     if not outs:
         ret = "    return"
-    lines = ["module {", head, *em.lines, ret, "  }", "}", *em.loc_aliases()]
-    return "\n".join(lines) + "\n"
+    *maps, function = _aliased("\n".join([head, *em.lines, ret, "  }"]))
+    return "\n".join([*maps, "module {", function, "}", *em.loc_aliases()]) + "\n"
+
+
+def _aliased(text: str) -> list[str]:
+    """`text` with each affine map named once (#map0 = affine_map<...>), as MLIR prints
+    them: the definitions, then the text."""
+    names: dict[str, str] = {}
+
+    def alias(m: re.Match) -> str:
+        return names.setdefault(m.group(0), f"#map{len(names)}")
+    text = _AFFINE.sub(alias, text)
+    return [f"{name} = {m}" for m, name in names.items()] + [text]
+
+
+_AFFINE = re.compile(r"affine_map<\([^)]*\) -> \([^)]*\)>")
 
 
 def _boundary(t: Type) -> str:
@@ -53,3 +68,56 @@ def _out(em: Emitter, v: Value) -> Value:
     if v.type.shape:
         return v
     return Value(em.op(f"tensor.from_elements {v} : {_boundary(v.type)}", "out"), v.type)
+
+
+class MlirStages:
+    """What `jit(f).lower(*args)` shows of a program in MLIR (the stages objects of every
+    backend have it): `.mlir`, `.as_text(...)`, `.verify_mlir()`. Needs `region` (the
+    program after the backend's passes) and `constants` (the values of its leading params)."""
+
+    region: Region
+    constants: Sequence[np.ndarray] = ()
+
+    @property
+    def mlir(self) -> str:
+        """The program as an MLIR module in upstream dialects (docs/mlir.md).
+
+        >>> print(rune.jit(lambda x: rnp.sin(x) * 2.0).lower(np.ones(3)).mlir)  # doctest: +ELLIPSIS
+        #map0 = affine_map<(d0) -> (d0)>
+        ...
+        module {
+          func.func @main(%arg0: tensor<3xf64>) -> (tensor<3xf64>) {
+        ...
+              %v... = math.sin %a... : f64 loc(#loc0)
+        ...
+        """
+        return module_text(self.region, self.constants)
+
+    def as_text(self, dialect: str = "mlir") -> str:
+        """The program as text: "mlir" (the default, as JAX's), "ir" (rune_jit's IR),
+        "llvm" (LLVM IR) or "asm" (the CPU backend's machine code).
+
+        >>> stages = rune.jit(lambda x: x + 1.0).lower(np.float64(2.0))
+        >>> "arith.addf" in stages.as_text(), stages.as_text("ir").startswith("{ lambda")
+        (True, True)
+        """
+        texts = {"mlir": "mlir", "ir": "ir", "llvm": "llvm_ir", "asm": "asm"}
+        if dialect not in texts:
+            raise ValueError(f"as_text: dialect must be one of {', '.join(map(repr, texts))}, "
+                             f"got {dialect!r}")
+        return getattr(self, texts[dialect])
+
+    def verify_mlir(self, passes: str = "canonicalize,cse") -> str:
+        """Parse and verify `.mlir` with upstream MLIR's bindings (the `mlir` extra: an
+        ImportError says how to install it), run `passes` on it; -> the module after them.
+
+        >>> try:
+        ...     text = rune.jit(lambda x: x * x).lower(np.ones(2)).verify_mlir()
+        ... except ImportError as e:  # without the extra, the error says how to install it
+        ...     text = "arith.mulf" if "rune-jit[mlir]" in str(e) else str(e)
+        >>> "arith.mulf" in text
+        True
+        """
+        from .upstream import verify
+
+        return verify(self.mlir, passes)

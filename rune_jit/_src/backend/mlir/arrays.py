@@ -11,7 +11,6 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...ir import Type
-from ...ops import elementwise as ew
 from ...ops import gather as gather_ops
 from ...ops import index, reduce, shape, sort
 from ...ops.linalg import dot_general_p
@@ -188,6 +187,8 @@ def _list(xs) -> str:
 @rule(shape.slice_p)
 def _slice(em, args, out_types, *, starts, limits, strides):
     (x,), out = args, out_types[0]
+    if 0 in out.shape:  # MLIR rejects a slice at the end of an axis
+        return [empty(em, out)]
     return [em.op(f"tensor.extract_slice {x}[{_list(starts)}] [{_list(out.shape)}] "
                   f"[{_list(strides)}] : {em.ty(x.type)} to {em.ty(out)}")]
 
@@ -203,6 +204,8 @@ def _rev(em, args, out_types, *, axes):
 def _pad(em, args, out_types, *, shape, starts, strides):
     (x,), out = args, out_types[0]
     zero = zeros(em, out)
+    if 0 in x.type.shape:
+        return [zero]
     if not x.type.shape:
         return [em.op(f"tensor.insert {x} into {zero}[{_list(starts)}] : {em.ty(out)}")]
     return [em.op(f"tensor.insert_slice {x} into {zero}[{_list(starts)}] "
@@ -221,7 +224,7 @@ def zeros(em: Emitter, t: Type) -> str:
 def _concatenate(em, args, out_types, *, axis):
     out = out_types[0]
     acc, at = empty(em, out), 0
-    for x in args:
+    for x in (x for x in args if 0 not in x.type.shape):
         offsets = [at if i == axis else 0 for i in range(out.ndim)]
         acc = em.op(f"tensor.insert_slice {x} into {acc}[{_list(offsets)}] "
                     f"[{_list(x.type.shape)}] [{_list([1] * out.ndim)}] : {em.ty(x.type)} "
@@ -249,6 +252,8 @@ def clamped(em: Emitter, start: Value, size: int, n: int) -> str:
 def _dynamic_slice(em, args, out_types, *, sizes, batch):
     x, *starts = args
     out, body = out_types[0], x.type.shape[batch:]
+    if 0 in out.shape:
+        return [empty(em, out)]
     if batch == 0:
         at = [clamped(em, s, k, n) for s, k, n in zip(starts, sizes, body)]
         return [em.op(f"tensor.extract_slice {x}[{_list(at)}] [{_list(sizes)}] "
@@ -266,6 +271,8 @@ def _dynamic_slice(em, args, out_types, *, sizes, batch):
 def _dynamic_update_slice(em, args, out_types, *, batch):
     x, upd, *starts = args
     sizes, body = upd.type.shape[batch:], x.type.shape[batch:]
+    if 0 in upd.type.shape:
+        return [x.name]
     if batch == 0:
         at = [clamped(em, s, k, n) for s, k, n in zip(starts, sizes, body)]
         if not x.type.shape:

@@ -62,6 +62,8 @@ class Lane:
         t = x.type.with_shape(x.type.shape[:int(rows)] + x.type.shape[len(at):])
         if not self.idx and row is None:
             return x
+        if 0 in t.shape:  # nothing to read (MLIR rejects a slice at the end of an axis)
+            return Value(em.op(f"tensor.empty() : {em.ty(t)}", "e"), t)
         if not t.shape:
             return Value(em.op(f"tensor.extract {x}[{', '.join(at)}] : {em.ty(x.type)}"), t)
         return Value(em.op(f"tensor.extract_slice {x}{self._box(at, x.type, rows)} : "
@@ -71,6 +73,8 @@ class Lane:
         em, at = self.em, self._at(row, rows)
         if not self.idx and row is None:
             return v.name
+        if 0 in v.type.shape:
+            return whole.name
         if not v.type.shape:
             return em.op(f"tensor.insert {v} into {whole}[{', '.join(at)}] : "
                          f"{em.ty(whole.type)}")
