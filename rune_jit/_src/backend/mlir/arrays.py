@@ -146,7 +146,7 @@ def _diag_solve(em, args, out_types):
 def _broadcast(em, args, out_types, *, shape, broadcast_dims):
     (x,), out = args, out_types[0]
     if not x.type.shape:
-        return [em.op(f"tensor.splat {x} : {em.ty(out)}")] if out.shape else [x.name]
+        return [fill(em, out, x)] if out.shape else [x.name]
     results = [f"d{d}" if n == out.shape[d] else "0"
                for n, d in zip(x.type.shape, broadcast_dims)]
     return [generic(em, out, [(x, affine(out.ndim, results))], lambda xs: xs[0].name)]
@@ -418,9 +418,8 @@ def reduce_to(em: Emitter, x: Value, out: Type, axes: Sequence[int], row: str, s
     """`x` folded over `axes` by the scalar row named `row`, from `start`."""
     dt = x.type.dtype
     c = em.const(start, dt)
-    init = em.op(f"tensor.splat {c} : {em.ty(out)}") if out.shape else em.op(
-        f"tensor.from_elements {c} : tensor<{scalar_type(dt)}>")
-    ot = em.ty(out) if out.shape else f"tensor<{scalar_type(dt)}>"
+    init = generic_init(em, out, c)
+    ot = out_ty(em, out)
     [r] = em.ops(f"linalg.reduce ins({x} : {em.ty(x.type)}) outs({init} : {ot}) "
                  f"dimensions = [{_list(sorted(axes))}]", 1, "red")
     a, b = em.fresh("a"), em.fresh("o")
@@ -491,8 +490,15 @@ def out_ty(em: Emitter, t: Type) -> str:
 
 
 def generic_init(em: Emitter, t: Type, c: Value) -> str:
-    return em.op(f"tensor.splat {c} : {out_ty(em, t)}") if t.shape else em.op(
-        f"tensor.from_elements {c} : {out_ty(em, t)}")
+    """The initial value of a reduction's output: `c` everywhere."""
+    return fill(em, t, c) if t.shape else em.op(f"tensor.from_elements {c} : {out_ty(em, t)}")
+
+
+def fill(em: Emitter, t: Type, c: Value) -> str:
+    """A tensor of type `t` holding `c` everywhere: a generic broadcasting it (IREE 3.13
+    has no lowering of `tensor.splat`, and miscompiles a sum of a `linalg.fill`ed carry of
+    an `scf.for`: docs/mlir.md)."""
+    return generic(em, t, [(c, affine(t.ndim, []))], lambda xs: xs[0].name)
 
 
 rule(reduce.argmax_p)(_arg(True))
@@ -536,9 +542,7 @@ def _dot_general(em, args, out_types, *, contract, batch):
     out = out_types[0]
     if (a.type.ndim, b.type.ndim) == (2, 2) and tuple(map(tuple, contract)) == ((1,), (0,)) \
             and not batch[0] and a.type.dtype.kind == "f" and a.type.dtype == b.type.dtype:
-        zero = em.const(0, out.dtype)
-        init = em.op(f"linalg.fill ins({zero} : {scalar_type(out.dtype)}) outs("
-                     f"{empty(em, out)} : {em.ty(out)}) -> {em.ty(out)}")
+        init = fill(em, out, em.const(0, out.dtype))
         return [em.op(f"linalg.matmul ins({a}, {b} : {em.ty(a.type)}, {em.ty(b.type)}) "
                       f"outs({init} : {em.ty(out)}) -> {em.ty(out)}")]
     nout, nc = out.ndim, len(contract[0])

@@ -15,9 +15,10 @@ EXTRA = ("the MLIR Python bindings are not installed: they come with IREE's comp
 
 # IREE's flags for rune_jit's programs: keep float64 (by default IREE demotes it to
 # float32, silently), and link with the system's linker against libm (IREE's embedded
-# linker has no libm: math.sin in float64 fails to link, `undefined symbol: sin`).
+# linker has no libm: math.sin in float64 fails to link, `undefined symbol: sin`), and let
+# its VM compute in float64 what runs on the host (scalars between the loops' kernels).
 IREE_FLAGS = ("--iree-input-demote-f64-to-f32=false", "--iree-llvmcpu-link-embedded=false",
-              "--iree-llvmcpu-target-cpu=host")
+              "--iree-llvmcpu-target-cpu=host", "--iree-vm-target-extension-f64")
 
 
 def bindings() -> Any:
