@@ -354,33 +354,24 @@ def delinearize(em: Emitter, flat: str, shape: Sequence[int]) -> list[str]:
     return out[::-1]
 
 
-SCATTER_OPS = {"add": "add", "mul": "mul", "min": "min", "max": "max"}
-
-
 @rule(gather_ops.scatter_p)
 def _scatter(em, args, out_types, *, op, mode):
     """Each update in row-major order (the last of repeated positions wins a "set")."""
     x, *indices, u = args
-    k, nb, out = len(indices), indices[0].type.ndim, out_types[0]
-    [res] = em.ops(f"scf.for %s{em.count + 1} = {em.index(0)} to {em.index(u.type.size)} "
-                   f"step {em.index(1)} iter_args(%acc{em.count + 1} = {x}) -> "
-                   f"({em.ty(out)}) {{", 1, "sc")
-    flat, acc = f"%s{em.count}", f"%acc{em.count}"
-    with em.nested():
+    k, nb = len(indices), indices[0].type.ndim
+
+    def update(flat: str, acc: list[Value]) -> list[str]:
         idx = delinearize(em, flat, u.type.shape)
         pos, ok = positions(em, indices, idx[:nb], x.type.shape[:k], mode)
         at = pos + idx[nb:]
         new = Value(extract(em, u, idx), Type(x.type.dtype, ()))
-        old = Value(em.op(f"tensor.extract {acc}[{_list(at)}] : {em.ty(out)}"), new.type)
+        old = Value(extract(em, acc[0], at), new.type)
         if op != "set":
-            new = Value(scalars.ROWS[SCATTER_OPS[op]](em, old, new), new.type)
+            new = Value(scalars.ROWS[op](em, old, new), new.type)
         if ok is not None:
             new = Value(scalars.select(em, ok, new, old), new.type)
-        em.line(f"%w{em.count + 1} = tensor.insert {new} into {acc}[{_list(at)}] : {em.ty(out)}")
-        em.count += 1
-        em.line(f"scf.yield %w{em.count} : {em.ty(out)}")
-    em.close()
-    return [res]
+        return [em.op(f"tensor.insert {new} into {acc[0]}[{_list(at)}] : {em.ty(x.type)}")]
+    return [em.counted(em.index(u.type.size), [x], update, "scatter")[0].name]
 
 
 @rule(gather_ops.index_check_p)
@@ -511,23 +502,20 @@ def _cumulative(em, args, out_types, *, axis, op, reverse):
     `reverse`), as NumPy's accumulate does."""
     (x,), out = args, out_types[0]
     n = x.type.shape[axis]
-    row = SCATTER_OPS[op]
+    row = {"sum": "add", "prod": "mul"}.get(op, op)
 
     def element(idx):
         def at(k):  # the index along the axis of the k-th element folded
             return ix(em, "subi", em.index(n - 1), k) if reverse else k
         last = ix(em, "subi", em.index(n - 1), idx[axis]) if reverse else idx[axis]
         first = extract(em, x, idx[:axis] + [at(em.index(0))] + idx[axis + 1:])
-        count = ix(em, "addi", last, em.index(1))
-        k, acc = em.fresh("k"), em.fresh("acc")
-        st = scalar_type(x.type.dtype)
-        [r] = em.ops(f"scf.for {k} = {em.index(1)} to {count} step {em.index(1)} "
-                     f"iter_args({acc} = {first}) -> ({st}) {{", 1, "cum")
-        with em.nested():
-            e = Value(extract(em, x, idx[:axis] + [at(k)] + idx[axis + 1:]), Type(x.type.dtype, ()))
-            em.line(f"scf.yield {scalars.ROWS[row](em, Value(acc, e.type), e)} : {st}")
-        em.close()
-        return r
+
+        def fold(k, acc):
+            e = Value(extract(em, x, idx[:axis] + [at(ix(em, "addi", k, em.index(1)))]
+                              + idx[axis + 1:]), acc[0].type)
+            return [scalars.ROWS[row](em, acc[0], e)]
+        start = Value(first, Type(x.type.dtype, ()))
+        return em.counted(last, [start], fold, "cum")[0].name  # elements 1..last
     return [generate(em, out, element)]
 
 

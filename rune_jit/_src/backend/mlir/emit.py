@@ -136,6 +136,25 @@ class Emitter:
         finally:
             self.depth -= 1
 
+    def counted(self, count: str, inits: Sequence[Value],
+                body: Callable[[str, list[Value]], list], hint: str = "loop") -> list[Value]:
+        """`scf.for` of `count` (an index) steps carrying `inits`: `body(step index,
+        values) -> the names it yields`."""
+        i = self.fresh("i")
+        args = [Value(self.fresh("it"), v.type) for v in inits]
+        head = f"scf.for {i} = {self.index(0)} to {count} step {self.index(1)}"
+        types = ", ".join(self.ty(v.type) for v in inits)
+        if inits:
+            carried = ", ".join(f"{a.name} = {v.name}" for a, v in zip(args, inits))
+            head += f" iter_args({carried}) -> ({types})"
+        names = self.ops(head + " {", len(inits), hint)
+        with self.nested():
+            yielded = body(i, args)
+            self.line(f"scf.yield {', '.join(map(str, yielded))} : {types}" if inits
+                      else "scf.yield")
+        self.close()
+        return [Value(n, v.type) for n, v in zip(names, inits)]
+
     def close(self, tail: str = "}") -> None:
         """The end of a region op, with its location."""
         self.line(tail + self.loc)

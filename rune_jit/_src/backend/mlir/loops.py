@@ -12,7 +12,7 @@ as in the CPU backend's lane blocks (which run blocks of lanes in vector registe
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
@@ -28,25 +28,6 @@ from ...ops.scan import Layout, scan_p
 from ...ops.tangent_solve import tangent_solve_p
 from .arrays import delinearize, ix, to_index, zeros
 from .emit import RULES, Emitter, Value, rule
-
-
-def counted(em: Emitter, count: str, inits: Sequence[Value],
-            body: Callable[[str, list[Value]], list], hint: str = "loop") -> list[Value]:
-    """`scf.for` of `count` (an index) steps carrying `inits`: `body(step index, values)
-    -> the names it yields`."""
-    i = em.fresh("i")
-    args = [Value(em.fresh("it"), v.type) for v in inits]
-    head = f"scf.for {i} = {em.index(0)} to {count} step {em.index(1)}"
-    types = ", ".join(em.ty(v.type) for v in inits)
-    carried = ", ".join(f"{a.name} = {v.name}" for a, v in zip(args, inits))
-    if inits:
-        head += f" iter_args({carried}) -> ({types})"
-    names = em.ops(head + " {", len(inits), hint)
-    with em.nested():
-        yielded = body(i, args)
-        em.line(f"scf.yield {', '.join(map(str, yielded))} : {types}" if inits else "scf.yield")
-    em.close()
-    return [Value(n, v.type) for n, v in zip(names, inits)]
 
 
 class Lane:
@@ -101,7 +82,7 @@ def by_lanes(em: Emitter, lanes: tuple, whole: list[Value],
     if not lanes:
         return [Value(n, v.type) for n, v in zip(one(Lane(em, []), list(whole)), whole)]
     count = em.index(int(np.prod(lanes)))
-    return counted(em, count, whole, lambda i, vals: one(
+    return em.counted(count, whole, lambda i, vals: one(
         Lane(em, delinearize(em, i, lanes)), vals), "lanes")
 
 
@@ -133,13 +114,10 @@ def _scan(em, args, out_types, *, step, num_carry, num_laned, length, reverse, c
                              + [lane.part(x, t) for x in xs])
             return [o.name for o in outs[:num_carry]] + [
                 lane.put(acc, y, t) for acc, y in zip(vals[num_carry:], outs[num_carry:])]
-        outs = counted_loop(em, steps, start + whole[num_carry:], step_at)
+        outs = em.counted(steps, start + whole[num_carry:], step_at)
         return [lane.put(w, c) for w, c in zip(whole[:num_carry], outs[:num_carry])] + [
             o.name for o in outs[num_carry:]]
     return [v.name for v in by_lanes(em, lanes, list(init) + ys, one)]
-
-
-counted_loop = counted  # in _scan, whose parameter `counted` hides the function
 
 
 # ------------------------------------------------------------- iterate
