@@ -47,7 +47,12 @@ class Value(NamedTuple):
         return self.name
 
 
-def scalar_type(dtype: np.dtype) -> str:
+INDEX = Type(None, ())  # an MLIR `index` (positions and counts), in loops' iter_args
+
+
+def scalar_type(dtype: np.dtype | None) -> str:
+    if dtype is None:
+        return "index"
     name = np.dtype(dtype).name
     if name not in SCALARS:
         raise NotImplementedError(f"no MLIR form for values of dtype {name}")
@@ -72,8 +77,9 @@ def scalar_literal(value, dtype: np.dtype) -> str:
         return "true" if v else "false"
     if dtype.kind in "iu":  # signless: the bits, read as a signed integer
         return str(int(v.astype(f"i{dtype.itemsize}")))
-    if np.isfinite(v):
-        return repr(float(v))  # the shortest decimal that reads back to these bits
+    if np.isfinite(v):  # the shortest decimal that reads back to these bits, with the
+        text = repr(float(v))  # point MLIR's float literals need (1e-12 -> 1.0e-12)
+        return text if "." in text else text.replace("e", ".0e")
     bits = {2: "<H", 4: "<I", 8: "<Q"}[dtype.itemsize]
     return f"0x{struct.unpack(bits, v.tobytes())[0]:0{2 * dtype.itemsize}X}"
 

@@ -65,3 +65,27 @@ def iree_function(text: str, name: str = "main", device: str = "local-task") -> 
         outs = outs if isinstance(outs, (tuple, list)) else [outs]
         return [np.asarray(o.to_host()) for o in outs]
     return call
+
+
+# What IREE 3.13 cannot compile of rune_jit's valid programs, by its error (docs/mlir.md):
+# a disagreement is never among them.
+IREE_GAPS = {
+    "math functions IREE does not lower (in float64: asin, acos, asinh, acosh, atanh, sinh, "
+    "cosh, tan, cbrt, erfc, copysign, trunc, ctpop)": r"failed to legalize operation 'math\.",
+    "scalar conversions on the host (float64 to float32, int32 to float64)":
+        r"failed to legalize operation 'arith\.(truncf|sitofp|extf|uitofp|fptosi)'",
+    "a bool scalar result": r"'tensor\.from_elements' op failed to verify that operand types "
+                            r"match result element type",
+    "a fixed point IREE's pipeline does not reach": r"maximum iteration count exceeded",
+    "IREE's stream partitioning": r"circular dependency: input operation uses partition output",
+}
+
+
+def iree_gap(error: BaseException) -> str | None:
+    """Which of IREE_GAPS an error of iree-compile is, or None."""
+    import re
+
+    for name, pattern in IREE_GAPS.items():
+        if re.search(pattern, str(error)):
+            return name
+    return None
