@@ -348,10 +348,10 @@ def _gather(em, args, out_types, *, mode, fill_value):
 def delinearize(em: Emitter, flat: str, shape: Sequence[int]) -> list[str]:
     """The indices of element `flat` (row-major) of an array of `shape`."""
     out = []
-    for n in reversed(shape):
+    for n in reversed(shape[1:]):
         out.append(ix(em, "remui", flat, em.index(n)))
         flat = ix(em, "divui", flat, em.index(n))
-    return out[::-1]
+    return [flat] + out[::-1] if shape else []
 
 
 @rule(gather_ops.scatter_p)

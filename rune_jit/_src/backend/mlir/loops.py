@@ -105,7 +105,7 @@ def _scan(em, args, out_types, *, step, num_carry, num_laned, length, reverse, c
         if counts is not None:
             mine = ix(em, "maxsi", to_index(em, lane.part(counts)), em.index(0))
             steps = ix(em, "minsi", mine, steps)
-        last = ix(em, "subi", steps, em.index(1))
+        last = ix(em, "subi", steps, em.index(1)) if reverse else None
         start = [lane.part(c) for c in whole[:num_carry]]
 
         def step_at(i, vals):
