@@ -566,3 +566,52 @@ def _dot_general(em, args, out_types, *, contract, batch):
     block(em, [Type(v.type.dtype, ()) for v, _ in ins], body)
     em.close(f"}} -> {ty}")
     return [r if out.shape else em.op(f"tensor.extract {r}[] : {ty}")]
+
+
+# ------------------------------------------------------------- sorting
+
+
+def _before(em: Emitter, a: Value, b: Value, ka: str, kb: str, descending: bool) -> str:
+    """Whether key a (at kb's left when ka < kb) comes before key b: stable, NaNs last
+    (first when `descending`, which reverses the order of the keys, not of ties)."""
+    if descending:
+        a, b = b, a
+    nan_a = scalars.ROWS["isnan"](em, a) if a.type.dtype.kind == "f" else None
+    less = scalars.compare(em, "lt", a, b)
+    same = scalars.compare(em, "eq", a, b)
+    if nan_a is not None:
+        nan_b = scalars.ROWS["isnan"](em, b)
+        not_a = em.op(f"arith.xori {nan_a}, {em.const(True, np.dtype(bool))} : i1")
+        less = em.op(f"arith.ori {less}, {em.op(f'arith.andi {nan_b}, {not_a} : i1')} : i1")
+        same = em.op(f"arith.ori {same}, {em.op(f'arith.andi {nan_a}, {nan_b} : i1')} : i1")
+    tie = em.op(f"arith.andi {same}, {ix_cmp(em, 'slt', ka, kb)} : i1")
+    return em.op(f"arith.ori {less}, {tie} : i1")
+
+
+@rule(sort.sort_p)
+def _sort(em, args, out_types, *, descending):
+    """perm[..., i] is the j whose rank (the keys before it) is i; values read x there.
+    (Cubic in the row's length: rank counting keeps every write out of loops.)"""
+    (x,), (values_t, perm_t) = args, out_types
+    n = x.type.shape[-1]
+    count_t = Type(np.dtype(np.int64), ())
+
+    def rank(lead: list[str], j: str) -> str:
+        xj = Value(extract(em, x, lead + [j]), Type(x.type.dtype, ()))
+
+        def count(k, acc):
+            xk = Value(extract(em, x, lead + [k]), xj.type)
+            one = em.op(f"arith.extui {_before(em, xk, xj, k, j, descending)} : i1 to i64")
+            return [em.op(f"arith.addi {acc[0]}, {one} : i64")]
+        return em.counted(em.index(n), [em.const(0, np.int64)], count, "rank")[0].name
+
+    def perm(idx):
+        def find(j, acc):
+            here = em.op(f"arith.cmpi eq, {rank(idx[:-1], j)}, "
+                         f"{from_index(em, idx[-1], np.int64)} : i64")
+            return [em.op(f"arith.select {here}, {from_index(em, j, np.int64)}, {acc[0]} : i64")]
+        return em.counted(em.index(n), [em.const(0, np.int64)], find, "find")[0].name
+    p = Value(generate(em, perm_t, perm), perm_t)
+    values = generate(em, values_t, lambda idx: extract(
+        em, x, idx[:-1] + [to_index(em, Value(extract(em, p, idx), count_t))]))
+    return [values, p.name]
