@@ -236,8 +236,9 @@ def test_the_tours_programs_export_and_verify():
     from rune_jit._src import tour
 
     regions = recorded_programs(tour.run_steps)
-    assert len(regions) >= 10
-    assert check_all_export(regions) >= 0.9 * len(regions)
+    # every program but those that print from compiled code (a callback into Python)
+    assert set().union(*map(without_form, regions)) <= {"debug_callback"}
+    assert check_all_export(regions) >= 20
 
 
 DOC_PAGES = sorted(p.name for p in (REPO / "docs").glob("*.md")
