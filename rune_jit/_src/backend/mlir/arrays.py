@@ -243,7 +243,7 @@ def _iota(em, args, out_types, *, shape, axis, dtype):
 
 def clamped(em: Emitter, start: Value, size: int, n: int) -> str:
     """A slice's start clamped so that `size` elements from it fit in `n`, as an index."""
-    i = to_index(em, start) if start.type.dtype.kind != "u" else to_index(em, start)
+    i = to_index(em, start)
     lo, hi = em.index(0), em.index(max(n - size, 0))
     return ix(em, "minsi", ix(em, "maxsi", i, lo), hi)
 
@@ -439,39 +439,48 @@ for _n in REDUCE:
     rule(reduce.P[_n])(_reduction(_n))
 
 
+def folded(em: Emitter, ins: Sequence[tuple[Value, str]], outs: Sequence[Type],
+           inits: Sequence[str], iterators: Sequence[str], out_map: str, body: Callable,
+           hint: str) -> list[str]:
+    """A `linalg.generic` with reduction loops folding `ins` into `outs` (each from its
+    init, read and written through `out_map`): `body(ins' and outs' elements) -> the
+    yield's operands and types`; a 0-d output extracted as a scalar."""
+    maps = _list([m for _, m in ins] + [out_map] * len(outs))
+    kinds = _list(f'"{k}"' for k in iterators)
+    types = [out_ty(em, t) for t in outs]
+    names = em.ops(f"linalg.generic {{indexing_maps = [{maps}], iterator_types = [{kinds}]}} "
+                   f"ins({_list(v.name for v, _ in ins)} : {_list(em.ty(v.type) for v, _ in ins)}"
+                   f") outs({_list(inits)} : {_list(types)}) {{", len(outs), hint)
+    block(em, [Type(v.type.dtype, ()) for v, _ in ins] + [Type(t.dtype, ()) for t in outs], body)
+    em.close(f"}} -> ({_list(types)})" if len(outs) > 1 else f"}} -> {types[0]}")
+    return [n if t.shape else em.op(f"tensor.extract {n}[] : {ty}")
+            for n, t, ty in zip(names, outs, types)]
+
+
 def _arg(larger: bool) -> Callable:
     """argmax / argmin: the first extremum along the axis, the first NaN if there is one."""
     def emit(em, args, out_types, *, axis, index_dtype):
         (x,), out = args, out_types[0]
-        dt = x.type.dtype
-        n = x.type.ndim
-        kept = [f"d{i}" for i in range(n) if i != axis]
+        dt, n = x.type.dtype, x.type.ndim
         start = identity("max" if larger else "min", dt, -np.inf if larger else np.inf)
-        best0 = Value(generic_init(em, out.with_dtype(dt), em.const(start, dt)), out)
-        idx0 = generic_init(em, out, em.const(0, out.dtype))
-        iters = ['reduction' if i == axis else 'parallel' for i in range(n)]
-        maps = [affine(n, [f"d{i}" for i in range(n)]), affine(n, kept), affine(n, kept)]
-        text = (f"linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = "
-                f"[{', '.join(repr(k).replace(chr(39), chr(34)) for k in iters)}]}} "
-                f"ins({x} : {em.ty(x.type)}) outs({best0}, {idx0} : "
-                f"{out_ty(em, out.with_dtype(dt))}, {out_ty(em, out)}) {{")
-        res = em.ops(text, 2, "arg")
-        v, b, i = (Value(em.fresh(h), Type(t, ())) for h, t in
-                   (("a", dt), ("o", dt), ("o", out.dtype)))
-        em.line(f"^bb0({v.name}: {scalar_type(dt)}, {b.name}: {scalar_type(dt)}, {i.name}: "
-                f"{scalar_type(out.dtype)}):")
-        with em.nested():
-            take = scalars.compare(em, "gt" if larger else "lt", v, b)
-            if dt.kind == "f":
-                nan = em.op(f"arith.andi {scalars.ROWS['isnan'](em, v)}, "
-                            f"{scalars.ROWS['logical_not'](em, Value(scalars.ROWS['isnan'](em, b), Type(np.dtype(bool), ())))} : i1")
-                take = em.op(f"arith.ori {take}, {nan} : i1")
+        outs = [out.with_dtype(dt), out]
+        inits = [generic_init(em, outs[0], em.const(start, dt)),
+                 generic_init(em, out, em.const(0, out.dtype))]
+
+        def body(xs):
+            v, best, i = xs
+            take = scalars.compare(em, "gt" if larger else "lt", v, best)
+            if dt.kind == "f":  # the first NaN wins
+                fresh = em.op(f"arith.andi {scalars.ROWS['isnan'](em, v)}, "
+                              f"{scalars.compare(em, 'eq', best, best)} : i1")
+                take = em.op(f"arith.ori {take}, {fresh} : i1")
             here = from_index(em, em.op(f"linalg.index {axis} : index", "ix"), out.dtype)
-            em.line(f"linalg.yield {scalars.select(em, take, v, b)}, "
-                    f"{scalars.select(em, take, here, i)} : {scalar_type(dt)}, "
-                    f"{scalar_type(out.dtype)}")
-        em.close(f"}} -> ({out_ty(em, out.with_dtype(dt))}, {out_ty(em, out)})")
-        return [res[1] if out.shape else em.op(f"tensor.extract {res[1]}[] : {out_ty(em, out)}")]
+            return (f"{scalars.select(em, take, v, best)}, {scalars.select(em, take, here, i)}"
+                    f" : {scalar_type(dt)}, {scalar_type(out.dtype)}")
+        kept = affine(n, [f"d{i}" for i in range(n) if i != axis])
+        return folded(em, [(x, affine(n, [f"d{i}" for i in range(n)]))], outs, inits,
+                      ["reduction" if i == axis else "parallel" for i in range(n)], kept,
+                      body, "arg")[1:]
     return emit
 
 
@@ -549,23 +558,14 @@ def _dot_general(em, args, out_types, *, contract, batch):
                 res.append(f"d{first + free.index(axis)}")
         return affine(loops, res)
 
-    zero = em.const(0, out.dtype)
-    init = generic_init(em, out, zero)
-    ins = [(a, operand_map(a, contract[0], batch[0])), (b, operand_map(b, contract[1], batch[1])),
-           (Value(init, out), affine(loops, [f"d{i}" for i in range(nout)]))]
+    init = generic_init(em, out, em.const(0, out.dtype))
+    ins = [(a, operand_map(a, contract[0], batch[0])), (b, operand_map(b, contract[1], batch[1]))]
 
     def body(xs):
         p = Value(scalars.ROWS["mul"](em, xs[0], xs[1]), xs[2].type)
         return f"{scalars.ROWS['add'](em, xs[2], p)} : {scalar_type(out.dtype)}"
-
-    ty = out_ty(em, out)
-    kinds = ", ".join(['"parallel"'] * nout + ['"reduction"'] * nc)
-    [r] = em.ops(f"linalg.generic {{indexing_maps = [{_list(m for _, m in ins)}], "
-                 f"iterator_types = [{kinds}]}} ins({a}, {b} : {em.ty(a.type)}, "
-                 f"{em.ty(b.type)}) outs({init} : {ty}) {{", 1, "dot")
-    block(em, [Type(v.type.dtype, ()) for v, _ in ins], body)
-    em.close(f"}} -> {ty}")
-    return [r if out.shape else em.op(f"tensor.extract {r}[] : {ty}")]
+    return folded(em, ins, [out], [init], ["parallel"] * nout + ["reduction"] * nc,
+                  affine(loops, [f"d{i}" for i in range(nout)]), body, "dot")
 
 
 # ------------------------------------------------------------- sorting
