@@ -19,7 +19,7 @@ from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from ...ir import Eqn, Literal, Region, Type, Var
+from ...ir import UNBOUNDED, Eqn, Literal, Region, Type, Var
 from ...primitive import Primitive
 from ...source_info import where
 
@@ -60,13 +60,17 @@ def scalar_type(dtype: np.dtype | None) -> str:
 
 
 def mlir_type(t: Type) -> str:
-    """`f64` for a 0-d float64, `tensor<2x3xf64>` for a float64[2,3]."""
-    if t.unsized:
-        raise NotImplementedError(f"a value of type {t} (the tapes of a while_loop without "
-                                  "max_steps) has no static shape in MLIR: give max_steps=")
+    """`f64` for a 0-d float64, `tensor<2x3xf64>` for a float64[2,3]; `tensor<?x3xf64>`
+    for the tapes of a while_loop without max_steps (their rows are the steps taken)."""
     if not t.shape:
         return scalar_type(t.dtype)
-    return f"tensor<{''.join(f'{d}x' for d in t.shape)}{scalar_type(t.dtype)}>"
+    dims = "".join("?x" if d >= UNBOUNDED else f"{d}x" for d in t.shape)
+    return f"tensor<{dims}{scalar_type(t.dtype)}>"
+
+
+def unsized(what: str) -> NotImplementedError:
+    return NotImplementedError(f"{what} of a while_loop without max_steps (tapes as long as "
+                               "the steps taken) has no MLIR form here: give max_steps=")
 
 
 def scalar_literal(value, dtype: np.dtype) -> str:

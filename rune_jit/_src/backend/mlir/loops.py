@@ -27,7 +27,7 @@ from ...ops.root import root_p
 from ...ops.scan import Layout, scan_p
 from ...ops.tangent_solve import tangent_solve_p
 from .arrays import delinearize, ix, to_index, zeros
-from .emit import RULES, Emitter, Value, rule
+from .emit import RULES, Emitter, Value, rule, unsized
 
 
 class Lane:
@@ -97,8 +97,10 @@ def _scan(em, args, out_types, *, step, num_carry, num_laned, length, reverse, c
     lay = Layout(len(args), dict(num_captures=0, counted=counted, num_laned=num_laned,
                                  num_carry=num_carry))
     _, counts, laned, init, xs = lay.operands(args)
-    ys = [Value(zeros(em, t), t) for t in out_types[num_carry:]]
     lanes = () if counts is None else counts.type.shape
+    if any(t.unsized for t in out_types) or (lanes and any(x.type.unsized for x in xs)):
+        raise unsized("a counted scan with lanes, or stacking its ys,")
+    ys = [Value(zeros(em, t), t) for t in out_types[num_carry:]]
 
     def one(lane: Lane, whole: list[Value]) -> list[str]:
         steps = em.index(length)
@@ -131,7 +133,10 @@ def _iterate(em, args, out_types, *, step, until, num_carry, num_laned, max_step
     laned, init = list(args[:num_laned]), list(args[num_laned:])
     count_t = Type(COUNT, tuple(lanes))
     counts = Value(zeros(em, count_t), count_t)
-    tapes = [Value(zeros(em, t), t) for t in out_types[num_carry + 1:]]
+    tapes = [Value(zeros(em, t), t) if not t.unsized else growing(em, t)
+             for t in out_types[num_carry + 1:]]
+    if lanes and tapes and max_steps >= UNBOUNDED:
+        raise unsized("a vmapped iterate's tapes")
     message = (f"rune_jit.iterate: until is still false after max_steps = {max_steps} steps"
                + (", in a lane of the map" if any(shown) else ""))
 
@@ -173,11 +178,45 @@ def while_loop(em: Emitter, laned: list[Value], start: list[Value], tapes: list[
             em.stmt(f'cf.assert {ok}, "{message}"')
         outs = em.region(step, laned + after[1:1 + nc])
         row = to_index(em, n) if tapes else None
-        written = [Lane(em, []).put(t, y, row) for t, y in zip(after[1 + nc:], outs[nc:])]
+        written = [Lane(em, []).put(room(em, t, row), y, row)
+                   for t, y in zip(after[1 + nc:], outs[nc:])]
         n1 = em.op(f"arith.addi {n}, {em.const(1, COUNT)} : i64")
         em.line(f"scf.yield {', '.join([n1] + [o.name for o in outs[:nc]] + written)} : {types}")
     em.close()
     return [Value(name, v.type) for name, v in zip(names, inits)]
+
+
+FIRST_ROWS = 16  # an unbounded tape's first capacity, doubled as steps fill it
+
+
+def growing(em: Emitter, t: Type) -> Value:
+    """An unbounded tape (t leads with UNBOUNDED): FIRST_ROWS rows of zeros, its type
+    dynamic."""
+    first = t.with_shape((FIRST_ROWS,) + t.shape[1:])
+    return Value(em.op(f"tensor.cast {zeros(em, first)} : {em.ty(first)} to {em.ty(t)}"), t)
+
+
+def room(em: Emitter, tape: Value, row: str) -> Value:
+    """`tape` with room for `row`: an unbounded tape twice as long when it is full."""
+    t = tape.type
+    if not t.unsized:
+        return tape
+    rows = em.op(f"tensor.dim {tape}, {em.index(0)} : {em.ty(t)}", "ix")
+    full = em.op(f"arith.cmpi uge, {row}, {rows} : index")
+    [grown] = em.ops(f"scf.if {full} -> ({em.ty(t)}) {{", 1, "grow")
+    with em.nested():
+        twice = ix(em, "muli", rows, em.index(2))
+        bigger = em.op(f"tensor.empty({twice}) : {em.ty(t)}", "e")
+        sizes = ", ".join([rows] + [str(n) for n in t.shape[1:]])
+        ones, zero = ", ".join(["1"] * t.ndim), ", ".join(["0"] * t.ndim)
+        copied = em.op(f"tensor.insert_slice {tape} into {bigger}[{zero}] [{sizes}] [{ones}] : "
+                       f"{em.ty(t)} into {em.ty(t)}")
+        em.line(f"scf.yield {copied} : {em.ty(t)}")
+    em.line("} else {")
+    with em.nested():
+        em.line(f"scf.yield {tape} : {em.ty(t)}")
+    em.close()
+    return Value(grown, t)
 
 
 # ------------------------------------------------------------- cond and bodies
