@@ -5,6 +5,7 @@ upstream MLIR bindings that IREE's compiler wheel bundles (the `mlir` extra).
     emit.py      the emitter: types, constants, names, nesting, locations; RULES
     scalars.py   elementwise primitives on scalars (arith, math), one row each
     arrays.py    tensors: maps, views, index maps, reductions, contractions (linalg, tensor)
+    indexing.py  traced positions: dynamic slices, gathers, scatters, index checks; sorts
     loops.py     scan, iterate, cond and the bodies of remat, root... (scf)
     linalg.py    linear solves (LU with partial pivoting, in scf loops)
     upstream.py  parse, verify and canonicalize with the upstream bindings; IREE's compile
@@ -18,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from ...ir import Region, Type
-from . import arrays, linalg, loops  # noqa: F401  (their rules)
+from . import arrays, indexing, linalg, loops  # noqa: F401  (their rules)
 from .emit import Emitter, Value, mlir_type, scalar_type
 
 

@@ -1,8 +1,7 @@
 """Array primitives on tensors: elementwise maps and index maps as `linalg.generic`,
 views as `tensor` slices and reshapes, reductions as `linalg.reduce`, contractions as
-`linalg.generic` with reduction loops (a plain matrix product as `linalg.matmul`), reads
-at traced positions (gathers, dynamic slices) as `tensor.extract` in a generic's body,
-and writes at traced positions (scatters) as `scf.for` over the updates."""
+`linalg.generic` with reduction loops (a plain matrix product as `linalg.matmul`); and
+the helpers the other modules build tensors with (indexing.py: traced positions)."""
 
 from __future__ import annotations
 
@@ -11,14 +10,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...ir import Type
-from ...ops import gather as gather_ops
-from ...ops import index, reduce, shape, sort
+from ...ops import reduce, shape, sort
 from ...ops.linalg import dot_general_p
 from ...primitive import Primitive
 from . import scalars
 from .emit import Emitter, Value, rule, scalar_literal, scalar_type
-
-INDEX = Type(np.dtype(np.int64), ())
 
 
 def dims(n: int) -> str:
@@ -40,7 +36,7 @@ def generic(em: Emitter, out: Type, ins: Sequence[tuple[Value, str]], body: Call
     maps = ", ".join([m for _, m in ins] + [affine(out.ndim, [f"d{i}" for i in range(out.ndim)])])
     kinds = ", ".join(['"parallel"'] * out.ndim)
     init = empty(em, out)
-    reads = (f"ins({_list(v.name for v, _ in ins)} : {_list(em.ty(v.type) for v, _ in ins)}) "
+    reads = (f"ins({commas(v.name for v, _ in ins)} : {commas(em.ty(v.type) for v, _ in ins)}) "
              if ins else "")
     text = (f"linalg.generic {{indexing_maps = [{maps}], iterator_types = [{kinds}]}} "
             f"{reads}outs({init} : {em.ty(out)}) {{")
@@ -54,7 +50,7 @@ def generic(em: Emitter, out: Type, ins: Sequence[tuple[Value, str]], body: Call
 def block(em: Emitter, types: Sequence[Type], body: Callable[[list[Value]], str]) -> None:
     """A linalg body: block arguments of `types`, then `linalg.yield body(arguments)`."""
     xs = [Value(em.fresh("a"), t) for t in types]
-    em.line(f"^bb0({_list(f'{x.name}: {scalar_type(x.type.dtype)}' for x in xs)}):")
+    em.line(f"^bb0({commas(f'{x.name}: {scalar_type(x.type.dtype)}' for x in xs)}):")
     with em.nested():
         em.line(f"linalg.yield {body(xs)}")
 
@@ -107,6 +103,19 @@ def all_true(em: Emitter, p: Value) -> str:
     if not p.type.shape:
         return p.name
     return reduce_to(em, p, Type(p.type.dtype, ()), tuple(range(p.type.ndim)), "andi", True)
+
+
+def ix_cmp(em: Emitter, pred: str, a: str, b: str) -> str:
+    return em.op(f"arith.cmpi {pred}, {a}, {b} : index")
+
+
+def delinearize(em: Emitter, flat: str, shape: Sequence[int]) -> list[str]:
+    """The indices of element `flat` (row-major) of an array of `shape`."""
+    out = []
+    for n in reversed(shape[1:]):
+        out.append(ix(em, "remui", flat, em.index(n)))
+        flat = ix(em, "divui", flat, em.index(n))
+    return [flat] + out[::-1] if shape else []
 
 
 def check(em: Emitter, ok: Value, message: str) -> None:
@@ -180,7 +189,8 @@ def _transpose(em, args, out_types, *, perm):
                   f"{em.ty(out)}) permutation = [{', '.join(map(str, perm))}]")]
 
 
-def _list(xs) -> str:
+def commas(xs) -> str:
+    """`a, b, c`: operands, offsets, types."""
     return ", ".join(map(str, xs))
 
 
@@ -189,8 +199,8 @@ def _slice(em, args, out_types, *, starts, limits, strides):
     (x,), out = args, out_types[0]
     if 0 in out.shape:  # MLIR rejects a slice at the end of an axis
         return [empty(em, out)]
-    return [em.op(f"tensor.extract_slice {x}[{_list(starts)}] [{_list(out.shape)}] "
-                  f"[{_list(strides)}] : {em.ty(x.type)} to {em.ty(out)}")]
+    return [em.op(f"tensor.extract_slice {x}[{commas(starts)}] [{commas(out.shape)}] "
+                  f"[{commas(strides)}] : {em.ty(x.type)} to {em.ty(out)}")]
 
 
 @rule(shape.rev_p)
@@ -207,9 +217,9 @@ def _pad(em, args, out_types, *, shape, starts, strides):
     if 0 in x.type.shape:
         return [zero]
     if not x.type.shape:
-        return [em.op(f"tensor.insert {x} into {zero}[{_list(starts)}] : {em.ty(out)}")]
-    return [em.op(f"tensor.insert_slice {x} into {zero}[{_list(starts)}] "
-                  f"[{_list(x.type.shape)}] [{_list(strides)}] : {em.ty(x.type)} into "
+        return [em.op(f"tensor.insert {x} into {zero}[{commas(starts)}] : {em.ty(out)}")]
+    return [em.op(f"tensor.insert_slice {x} into {zero}[{commas(starts)}] "
+                  f"[{commas(x.type.shape)}] [{commas(strides)}] : {em.ty(x.type)} into "
                   f"{em.ty(out)}")]
 
 
@@ -226,8 +236,8 @@ def _concatenate(em, args, out_types, *, axis):
     acc, at = empty(em, out), 0
     for x in (x for x in args if 0 not in x.type.shape):
         offsets = [at if i == axis else 0 for i in range(out.ndim)]
-        acc = em.op(f"tensor.insert_slice {x} into {acc}[{_list(offsets)}] "
-                    f"[{_list(x.type.shape)}] [{_list([1] * out.ndim)}] : {em.ty(x.type)} "
+        acc = em.op(f"tensor.insert_slice {x} into {acc}[{commas(offsets)}] "
+                    f"[{commas(x.type.shape)}] [{commas([1] * out.ndim)}] : {em.ty(x.type)} "
                     f"into {em.ty(out)}")
         at += x.type.shape[axis]
     return [acc]
@@ -236,157 +246,6 @@ def _concatenate(em, args, out_types, *, axis):
 @rule(shape.iota_p)
 def _iota(em, args, out_types, *, shape, axis, dtype):
     return [generate(em, out_types[0], lambda idx: from_index(em, idx[axis], dtype).name)]
-
-
-# ------------------------------------------------------------- traced positions
-
-
-def clamped(em: Emitter, start: Value, size: int, n: int) -> str:
-    """A slice's start clamped so that `size` elements from it fit in `n`, as an index."""
-    i = to_index(em, start)
-    lo, hi = em.index(0), em.index(max(n - size, 0))
-    return ix(em, "minsi", ix(em, "maxsi", i, lo), hi)
-
-
-@rule(index.dynamic_slice_p)
-def _dynamic_slice(em, args, out_types, *, sizes, batch):
-    x, *starts = args
-    out, body = out_types[0], x.type.shape[batch:]
-    if 0 in out.shape:
-        return [empty(em, out)]
-    if batch == 0:
-        at = [clamped(em, s, k, n) for s, k, n in zip(starts, sizes, body)]
-        return [em.op(f"tensor.extract_slice {x}[{_list(at)}] [{_list(sizes)}] "
-                      f"[{_list([1] * len(sizes))}] : {em.ty(x.type)} to {em.ty(out)}")]
-
-    def element(idx):
-        lane = idx[:batch]
-        at = [clamped(em, Value(extract(em, s, lane), s.type.with_shape(())), k, n)
-              for s, k, n in zip(starts, sizes, body)]
-        return extract(em, x, lane + [ix(em, "addi", a, i) for a, i in zip(at, idx[batch:])])
-    return [generate(em, out, element)]
-
-
-@rule(index.dynamic_update_slice_p)
-def _dynamic_update_slice(em, args, out_types, *, batch):
-    x, upd, *starts = args
-    sizes, body = upd.type.shape[batch:], x.type.shape[batch:]
-    if 0 in upd.type.shape:
-        return [x.name]
-    if batch == 0:
-        at = [clamped(em, s, k, n) for s, k, n in zip(starts, sizes, body)]
-        if not x.type.shape:
-            return [upd.name]
-        return [em.op(f"tensor.insert_slice {upd} into {x}[{_list(at)}] [{_list(sizes)}] "
-                      f"[{_list([1] * len(sizes))}] : {em.ty(upd.type)} into {em.ty(x.type)}")]
-
-    def element(idx):
-        lane, inside, rel = idx[:batch], None, []
-        for s, k, n, i in zip(starts, sizes, body, idx[batch:]):
-            a = clamped(em, Value(extract(em, s, lane), s.type.with_shape(())), k, n)
-            r = ix(em, "subi", i, a)
-            ok = em.op(f"arith.andi {ix_cmp(em, 'sge', r, em.index(0))}, "
-                       f"{ix_cmp(em, 'slt', r, em.index(k))} : i1")
-            inside = ok if inside is None else em.op(f"arith.andi {inside}, {ok} : i1")
-            rel.append(ix(em, "minsi", ix(em, "maxsi", r, em.index(0)), em.index(max(k - 1, 0))))
-        new = extract(em, upd, lane + rel)
-        return em.op(f"arith.select {inside}, {new}, {extract(em, x, idx)} : "
-                     f"{scalar_type(x.type.dtype)}")
-    return [generate(em, out_types[0], element)]
-
-
-def ix_cmp(em: Emitter, pred: str, a: str, b: str) -> str:
-    return em.op(f"arith.cmpi {pred}, {a}, {b} : index")
-
-
-def position(em: Emitter, i: Value, n: int, mode: str) -> tuple[str, str | None]:
-    """(an index in range, as `mode` makes it; whether it was in range, for "fill" and
-    "drop"), from one entry of an index array (gather.positions' meaning)."""
-    k = to_index(em, i)
-    zero, size = em.index(0), em.index(n)
-    if mode == "clip":
-        return ix(em, "minsi", ix(em, "maxsi", k, zero), em.index(max(n - 1, 0))), None
-    if mode == "wrap":
-        r = ix(em, "remsi", k, size)
-        neg = ix_cmp(em, "slt", r, zero)
-        return em.op(f"arith.select {neg}, {ix(em, 'addi', r, size)}, {r} : index", "ix"), None
-    wrapped = em.op(f"arith.select {ix_cmp(em, 'slt', k, zero)}, {ix(em, 'addi', k, size)}, "
-                    f"{k} : index", "ix")
-    if mode == "checked":
-        return wrapped, None
-    inside = em.op(f"arith.andi {ix_cmp(em, 'sge', wrapped, zero)}, "
-                   f"{ix_cmp(em, 'slt', wrapped, size)} : i1")
-    return em.op(f"arith.select {inside}, {wrapped}, {zero} : index", "ix"), inside
-
-
-def positions(em: Emitter, indices: Sequence[Value], b: list[str], sizes, mode: str):
-    """The positions that entry `b` of the index arrays names, and whether all are in range."""
-    pos, ok = [], None
-    for i, n in zip(indices, sizes):
-        p, inside = position(em, Value(extract(em, i, b), i.type.with_shape(())), n, mode)
-        pos.append(p)
-        if inside is not None:
-            ok = inside if ok is None else em.op(f"arith.andi {ok}, {inside} : i1")
-    return pos, ok
-
-
-@rule(gather_ops.gather_p)
-def _gather(em, args, out_types, *, mode, fill_value):
-    x, *indices = args
-    k, nb = len(indices), indices[0].type.ndim
-
-    def element(idx):
-        pos, ok = positions(em, indices, idx[:nb], x.type.shape[:k], mode)
-        got = extract(em, x, pos + idx[nb:])
-        if ok is None:
-            return got
-        fill = em.const(fill_value, x.type.dtype)
-        return em.op(f"arith.select {ok}, {got}, {fill} : {scalar_type(x.type.dtype)}")
-    return [generate(em, out_types[0], element)]
-
-
-def delinearize(em: Emitter, flat: str, shape: Sequence[int]) -> list[str]:
-    """The indices of element `flat` (row-major) of an array of `shape`."""
-    out = []
-    for n in reversed(shape[1:]):
-        out.append(ix(em, "remui", flat, em.index(n)))
-        flat = ix(em, "divui", flat, em.index(n))
-    return [flat] + out[::-1] if shape else []
-
-
-@rule(gather_ops.scatter_p)
-def _scatter(em, args, out_types, *, op, mode):
-    """Each update in row-major order (the last of repeated positions wins a "set")."""
-    x, *indices, u = args
-    k, nb = len(indices), indices[0].type.ndim
-
-    def update(flat: str, acc: list[Value]) -> list[str]:
-        idx = delinearize(em, flat, u.type.shape)
-        pos, ok = positions(em, indices, idx[:nb], x.type.shape[:k], mode)
-        at = pos + idx[nb:]
-        new = Value(extract(em, u, idx), Type(x.type.dtype, ()))
-        old = Value(extract(em, acc[0], at), new.type)
-        if op != "set":
-            new = Value(scalars.ROWS[op](em, old, new), new.type)
-        if ok is not None:
-            new = Value(scalars.select(em, ok, new, old), new.type)
-        return [em.op(f"tensor.insert {new} into {acc[0]}[{_list(at)}] : {em.ty(x.type)}")]
-    return [em.counted(em.index(u.type.size), [x], update, "scatter")[0].name]
-
-
-@rule(gather_ops.index_check_p)
-def _index_check(em, args, out_types, *, size, axis):
-    """Every index in [-size, size), else an IndexError's message."""
-    (i,) = args
-    bt = i.type.with_dtype(np.dtype(bool))
-
-    def inside(xs):
-        lo = scalars.compare(em, "ge", xs[0], em.const(-size, i.type.dtype))
-        hi = scalars.compare(em, "lt", xs[0], em.const(size, i.type.dtype))
-        return em.op(f"arith.andi {lo}, {hi} : i1")
-    ok = Value(elementwise_map(em, bt, [i], inside), bt)
-    check(em, ok, f"rune_jit: an index is out of bounds for axis {axis} with size {size}")
-    return [i.name]
 
 
 # ------------------------------------------------------------- reductions
@@ -412,7 +271,7 @@ def reduce_to(em: Emitter, x: Value, out: Type, axes: Sequence[int], row: str, s
     init = generic_init(em, out, c)
     ot = out_ty(em, out)
     [r] = em.ops(f"linalg.reduce ins({x} : {em.ty(x.type)}) outs({init} : {ot}) "
-                 f"dimensions = [{_list(sorted(axes))}]", 1, "red")
+                 f"dimensions = [{commas(sorted(axes))}]", 1, "red")
     a, b = em.fresh("a"), em.fresh("o")
     em.line(f"  ({a}: {scalar_type(dt)}, {b}: {scalar_type(dt)}) {{")
     with em.nested(), em.nested():
@@ -445,14 +304,14 @@ def folded(em: Emitter, ins: Sequence[tuple[Value, str]], outs: Sequence[Type],
     """A `linalg.generic` with reduction loops folding `ins` into `outs` (each from its
     init, read and written through `out_map`): `body(ins' and outs' elements) -> the
     yield's operands and types`; a 0-d output extracted as a scalar."""
-    maps = _list([m for _, m in ins] + [out_map] * len(outs))
-    kinds = _list(f'"{k}"' for k in iterators)
+    maps = commas([m for _, m in ins] + [out_map] * len(outs))
+    kinds = commas(f'"{k}"' for k in iterators)
     types = [out_ty(em, t) for t in outs]
     names = em.ops(f"linalg.generic {{indexing_maps = [{maps}], iterator_types = [{kinds}]}} "
-                   f"ins({_list(v.name for v, _ in ins)} : {_list(em.ty(v.type) for v, _ in ins)}"
-                   f") outs({_list(inits)} : {_list(types)}) {{", len(outs), hint)
+                   f"ins({commas(v.name for v, _ in ins)} : {commas(em.ty(v.type) for v, _ in ins)}"
+                   f") outs({commas(inits)} : {commas(types)}) {{", len(outs), hint)
     block(em, [Type(v.type.dtype, ()) for v, _ in ins] + [Type(t.dtype, ()) for t in outs], body)
-    em.close(f"}} -> ({_list(types)})" if len(outs) > 1 else f"}} -> {types[0]}")
+    em.close(f"}} -> ({commas(types)})" if len(outs) > 1 else f"}} -> {types[0]}")
     return [n if t.shape else em.op(f"tensor.extract {n}[] : {ty}")
             for n, t, ty in zip(names, outs, types)]
 
@@ -566,52 +425,3 @@ def _dot_general(em, args, out_types, *, contract, batch):
         return f"{scalars.ROWS['add'](em, xs[2], p)} : {scalar_type(out.dtype)}"
     return folded(em, ins, [out], [init], ["parallel"] * nout + ["reduction"] * nc,
                   affine(loops, [f"d{i}" for i in range(nout)]), body, "dot")
-
-
-# ------------------------------------------------------------- sorting
-
-
-def _before(em: Emitter, a: Value, b: Value, ka: str, kb: str, descending: bool) -> str:
-    """Whether key a (at kb's left when ka < kb) comes before key b: stable, NaNs last
-    (first when `descending`, which reverses the order of the keys, not of ties)."""
-    if descending:
-        a, b = b, a
-    nan_a = scalars.ROWS["isnan"](em, a) if a.type.dtype.kind == "f" else None
-    less = scalars.compare(em, "lt", a, b)
-    same = scalars.compare(em, "eq", a, b)
-    if nan_a is not None:
-        nan_b = scalars.ROWS["isnan"](em, b)
-        not_a = em.op(f"arith.xori {nan_a}, {em.const(True, np.dtype(bool))} : i1")
-        less = em.op(f"arith.ori {less}, {em.op(f'arith.andi {nan_b}, {not_a} : i1')} : i1")
-        same = em.op(f"arith.ori {same}, {em.op(f'arith.andi {nan_a}, {nan_b} : i1')} : i1")
-    tie = em.op(f"arith.andi {same}, {ix_cmp(em, 'slt', ka, kb)} : i1")
-    return em.op(f"arith.ori {less}, {tie} : i1")
-
-
-@rule(sort.sort_p)
-def _sort(em, args, out_types, *, descending):
-    """perm[..., i] is the j whose rank (the keys before it) is i; values read x there.
-    (Cubic in the row's length: rank counting keeps every write out of loops.)"""
-    (x,), (values_t, perm_t) = args, out_types
-    n = x.type.shape[-1]
-    count_t = Type(np.dtype(np.int64), ())
-
-    def rank(lead: list[str], j: str) -> str:
-        xj = Value(extract(em, x, lead + [j]), Type(x.type.dtype, ()))
-
-        def count(k, acc):
-            xk = Value(extract(em, x, lead + [k]), xj.type)
-            one = em.op(f"arith.extui {_before(em, xk, xj, k, j, descending)} : i1 to i64")
-            return [em.op(f"arith.addi {acc[0]}, {one} : i64")]
-        return em.counted(em.index(n), [em.const(0, np.int64)], count, "rank")[0].name
-
-    def perm(idx):
-        def find(j, acc):
-            here = em.op(f"arith.cmpi eq, {rank(idx[:-1], j)}, "
-                         f"{from_index(em, idx[-1], np.int64)} : i64")
-            return [em.op(f"arith.select {here}, {from_index(em, j, np.int64)}, {acc[0]} : i64")]
-        return em.counted(em.index(n), [em.const(0, np.int64)], find, "find")[0].name
-    p = Value(generate(em, perm_t, perm), perm_t)
-    values = generate(em, values_t, lambda idx: extract(
-        em, x, idx[:-1] + [to_index(em, Value(extract(em, p, idx), count_t))]))
-    return [values, p.name]
