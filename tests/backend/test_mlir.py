@@ -138,16 +138,9 @@ def same_bits_type(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return got
 
 
-# IREE 3.13 miscompiles element writes (`tensor.insert`) into a tensor an scf loop carries
-# (docs/mlir.md has a four-line repro: a swap of two elements in a loop of one step): a
-# program that has them may disagree, and then it is this trait of its text that says why.
-ELEMENT_WRITES_IN_LOOPS = re.compile(r"tensor\.insert %\S+ into %(it|w)\d+\[")
-
-
 def agrees_with_iree(f, args, rtol: float) -> str:
     """IREE runs the exported text and agrees with the native code (values, or both
-    raise); -> "agree", "raise", "no MLIR", the name of the IREE gap that stopped it, or
-    "IREE's element writes in loops" for a disagreement of a program that has them."""
+    raise); -> "agree", "raise", "no MLIR" or the name of the IREE gap that stopped it."""
     up = upstream()
     text = exports(f, args)
     if text is None:
@@ -166,18 +159,13 @@ def agrees_with_iree(f, args, rtol: float) -> str:
         with pytest.raises((ValueError, RuntimeError), match="rune_jit"):
             run(*args)
         return "raise"
-    try:
-        got = run(*args)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            g = same_bits_type(g, w)
-            assert g.shape == w.shape, (g.shape, w.shape)
-            np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 1e-3, equal_nan=True,
-                                       err_msg=f"IREE disagrees with the native code on\n{text}")
-    except (AssertionError, RuntimeError, ValueError):
-        if ELEMENT_WRITES_IN_LOOPS.search(text):
-            return "IREE's element writes in loops"
-        raise
+    got = run(*args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g = same_bits_type(g, w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 1e-3, equal_nan=True,
+                                   err_msg=f"IREE disagrees with the native code on\n{text}")
     return "agree"
 
 
@@ -269,7 +257,7 @@ def test_the_docs_programs_export_and_verify(page):
 
 # ------------------------------------------------------------- IREE as a second compiler
 
-OUTCOMES = ("agree", "raise", "no MLIR", "IREE's element writes in loops")
+OUTCOMES = ("agree", "raise", "no MLIR")
 QUICK_LOOPS = ["scan plain", "scan reverse grad", "iterate vmap", "iterate vmap of grad",
                "cond grad", "scan in iterate vmap", "root jvp", "remat in scan grad"]
 

@@ -154,9 +154,8 @@ def _iterate(em, args, out_types, *, step, until, num_carry, num_laned, max_step
 
 def while_loop(em: Emitter, laned: list[Value], start: list[Value], tapes: list[Value],
                regions: tuple[Region, Region], max_steps: int, message: str) -> list[Value]:
-    """The scf.while of one lane: -> [its step count, carries..., tapes...]. (Its tapes are
-    the lane's own: a loop over lanes whose while loops wrote into the tapes of every lane
-    at [n, lane] was miscompiled by IREE 3.13, see docs/mlir.md.)"""
+    """The scf.while of one lane: -> [its step count, carries..., tapes...] (the lane's own
+    tapes, which the loop over lanes puts back whole)."""
     step, until = regions
     nc = len(start)
     inits = [em.const(0, COUNT)] + start + tapes
