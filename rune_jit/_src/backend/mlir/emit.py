@@ -76,11 +76,13 @@ def unsized(what: str) -> NotImplementedError:
 def scalar_literal(value, dtype: np.dtype) -> str:
     """A scalar attribute MLIR parses back to exactly `value` of `dtype`."""
     dtype = np.dtype(dtype)
+    if dtype.kind in "iu":  # signless: the bits (-1 of a uint8 is 255), read as signed
+        bits = 8 * dtype.itemsize
+        v = int(value) % 2 ** bits
+        return str(v - 2 ** bits if v >= 2 ** (bits - 1) else v)
     v = np.asarray(value, dtype)
     if dtype.kind == "b":
         return "true" if v else "false"
-    if dtype.kind in "iu":  # signless: the bits, read as a signed integer
-        return str(int(v.astype(f"i{dtype.itemsize}")))
     if np.isfinite(v):  # the shortest decimal that reads back to these bits, with the
         text = repr(float(v))  # point MLIR's float literals need (1e-12 -> 1.0e-12)
         return text if "." in text else text.replace("e", ".0e")
