@@ -102,6 +102,11 @@ def dense_literal(value: np.ndarray) -> str:
     return f'dense<"0x{data.hex().upper()}">'
 
 
+def _escaped(text: str) -> str:
+    """`text` inside an MLIR string literal."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 class Emitter:
     """Writes one function's body: `op` emits a line and names its result; `nested`
     indents a region's body; `at` sets the location of what follows."""
@@ -183,7 +188,8 @@ class Emitter:
         self.loc = f" loc({self.locs[key]})"
 
     def loc_aliases(self) -> list[str]:
-        return [f'{alias} = loc("{f}":{line}:0)' for (f, line), alias in self.locs.items()]
+        return [f'{alias} = loc("{_escaped(f)}":{line}:0)'
+                for (f, line), alias in self.locs.items()]
 
     # ---------------------------------------------------------- constants
 
