@@ -154,6 +154,9 @@ def _diag_solve(em, args, out_types):
 @rule(shape.broadcast_in_dim_p)
 def _broadcast(em, args, out_types, *, shape, broadcast_dims):
     (x,), out = args, out_types[0]
+    if x.name in em.known and out.shape:  # a constant: a dense one (IREE writes in place
+        return [em.op(f"arith.constant dense<{scalar_literal(em.known[x.name], out.dtype)}> "
+                      f": {em.ty(out)}", "k")]  # into a broadcast a loop reads: docs/mlir.md)
     if not x.type.shape:
         return [fill(em, out, x)] if out.shape else [x.name]
     results = [f"d{d}" if n == out.shape[d] else "0"

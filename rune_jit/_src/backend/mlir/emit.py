@@ -119,6 +119,7 @@ class Emitter:
         self.loc = ""
         self.source = None
         self.env: list[dict[Var, Value]] = [{}]
+        self.known: dict[str, np.ndarray] = {}  # SSA name -> the constant it holds
 
     # ---------------------------------------------------------- text
 
@@ -196,7 +197,9 @@ class Emitter:
     def const(self, value, dtype: np.dtype) -> Value:
         t = Type(np.dtype(dtype), ())
         typed = "" if t.dtype.kind == "b" else f" : {scalar_type(dtype)}"  # true is an i1
-        return Value(self.op(f"arith.constant {scalar_literal(value, dtype)}{typed}", "c"), t)
+        name = self.op(f"arith.constant {scalar_literal(value, dtype)}{typed}", "c")
+        self.known[name] = value
+        return Value(name, t)
 
     def index(self, i: int) -> str:
         return self.op(f"arith.constant {int(i)} : index", "i")
