@@ -188,6 +188,13 @@ def test_primitive_table_exports_and_verifies(case):
     exports(*primitive_case(case))
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("case", pc.CASES, ids=[c.id for c in pc.CASES])
+def test_primitive_table_exports_and_verifies_in_every_dtype(case):
+    for dtype in case.dtypes:
+        exports(case.fn, case.draw(np.random.default_rng(0), case.largest(), dtype))
+
+
 FUZZ_SEEDS = range(200)  # the quick run samples 60 of the 400 (conftest.py)
 
 
