@@ -102,7 +102,8 @@ IREE_GAPS = {
     "IREE's stream partitioning": r"circular dependency: input operation uses partition output",
     "a libm function IREE's linker does not find (tanh, despite system linking)":
         r"undefined symbol: \w+",
-    "iree-compile crashing (a segmentation fault)": r"Error code: -11\b",
+    "iree-compile crashing (a segmentation fault; LLVM out of memory)":
+        r"Error code: -(11|6)\b",
     "tapes of dynamic length (a while_loop without max_steps) in IREE's loops":
         r"'tensor\.dim' op unexpected|transient buffer has not been committed",
 }
