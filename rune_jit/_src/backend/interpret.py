@@ -9,6 +9,7 @@ import numpy as np
 
 from ..interpret import eval_region
 from ..ir import Region
+from .mlir import MlirStages
 
 
 class Interpreted:
@@ -51,8 +52,9 @@ class InterpretBackend:
         return InterpretedStages(region)
 
 
-class InterpretedStages:
-    """`jit(f).lower(...)` under the interpreter: the program, and no machine code."""
+class InterpretedStages(MlirStages):
+    """`jit(f).lower(...)` under the interpreter: the program (`.ir`, `.mlir`), and no
+    machine code."""
 
     def __init__(self, region: Region):
         self.region = region

@@ -222,7 +222,9 @@ class Jitted:
     @api_boundary
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """The program's stages for these arguments as text: `.ir` (after the passes the
-        backend runs before compiling), and with the CPU backend `.llvm_ir`, `.asm`."""
+        backend runs before compiling), `.mlir` (the same program in upstream MLIR
+        dialects: docs/mlir.md), and with the CPU backend `.llvm_ir`, `.asm`;
+        `.as_text(dialect)` names them ("mlir", the default, "ir", "llvm", "asm")."""
         leaves, in_tree, dyn, key = self._split(args, kwargs)
         return backend.current().lower(self._trace(args, leaves, in_tree, dyn,
                                                    dict(key[2][1])).region)

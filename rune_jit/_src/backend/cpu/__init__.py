@@ -30,6 +30,7 @@ from .codegen.pipeline import STAGES, before_lowering
 from .rules import (callback, control, elementwise, gather, lapack, linalg,  # noqa: F401
                     loops, parallel_maps, reduce, sort, views)
 from .runtime import entry, llvm
+from ..mlir import MlirStages
 
 
 class CpuBackend:
@@ -53,20 +54,21 @@ class CpuBackend:
     def lower(self, region: Region) -> "Lowered":
         from ...passes.constants import lift_constants
 
-        final = before_lowering(lift_constants(region)[0])
-        return Lowered(final, runtime.build(final))
+        lifted, constants = lift_constants(region)
+        final = before_lowering(lifted)
+        return Lowered(final, runtime.build(final), constants)
 
 
 def _instructions(module) -> int:
     return sum(1 for f in module.functions for b in f.blocks for _ in b.instructions)
 
 
-class Lowered:
-    """A program's stages as text: `.ir` (rune_jit IR), `.llvm_ir` (and its native
-    entry's, `.entry_llvm_ir`), `.asm`."""
+class Lowered(MlirStages):
+    """A program's stages as text: `.ir` (rune_jit IR), `.mlir` (upstream MLIR dialects),
+    `.llvm_ir` (and its native entry's, `.entry_llvm_ir`), `.asm`; `as_text(dialect)`."""
 
-    def __init__(self, region: Region, built: runtime.Built):
-        self.region, self.built = region, built
+    def __init__(self, region: Region, built: runtime.Built, constants: list):
+        self.region, self.built, self.constants = region, built, constants
 
     @property
     def ir(self) -> str:

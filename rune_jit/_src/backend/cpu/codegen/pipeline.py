@@ -1,7 +1,7 @@
 """The passes a program goes through before it is lowered, in order, in one place.
 
 RUNE_JIT_DUMP=ir prints the program after each stage (=ir,llvm also prints the
-LLVM IR, =ir,llvm,asm the assembly).
+LLVM IR, =ir,llvm,asm the assembly; =mlir the program as it is lowered, in MLIR).
 """
 
 from __future__ import annotations
@@ -25,4 +25,17 @@ def before_lowering(region: Region) -> Region:
         region = run(region)
         if dumping("ir"):
             print(f"--- after {name}:\n{region}", file=sys.stderr)
+    if dumping("mlir"):
+        print(f"--- MLIR:\n{_mlir(region)}", file=sys.stderr)
     return region
+
+
+def _mlir(region: Region) -> str:
+    """The MLIR text, or why there is none (a primitive without an MLIR form does not stop
+    the compilation it is printed for)."""
+    from ...mlir import module_text
+
+    try:
+        return module_text(region)
+    except NotImplementedError as e:
+        return f"(no MLIR: {e})"
