@@ -35,6 +35,26 @@ def hidden_axis() -> bool:
     return getattr(_state, "hidden", False)
 
 
+@contextmanager
+def naming_lanes(lanes: tuple[int, ...], shown: tuple[bool, ...]) -> Iterator[None]:
+    """The axis batched in here is the lanes `lanes` of a loop, flattened (the interpreter
+    runs a loop's step on all its lanes at once): an error names a lane along it as the
+    loop's lane, `shown` saying which of its axes are a user's vmap."""
+    saved = getattr(_state, "lanes", None)
+    _state.lanes = (tuple(lanes), tuple(shown))
+    try:
+        yield
+    finally:
+        _state.lanes = saved
+
+
+def axis_lanes(size: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """How an error names a lane of the axis of `size` being batched now: (the lane axes
+    it flattens, whether each is a user's vmap)."""
+    given = getattr(_state, "lanes", None)
+    return given if given is not None else ((size,), (not hidden_axis(),))
+
+
 def batch_eval(region: Region, size: int, vals: Sequence[Any], dims: Sequence[int | None]):
     """Evaluate `region` (closed) on batched values; -> (outputs, their dims)."""
     env = dict(zip(region.params, zip(vals, dims)))

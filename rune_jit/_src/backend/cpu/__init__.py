@@ -10,6 +10,8 @@
     linalg.py       dot_general's kernels, LU solve
     lapack.py       decompositions (cholesky, lu, eigh, qr, svd, triangular solves): LAPACK
     callback.py     calls into Python (debug.print, debug.callback, pure_callback)
+    checks.py       rune_jit.check: a failure status; the call replayed in the interpreter
+                    names it
     interrupt.py    Ctrl-C: loops poll a signal count; sigint.py: the handler counting them
     control.py      cond, and the bodies of remat, root, stop_gradient
     loops.py        scan and iterate; carries.py, lane_loops.py, lane_blocks.py: their parts

@@ -29,7 +29,8 @@ from ...passes.constants import lift_constants
 from ..stats import counts as stats
 from ...forks import renew_in_child
 from ...tracebacks import hidden
-from . import callback, emit, entry, front, interrupt, llvm, mathlib, sigint, threads
+from . import (callback, checks, emit, entry, front, interrupt, llvm, mathlib, sigint,
+               threads)
 from .pool import POOL
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
@@ -98,7 +99,8 @@ def build(region: Region, symbol: str | None = None) -> Built:
     fn.finish()
     mathlib.finish_module(module)
     meta = Meta(symbol, region.in_types, region.out_types, sites.sites, fn.scratch_bytes,
-                entry.eligible(region.in_types, region.out_types, fn.scratch_bytes))
+                entry.eligible(region.in_types, region.out_types, fn.scratch_bytes)
+                and not checks.present(sites.sites))  # a failed check replays the call
     return Built(str(module), meta, fn.arena_size)
 
 
@@ -171,22 +173,32 @@ class Compiled:
 
 
 class Executable(NamedTuple):
-    """Compiled code and the constants lifted out of its program."""
+    """Compiled code and the constants lifted out of its program; the program, if known,
+    to run again in the interpreter when a check fails (checks.replay)."""
 
     compiled: Compiled
     constants: list
+    region: Region | None = None
 
     def run(self, values: Sequence[Any]) -> list[np.ndarray]:
-        return self.compiled.run(self.constants + list(values))
+        return self._replaying(self.compiled.run, values)
 
     def run_exact(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-        return self.compiled.run_exact(self.constants + list(arrays))
+        return self._replaying(self.compiled.run_exact, arrays)
+
+    def _replaying(self, run: Callable, values: Sequence[Any]) -> list[np.ndarray]:
+        try:
+            return run(self.constants + list(values))
+        except checks.CheckFailed as failed:
+            if self.region is None:
+                raise
+            return checks.replay(self.region, values, failed)
 
     def record(self) -> tuple[dict, bytes, list] | None:
         """(metadata, object code, constants): what a saved program keeps of it (None for
         code that only this process may run)."""
         code = self.compiled
-        if not code.portable:
+        if not code.portable or checks.present(code.meta.sites):  # no program to replay
             return None
         return {"key": code.key, "code": llvm.stamped(code.meta.to_json())}, code.obj, \
             self.constants
@@ -231,7 +243,7 @@ def prepare(region: Region) -> Executable:
     lifted, constants = lift_constants(region)
     program = digest(lifted)
     return Executable(compiled(disk_cache.key(program, llvm.fingerprint()), program, lifted),
-                      constants)
+                      constants, region)
 
 
 def compiled(k: str, program: str | None, region: Region | None = None,
@@ -360,6 +372,8 @@ def _failure(kind: int, lane: int, info: dict) -> Exception | None:
         return interrupt.raised()
     if kind == emit.KINDS["callback"]:
         return callback.raised() or RuntimeError("rune_jit: a debug callback failed")
+    if kind == emit.KINDS["check"]:
+        return checks.CheckFailed(info.get("source"))
     if kind == emit.KINDS["negative_power"]:
         return ValueError("Integers to negative integer powers are not allowed.")
     return None
