@@ -30,10 +30,11 @@ import numpy as np
 from .. import source_info, tree
 from ..errors import CheckError, user_lane
 from ..ir import Type
-from ..passes.vmap import axis_lanes
+from ..passes.vmap import axis_lanes, taking
 from ..primitive import Absent, Primitive
-from ..trace import bind
-from .shape import materialize
+from ..trace import bind, type_of_value
+from .elementwise import logical_not, logical_or
+from .shape import broadcast_in_dim, materialize
 
 check_p = Primitive("check", traits=frozenset({"effect"}))
 _state = threading.local()
@@ -129,6 +130,10 @@ check_p.def_rule("transpose", Absent("a check has no linear part: reverse mode r
 
 @check_p.def_rule("batch")
 def _check_batch(size: int, args, dims, *, msg, tree, axes):
-    lanes = [materialize(a, d, size) for a, d in zip(args, dims)]
-    bind(check_p, *lanes, msg=msg, tree=tree, axes=(axis_lanes(size),) + tuple(axes))
+    pred, *values = [materialize(a, d, size) for a, d in zip(args, dims)]
+    mask = taking()
+    if mask is not None:  # a lane that does not take the branch passes
+        shape = type_of_value(pred).shape
+        pred = logical_or(pred, logical_not(broadcast_in_dim(mask, shape, (0,))))
+    bind(check_p, pred, *values, msg=msg, tree=tree, axes=(axis_lanes(size),) + tuple(axes))
     return [], []

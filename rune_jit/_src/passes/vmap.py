@@ -48,6 +48,26 @@ def naming_lanes(lanes: tuple[int, ...], shown: tuple[bool, ...]) -> Iterator[No
         _state.lanes = saved
 
 
+@contextmanager
+def lanes_taking(mask: Any) -> Iterator[None]:
+    """Batching in here evaluates a branch that only the lanes where `mask` (a bool per
+    lane, the lanes on axis 0) take: a check there fails in those lanes only (a vmapped
+    cond runs both branches on every lane and picks per lane)."""
+    from ..ops.elementwise import logical_and
+
+    saved = taking()
+    _state.taking = mask if saved is None else logical_and(saved, mask)
+    try:
+        yield
+    finally:
+        _state.taking = saved
+
+
+def taking() -> Any:
+    """The lanes that take the branch being batched (see `lanes_taking`), or None: all."""
+    return getattr(_state, "taking", None)
+
+
 def axis_lanes(size: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     """How an error names a lane of the axis of `size` being batched now: (the lane axes
     it flattens, whether each is a user's vmap)."""
