@@ -189,10 +189,11 @@ class Executable(NamedTuple):
     def _replaying(self, run: Callable, values: Sequence[Any]) -> list[np.ndarray]:
         try:
             return run(self.constants + list(values))
-        except checks.CheckFailed as failed:
+        except checks.CheckFailed as err:
             if self.region is None:
                 raise
-            return checks.replay(self.region, values, failed)
+            failed = err
+        return checks.replay(self.region, values, failed)  # (not chained to the status)
 
     def record(self) -> tuple[dict, bytes, list] | None:
         """(metadata, object code, constants): what a saved program keeps of it (None for
