@@ -383,3 +383,75 @@ def test_checkify_takes_user_checks_only():
     assert checkify.check is rune.check
     with pytest.raises(ValueError, match="user_checks"):
         checkify.checkify(safe_log, errors=frozenset({"nan"}))
+
+
+# ------------------------------------------------------------- RUNE_JIT_DEBUG_NANS
+
+
+@pytest.fixture
+def nan_checks(monkeypatch):
+    """The checks RUNE_JIT_DEBUG_NANS=1 turns on at import, in this process."""
+    from rune_jit._src import trace
+    from rune_jit._src.ops import nan_checks as nc
+
+    monkeypatch.setattr(trace, "after_staging", nc.after_staging)
+    monkeypatch.setattr(trace, "after_eager", nc.after_eager)
+
+
+def _nan_at(prim: str, marker: str) -> str:
+    return f"rune_jit.debug_nans: {prim} produced a NaN from operands without one at {at(marker)}"
+
+
+def _shifted_sqrt(x):
+    return rnp.sqrt(x * 2 - 1.0)  # SQRT
+
+
+def _log_sum(xs):
+    def step(c, x):
+        return c + rnp.log(x), None  # LOG
+
+    return rune.scan(step, 0.0, xs)[0]  # LOG_SCAN
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+def test_debug_nans_names_the_operation_its_line_the_lane_and_the_step(mode, nan_checks):
+    assert mode(_shifted_sqrt)(5.0) == 3.0
+    assert fails(mode(_shifted_sqrt), 0.0) == _nan_at("sqrt", "SQRT")
+    assert fails(mode(rune.vmap(_shifted_sqrt)), np.array([1.0, 5.0, 0.25])) == (
+        _nan_at("sqrt", "SQRT") + ", in lane 2")
+    step = f", at step 2 of the scan at {at('LOG_SCAN')}"
+    assert fails(mode(_log_sum), np.array([1.0, 2.0, -1.0])) == _nan_at("log", "LOG") + step
+    xs = np.array([[1.0, 2.0, 1.0], [1.0, 2.0, -1.0]])
+    assert fails(mode(rune.vmap(_log_sum)), xs) == (
+        _nan_at("log", "LOG") + ", in lane 1" + step)
+    assert fails(mode(rune.grad(_log_sum)), xs[1]) == _nan_at("log", "LOG") + step
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+def test_debug_nans_passes_a_nan_that_came_in(mode, nan_checks):
+    assert np.isnan(mode(_shifted_sqrt)(np.nan))
+    np.testing.assert_array_equal(mode(rune.grad(_log_sum))(np.array([1.0, 2.0])), [1.0, 0.5])
+
+
+def test_debug_nans_is_read_from_the_environment_once():
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+        assert rune.config.jax_debug_nans is True
+        try:
+            rune.jit(lambda x: rnp.log(x))(np.float64(-1.0))
+        except rune.CheckError as err:
+            print(str(err).split(" at ")[0])
+        try:
+            rune.config.update("jax_debug_nans", False)
+        except ValueError as err:
+            print("ValueError", "RUNE_JIT_DEBUG_NANS=1" in str(err))
+    """)
+    env = {**__import__("os").environ, "RUNE_JIT_DEBUG_NANS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines() == [
+        "rune_jit.debug_nans: log produced a NaN from operands without one", "ValueError True"]
