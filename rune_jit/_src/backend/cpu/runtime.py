@@ -99,8 +99,7 @@ def build(region: Region, symbol: str | None = None) -> Built:
     fn.finish()
     mathlib.finish_module(module)
     meta = Meta(symbol, region.in_types, region.out_types, sites.sites, fn.scratch_bytes,
-                entry.eligible(region.in_types, region.out_types, fn.scratch_bytes)
-                and not checks.present(sites.sites))  # a failed check replays the call
+                entry.eligible(region.in_types, region.out_types, fn.scratch_bytes))
     return Built(str(module), meta, fn.arena_size)
 
 
