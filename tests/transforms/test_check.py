@@ -185,6 +185,27 @@ def test_iterate_in_blocks_of_lanes_names_the_first_failing_lane(mode):
         f"x = -4.0 for a = -4.0, in lane 777, at step 0 of the iterate at {at('NEWTON')}")
 
 
+def _count_to(k, x, c0):
+    def step(c):
+        rune.check(c[1] < k, "stepped at n = {} >= k = {}", c[1], k)
+        return c[0] + x, c[1] + 1.0
+
+    c, _ = rune.iterate(step, (c0, 0.0), until=lambda c: c[1] >= k, max_steps=100)
+    return rnp.mean(c)
+
+
+@pytest.mark.parametrize("c0", [np.float64(0.0), np.zeros(3)], ids=["lane_blocks", "by_lane"])
+def test_a_lane_that_stopped_checks_nothing(mode, c0):
+    """Lanes stop at k = 1..7 steps while the others run: a stopped lane's carry fails the
+    check, so the step is not checked there (compiled blocks of lanes of scalars evaluate
+    it; a lane of arrays runs on its own)."""
+    ks = np.arange(100.0) % 7 + 1
+    f = mode(rune.vmap(lambda k: _count_to(k, 2.0, c0)))
+    np.testing.assert_array_equal(f(ks), 2 * ks)
+    g = mode(rune.vmap(rune.grad(lambda x, k: _count_to(k, x, c0)), in_axes=(None, 0)))
+    np.testing.assert_array_equal(g(2.0, ks), ks)
+
+
 def test_while_loop_and_fori_loop(mode):
     def w(x):
         def body(c):

@@ -57,6 +57,13 @@ def lanes_taking(mask: Any) -> Any:
     return _setting("taking", mask if saved is None else logical_and(saved, mask))
 
 
+def lanes_running(mask: Any) -> Any:
+    """The interpreter evaluates in here the step of a loop with lanes, on all of them,
+    flattened: a check there fails in the lanes where `mask` holds, those still running
+    (the axis is another than an enclosing branch's: the mask replaces theirs)."""
+    return _setting("taking", mask)
+
+
 def taking() -> Any:
     """The lanes that take the branch being batched (see `lanes_taking`), or None: all."""
     return getattr(_state, "taking", None)

@@ -151,7 +151,9 @@ def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step:
     def body(regs):
         n, mask, counts, carries = regs[0], regs[1], regs[2], regs[3:]
         vw.poll_interrupt(n, step)
+        vw.running = mask
         new = vw.lower_region(step, consts + values(carries))
+        vw.running = None
         held = [b.select(mask, vw.scalar(x), c) for x, c in zip(new[:nc], carries)]
         at = b.add(b.mul(n, vw.i64(n_lanes)), first)
         tapes.reserve(b.add(n, vw.i64(1)))
