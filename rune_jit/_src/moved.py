@@ -9,9 +9,10 @@ import importlib
 import warnings
 from types import ModuleType
 
-# each old name and its module now (python_loops held disable_jit, now in python_mode)
+# each old name and its module now (python_loops held disable_jit, now in python_mode;
+# `check`, which held check_grads, is the name of rune_jit.check now)
 MODULES = {name: name for name in (
-    "ad_util api arguments backend check code_digest control_flow disk_cache dispatch dtypes "
+    "ad_util api arguments backend code_digest control_flow disk_cache dispatch dtypes "
     "eager eager_cache forks gc_pause guard interpret ir jit primitive passes "
     "saved_programs source_info trace tracebacks transforms version tour").split()}
 MODULES["python_loops"] = "python_mode"
