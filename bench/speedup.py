@@ -49,7 +49,7 @@ def _grid(side: int) -> tuple[np.ndarray, np.ndarray]:
 def _rune_runs(name: str, mode: str) -> tuple[dict, str]:
     """{"one thread": call, "all threads": call} for a workload, and its size."""
     import rune_jit as rune
-    from rune_jit._src.backend.cpu import threads
+    from rune_jit._src.backend.cpu.runtime import threads
 
     if name == "Mandelbrot":
         side = MANDELBROT[mode]

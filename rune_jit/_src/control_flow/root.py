@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import tree
-from ..arguments import as_value, flatten_args, leaf_type
+from ..call.arguments import as_value, flatten_args, leaf_type
 from ..ir import Type
 from ..ops.root import SOLVERS, root_p
 from ..trace import bind, close_together, trace_open

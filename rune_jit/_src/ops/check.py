@@ -17,7 +17,7 @@ Under jvp and reverse mode it checks the primal values (reverse mode: in the for
 pass); under vmap each lane is checked and the first failing lane is named. A loop's
 interpreter rule names its step in a failure from its step (`naming_step`). Compiled
 code fails the call with a status that names the check; the runtime then runs the call
-again in the interpreter, which raises this error (backend/cpu/checks.py).
+again in the interpreter, which raises this error (backend/cpu/rules/checks.py).
 """
 
 from __future__ import annotations
