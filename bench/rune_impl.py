@@ -122,6 +122,20 @@ def w1(p):
     return lambda: f(p.xs)
 
 
+def _checked_scan1(xs):
+    def step(c, x):
+        rune.check(rnp.isfinite(c), "c = {} is not finite", c)
+        nxt = c * 0.999999 + rnp.sin(x)
+        return nxt, nxt
+
+    return rune.scan(step, np.float64(0.0), xs)
+
+
+def w1c(p):
+    f = rune.jit(_checked_scan1)
+    return lambda: f(p.xs)
+
+
 def w2(p):
     f = rune.jit(rune.grad(lambda xs: _scan1(xs)[0]))
     return lambda: f(p.xs)
@@ -289,7 +303,7 @@ def dmix_arrays(p):
     return lambda: f(p.x, s, a, b)
 
 
-IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
+IMPLS = {"W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
          "RMr": _grad_of("RMr"), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
          "W10": w10, "W10b": w10, "HS": heat(False), "HSat": heat(True), "HS32": heat(False),

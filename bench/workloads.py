@@ -29,6 +29,7 @@ _NO_REMAT = "no remat variant: its W6 row already keeps only c and W c + x per s
 _W6_SIZES = {"full": dict(t=2000, h=256), "quick": dict(t=200, h=256), "tiny": dict(t=20, h=16)}
 _NO_DISPATCH = "not a jit: a ctypes call measures ctypes, not a compiler's dispatch"
 _LOOP_KEPT = "compiles a loop written in the source as a loop: nothing unrolled to compare"
+_SAME_AS_W1 = "no checks of its own in compiled code: its W1 row is the loop with no check"
 _NOT_EAGER = "no eager array library of its own: outside a compiled function it is NumPy"
 _NO_AD = "no automatic differentiation: the NumPy row is the gradient by hand"
 _NO_VECTOR = "a Python loop of 1e6 two-element steps (seconds a call): nothing to vectorize"
@@ -89,6 +90,10 @@ _NO_C_MC = "a matrix product a step: the Numba row calls BLAS as C would"
 WORKLOADS = [
     Workload("W1", "W1", "scalar scan c' = c*0.999999 + sin(x), ys = c'",
              ("rune_jit", "c", "numba", "jax", "numpy"), {},
+             {"full": dict(n=1_000_000), "quick": dict(n=100_000), "tiny": dict(n=1000)}),
+    Workload("W1c", "W1", "W1 with a check in its step: check(isfinite(c), ...) (JAX: "
+             "checkify's check, jit of checkify; compare with W1's row)", ("rune_jit", "jax"),
+             dict(c=_SAME_AS_W1, numba=_SAME_AS_W1, numpy=_SAME_AS_W1),
              {"full": dict(n=1_000_000), "quick": dict(n=100_000), "tiny": dict(n=1000)}),
     Workload("W2", "W2", "gradient of W1's final carry w.r.t. all of xs (" + _HAND + "s)",
              ("rune_jit", "c", "numba", "jax", "numpy"), {},

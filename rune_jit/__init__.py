@@ -6,13 +6,15 @@ from . import checkpoint_policies, numpy, random, tree
 from . import flatten_util, tree_util
 from . import compile_log, debug, errors, ops
 from . import nn, scipy
+from . import experimental
 from ._src.call.python_mode import disable_jit
 from ._src.api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vjp, vmap
 from ._src.check import check_grads
+from ._src.checkify import check
 from ._src.control_flow import (associative_scan, checkpoint, checkpoint_name, cond, custom_jvp,
                                 custom_vjp, fori_loop, iterate, map, pure_callback, remat,
                                 root, scan, stop_gradient, switch, while_loop)
-from ._src.errors import ConcretizationError, GradCheckError, IterateError
+from ._src.errors import CheckError, ConcretizationError, GradCheckError, IterateError
 from ._src.jit import jit
 from ._src.call import eager_cache as _eager_cache  # noqa: F401 (installs the eager caches)
 from ._src.transforms import (ShapeDtypeStruct, eval_shape, linear_transpose, linearize,
@@ -36,7 +38,7 @@ jacobian = jacrev
 __version_info__ = tuple(int(part) for part in __version__.split(".")[:3])
 
 __all__ = [
-    "associative_scan", "check_grads", "checkpoint", "checkpoint_name", "checkpoint_policies",
+    "associative_scan", "check", "check_grads", "CheckError", "checkpoint", "checkpoint_name", "checkpoint_policies",
     "compile_log", "ConcretizationError", "cond", "custom_jvp", "custom_vjp", "debug",
     "disable_jit", "eval_shape", "flatten_util", "fori_loop", "grad", "GradCheckError",
     "hessian", "iterate",
@@ -48,7 +50,7 @@ __all__ = [
     "device_count", "device_get", "device_put", "devices", "ensure_compile_time_eval",
     "jacobian", "local_device_count", "local_devices", "make_jaxpr", "named_call",
     "named_scope", "numpy_dtype_promotion", "numpy_rank_promotion", "process_count",
-    "process_index", "typeof", "typing", "errors", "ops",
+    "process_index", "typeof", "typing", "errors", "ops", "experimental",
 ]
 
 

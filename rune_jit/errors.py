@@ -5,10 +5,12 @@
     True
 """
 
-from ._src.errors import (ConcretizationError, GradCheckError, IterateError,
+from ._src.errors import (CheckError, ConcretizationError, GradCheckError, IterateError,
                           UnsupportedPlatformError)
 
-__all__ = ["ConcretizationError", "GradCheckError", "IterateError", "UnsupportedPlatformError"]
+__all__ = ["CheckError", "ConcretizationError", "GradCheckError", "IterateError",
+           "UnsupportedPlatformError"]
 
-for _cls in (ConcretizationError, GradCheckError, IterateError, UnsupportedPlatformError):
+for _cls in (CheckError, ConcretizationError, GradCheckError, IterateError,
+             UnsupportedPlatformError):
     _cls.__module__ = __name__  # tracebacks name the public path

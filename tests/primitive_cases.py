@@ -736,6 +736,8 @@ def _custom() -> list[Case]:
         ("debug_callback", "debug_callback",
          lambda x, y: (rune.debug.callback(lambda a, b: None, x, y), rnp.add(x, y))[1],
          lambda x, y: x + y, B[:3]),
+        ("check", "check", lambda x, y: (rune.check(rnp.all(x == x), "x = {}", x),
+                                         rnp.add(x, y))[1], lambda x, y: x + y, B[:3]),
         ("pure_callback", "pure_callback", _host_add, lambda x, y: x + y, B[:3]),
         ("pure_callback_broadcast_all", "pure_callback",
          lambda x: rune.pure_callback(np.abs, x, x, vmap_method="broadcast_all"), np.abs, U),

@@ -16,7 +16,8 @@ PUBLIC = ["rune_jit", "rune_jit.numpy", "rune_jit.numpy.linalg", "rune_jit.nn",
           "rune_jit.custom_derivatives", "rune_jit.nn.initializers",
           "rune_jit.scipy.sparse", "rune_jit.scipy.sparse.linalg",
           "rune_jit.example_libraries", "rune_jit.example_libraries.optimizers",
-          "rune_jit.example_libraries.stax"]
+          "rune_jit.example_libraries.stax", "rune_jit.experimental",
+          "rune_jit.experimental.checkify"]
 
 
 def specs() -> list[str]:

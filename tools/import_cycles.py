@@ -103,7 +103,7 @@ LAYERS = {
         "array_type", "flatten_util", "typing", "devices", "staging_names",
         "absent", "moved", "segment")],
     "user api": ["_src." + m for m in (
-        "api", "jit", "check", "transforms", "control_flow", "debug", "tour")],
+        "api", "jit", "check", "checkify", "transforms", "control_flow", "debug", "tour")],
     "call path": ["_src." + m for m in ("call", "platforms", "target_cpu", "version")],
     "pytrees": ["_src." + m for m in ("tree", "tree_util", "tree_keys", "tree_nodes")],
     "ops": ["_src.ops"],

@@ -51,6 +51,30 @@ def w1(p):
     return _ready(jax.jit(_scan1), p.xs)
 
 
+def _checked_scan1(xs):
+    from jax.experimental import checkify
+
+    def step(c, x):
+        checkify.check(jnp.isfinite(c), "c = {c} is not finite", c=c)
+        nxt = c * R + jnp.sin(x)
+        return nxt, nxt
+
+    return jax.lax.scan(step, 0.0, xs)
+
+
+def w1c(p):
+    from jax.experimental import checkify
+
+    f = jax.jit(checkify.checkify(_checked_scan1))
+
+    def run(xs):
+        err, out = f(xs)
+        err.throw()
+        return out
+
+    return _ready(run, p.xs)
+
+
 def w2(p):
     return _ready(jax.jit(jax.grad(lambda xs: _scan1(xs)[0])), p.xs)
 
@@ -266,7 +290,7 @@ def dmix_arrays(p):
     return _ready(f, p.x, np.asarray(p.s), p.d["a"], p.d["b"])
 
 
-IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
+IMPLS = {"W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
          "RMr": _grad_of("RMr"), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
          "W10": w10, "W10b": w10, "HS": w_heat, "HSat": w_heat, "HS32": w_heat, "KF": kf,

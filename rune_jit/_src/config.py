@@ -69,6 +69,11 @@ def _num_threads() -> int:
     return n
 
 
+# RUNE_JIT_DEBUG_NANS=1: each operation whose result has a NaN where its operands had none
+# fails the call, naming its line, the lane and the loop step (ops/nan_checks.py). Read
+# once: programs traced with and without the checks are different programs.
+debug_nans: bool = os.environ.get("RUNE_JIT_DEBUG_NANS", "") not in ("", "0")
+
 # Threads compiled code may use (backend/cpu/runtime/threads.py); 1 compiles serial code only.
 num_threads: int = _num_threads()
 

@@ -12,6 +12,7 @@ when imported) for the program they would trace; NOT_CACHED sends them their own
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Sequence
 
 Interpreter = Callable[..., list]
@@ -27,6 +28,34 @@ run_loop: Callable[[Any, Interpreter, Sequence[Any], dict], list] = _interpret
 def install(runner: Callable[[Any, Interpreter, Sequence[Any], dict], list]) -> None:
     global run_loop
     run_loop = runner
+
+
+_local = threading.local()
+
+
+class replaying:
+    """`with replaying():` a compiled call that failed runs again in the interpreter, to
+    name its failure: loops called in here run their interpreter rule, and debug callbacks
+    (which ran in the compiled call already) do not run again. Per thread."""
+
+    def __enter__(self) -> None:
+        self.saved = replayed()
+        _local.on = True
+
+    def __exit__(self, *exc: Any) -> None:
+        _local.on = self.saved
+
+
+def replayed() -> bool:
+    """Whether a call is being replayed on this thread (see `replaying`)."""
+    return getattr(_local, "on", False)
+
+
+def loop(prim: Any, interpret: Interpreter, args: Sequence[Any], params: dict) -> list:
+    """A loop called outside jit: as the backend runs it, or interpreted in a replay."""
+    if replayed():
+        return interpret(*args, **params)
+    return run_loop(prim, interpret, args, params)
 
 
 NOT_CACHED = object()

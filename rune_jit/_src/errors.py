@@ -65,3 +65,31 @@ def iterate_message(max_steps: int, lane: tuple[int, ...] | None) -> str:
         f"rune_jit.iterate: until is still false after max_steps = {max_steps} steps"
         f"{lane_suffix(lane)}"
     )
+
+
+class CheckError(ValueError):
+    """A `rune_jit.check` failed: its message formatted with the failing values, then the
+    lane under vmap and the step of each enclosing loop (`check_message`)."""
+
+    def __init__(self, text: str, lane: tuple[int, ...] | None = None,
+                 steps: tuple[tuple[int, str, str], ...] = ()):
+        self.text, self.lane, self.steps = text, lane, tuple(steps)
+        super().__init__(check_message(text, lane, self.steps))
+
+    def at_step(self, step: int, kind: str, where: str) -> None:
+        """Name the step of a loop the failure happened in (loops add theirs innermost
+        first, as the error leaves them)."""
+        self.steps += ((step, kind, where),)
+        self.args = (check_message(self.text, self.lane, self.steps),)
+
+    def __reduce__(self):  # pickled (a Dask worker's error) with its parts
+        return CheckError, (self.text, self.lane, self.steps)
+
+
+def check_message(text: str, lane: tuple[int, ...] | None,
+                  steps: tuple[tuple[int, str, str], ...]) -> str:
+    """'x is -1.0, in lane 2, at step 3 of the scan at f.py:7': `steps` as (step, loop
+    kind, file:line), innermost first."""
+    return text + lane_suffix(lane) + "".join(
+        f", at step {step} of the {kind}{' at ' + where if where else ''}"
+        for step, kind, where in steps)

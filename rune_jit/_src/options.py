@@ -43,8 +43,7 @@ _OPTIONS: dict[str, Callable[[Any], None]] = {
     "jax_default_prng_impl": _only("threefry2x32", why=(
         "rune_jit.random is threefry2x32 only; jax_default_prng_impl={value!r} is not "
         "supported")),
-    "jax_debug_nans": _only(False, 0, why=(
-        "jax_debug_nans={value!r}: rune_jit has no NaN checks yet")),
+    "jax_debug_nans": lambda value: _owners["jax_debug_nans"](bool(value)),
     "jax_debug_infs": _only(False, 0, why=(
         "jax_debug_infs={value!r}: rune_jit has no inf checks yet")),
 }

@@ -39,10 +39,16 @@ def user_frame() -> SourceInfo | None:
     return SourceInfo(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
 
 
+def given() -> SourceInfo | None:
+    """The source of the equation a pass or the interpreter is at, or None (at the
+    user's own call)."""
+    return getattr(_state, "source", None)
+
+
 def current() -> SourceInfo | None:
     """The source of equations bound now: the one a pass rebuilds, else the user's."""
-    given = getattr(_state, "source", None)
-    return given if given is not None else user_frame()
+    source = given()
+    return source if source is not None else user_frame()
 
 
 class at:

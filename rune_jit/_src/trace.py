@@ -185,6 +185,8 @@ class Builder:
         tracers = [Tracer(v, self) for v in outs]
         if k is None and key is not None:
             self.seen[key] = tracers
+        if after_staging is not None:
+            after_staging(prim, args, tracers, params)
         return tracers
 
     def open(self, region: Region, caps: Sequence[Any], cap_atoms: Sequence[Atom]) -> Region:
@@ -255,7 +257,16 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> list:
     outs = [np.asarray(o) for o in prim.impl(*args, **params)]
     if config.verify_regions:  # the tests check each impl against its shape rule
         _check_impl(prim, args, params, outs)
+    if after_eager is not None:
+        after_eager(prim, args, outs)
     return outs
+
+
+# Called after each equation a builder stages, and after each primitive run eagerly, when
+# set: RUNE_JIT_DEBUG_NANS's checks (ops/nan_checks.py installs them; the core imports no
+# primitive).
+after_staging: Callable[[Primitive, Sequence[Any], list, dict], None] | None = None
+after_eager: Callable[[Primitive, Sequence[Any], list], None] | None = None
 
 
 def _check_impl(prim: Primitive, args, params: dict, outs: list) -> None:

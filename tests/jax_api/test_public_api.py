@@ -35,7 +35,7 @@ def test_the_api_reference_covers_every_public_module():
 
 
 # classes that carry their public path as __module__ on purpose (tracebacks, reprs)
-RELABELLED = {"rune_jit.Array", "rune_jit.errors.ConcretizationError",
+RELABELLED = {"rune_jit.Array", "rune_jit.errors.CheckError", "rune_jit.errors.ConcretizationError",
               "rune_jit.errors.GradCheckError", "rune_jit.errors.IterateError",
               "rune_jit.errors.UnsupportedPlatformError"}
 

@@ -146,6 +146,7 @@ STRICT = [
     Strict("remat", "x", ALL, lambda x: rune.remat(lambda v: v)(x)),
     Strict("name", "x", ALL, lambda x: rune.checkpoint_name(x, "n")),
     Strict("debug_callback", "x", ALL, lambda x: (rune.debug.callback(lambda v: None, x), x)[1]),
+    Strict("check", "x", ALL, lambda x: (rune.check(rnp.all(x == x), "x = {}", x), x)[1]),
     Strict("pure_callback", "x", ALL, lambda x: rune.pure_callback(lambda v: v, x, x)),
     Strict("custom_jvp_call", "x", ALL, lambda x: _custom_identity()[0](x)),
     Strict("custom_vjp_call", "x", ALL, lambda x: _custom_identity()[1](x)),

@@ -269,6 +269,8 @@ CONTROL = [
     ("checkpoint_name", lambda x, y: rune.checkpoint_name(rnp.sin(x) * y, "h") * x, (ANY, ANY)),
     ("debug_callback", lambda x, y: (rune.debug.callback(lambda a: None, x), rnp.sin(x) * y)[1],
      (ANY, ANY)),
+    ("check", lambda x, y: (rune.check(rnp.all(rnp.isfinite(x)), "x = {}", x),
+                           rnp.sin(x) * y)[1], (ANY, ANY)),
     ("custom_jvp", lambda x: _log1pexp(x) * x, (((3,), "any"),)),
     ("custom_jvp_in_scan", lambda c, xs: rune.scan(lambda a, r: (_log1pexp(a * r), a), c, xs),
      (ANY, ((3, 3), "small"))),

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import backend, tree
+from .. import backend, config, tree
 from . import disk_cache as cache
 from .code_digest import digest
 
@@ -40,7 +40,8 @@ def record_key(f: Callable, in_tree: tree.TreeDef, spec: tuple, statics: tuple) 
     if code is None or args is None:
         return None
     machine = backend.current()
-    return cache.key(json.dumps([code, args, repr(spec), machine.name]),
+    return cache.key(json.dumps([code, args, repr(spec), machine.name,
+                                 config.debug_nans]),  # (the trace has NaN checks)
                      machine.fingerprint())
 
 

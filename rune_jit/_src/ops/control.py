@@ -16,7 +16,7 @@ from ..interpret import eval_region
 from ..ir import Region, Type
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import bind, bind1, trace_flat, type_of_value, using
-from .elementwise import select
+from .elementwise import logical_not, select
 from .shape import broadcast_in_dim, materialize
 
 cond_p = Primitive("cond")
@@ -74,7 +74,7 @@ def _cond_jvp(primals, tangents, *, branches, num_captures):
 
 @cond_p.def_rule("batch")
 def _cond_batch(size, args, dims, *, branches, num_captures):
-    from ..passes.vmap import batch_eval
+    from ..passes.vmap import batch_eval, lanes_taking
     caps, pred, ops = cond_operands(args, num_captures)
     vdims = dims[:num_captures] + dims[num_captures + 1:]
     if dims[num_captures] is None:
@@ -83,10 +83,12 @@ def _cond_batch(size, args, dims, *, branches, num_captures):
         new = tuple(batch_region(b, size, vdims, True)[0] for b in branches)
         outs = bind(cond_p, pred, *caps, *ops, branches=new, num_captures=0)
         return outs, [0] * len(outs)
-    # a predicate per lane: run both branches on every lane and pick per lane
+    # a predicate per lane: run both branches on every lane and pick per lane (a check in
+    # a branch fails in the lanes that take it only)
     results = []
-    for b in branches:
-        outs, ods = batch_eval(b, size, caps + ops, vdims)
+    for b, taken in zip(branches, (pred, logical_not(pred))):
+        with lanes_taking(taken):
+            outs, ods = batch_eval(b, size, caps + ops, vdims)
         results.append([materialize(o, d, size) for o, d in zip(outs, ods)])
     picked = []
     for a, b in zip(*results):

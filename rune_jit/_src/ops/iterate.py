@@ -24,6 +24,7 @@ error names the first lane still running, in batch order.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -33,10 +34,11 @@ from .tangents import instantiate
 from ..errors import IterateError, iterate_message, user_lane
 from ..interpret import eval_region
 from ..ir import Eqn, Region, Type
-from ..passes.vmap import hidden_axis
+from ..passes.vmap import hidden_axis, lanes_running
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import bind, trace_regions, type_of_value, using
 from . import loops
+from .check import naming_step
 from .scan import unknown_loop
 from .shape import moveaxis
 
@@ -104,17 +106,24 @@ def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, sh
     lanes = tuple(lanes)
     rows: list[list] = [[] for _ in step.out_types[num_carry:]]
     counts = np.zeros(lanes, COUNT)
-    running = ~loops.all_lanes(until, caps, laned + carry, lanes)[0]
+    def each_lane(region: Region, n: int) -> list:
+        # (a lane that stopped is evaluated too, and kept by `held`: its checks pass)
+        with naming_step("iterate", n), (lanes_running(np.reshape(running, -1)) if lanes
+                                         else contextlib.nullcontext()):
+            return loops.all_lanes(region, caps, laned + carry, lanes, shown)
+
+    running = np.ones(lanes, bool)
+    running = ~each_lane(until, 0)[0]
     n = 0
     while running.any() and n < max_steps:
-        out = loops.all_lanes(step, caps, laned + carry, lanes)
+        out = each_lane(step, n)
         carry = [np.asarray(loops.held(running, new, old))
                  for new, old in zip(out[:num_carry], carry)]
         for tape, y in zip(rows, out[num_carry:]):
             tape.append(y)
         counts += running
         n += 1
-        running = running & ~loops.all_lanes(until, caps, laned + carry, lanes)[0]
+        running = running & ~each_lane(until, n)[0]
     if running.any():
         lane = user_lane(int(np.argmax(running.reshape(-1))), lanes, shown)
         raise IterateError(iterate_message(max_steps, lane))

@@ -74,7 +74,7 @@ def native_when_eager(prim, interpret: Callable) -> Callable:
     CPU backend compiles it, cached per program); `interpret` is its meaning, the NumPy
     interpreter's rule (see rune_jit.eager)."""
     def impl(*args, **params):
-        return eager.run_loop(prim, interpret, args, params)
+        return eager.loop(prim, interpret, args, params)
 
     return impl
 
@@ -86,20 +86,24 @@ def per_lane(t: Type, lanes: tuple) -> Type:
     return t.with_shape(t.shape[len(lanes):])
 
 
-def eval_lanes(region: Region, shared: list, laned: list, lanes: tuple) -> tuple[list, list]:
+def eval_lanes(region: Region, shared: list, laned: list, lanes: tuple,
+               shown: tuple | None = None) -> tuple[list, list]:
     """Evaluate a per-lane region on every lane; -> (outputs, which lead with lanes).
 
     The lanes are flattened into one and the region is evaluated batched, so the
-    interpreter runs it vectorized; an output no lane changes stays shared.
+    interpreter runs it vectorized; an output no lane changes stays shared. A failing
+    check names its lane along the loop's lane axes that `shown` marks (default: none).
     """
-    from ..passes.vmap import batch_eval
+    from ..passes.vmap import batch_eval, naming_lanes
     from .shape import reshape
 
     if not lanes:
         return eval_region(region, shared + laned), [False] * len(region.outputs)
     n = math.prod(lanes)
     flat = [reshape(v, (n,) + type_of_value(v).shape[len(lanes):]) for v in laned]
-    outs, dims = batch_eval(region, n, shared + flat, [None] * len(shared) + [0] * len(flat))
+    with naming_lanes(lanes, shown if shown is not None else (False,) * len(lanes)):
+        outs, dims = batch_eval(region, n, shared + flat,
+                                [None] * len(shared) + [0] * len(flat))
     return ([reshape(o, lanes + type_of_value(o).shape[1:]) if d is not None else o
              for o, d in zip(outs, dims)], [d is not None for d in dims])
 
@@ -112,9 +116,10 @@ def spread(x: Any, lanes: tuple) -> Any:
     return broadcast_in_dim(x, lanes + t.shape, tuple(range(len(lanes), len(lanes) + t.ndim)))
 
 
-def all_lanes(region: Region, caps: list, values: list, lanes: tuple) -> list:
+def all_lanes(region: Region, caps: list, values: list, lanes: tuple,
+              shown: tuple | None = None) -> list:
     """`eval_lanes`, with the outputs no lane changes spread over the lanes."""
-    outs, laned = eval_lanes(region, caps, values, lanes)
+    outs, laned = eval_lanes(region, caps, values, lanes, shown)
     return [o if w or not lanes else np.asarray(spread(o, lanes)) for o, w in zip(outs, laned)]
 
 

@@ -28,6 +28,7 @@ from ..ir import UNBOUNDED, UNSIZED, Eqn, Region, Type
 from ..primitive import Primitive
 from ..trace import bind, trace_closed, type_of_value, using
 from . import carry_tape, loops
+from .check import naming_step
 from .shape import broadcast_in_dim, materialize, moveaxis
 
 scan_p = Primitive("scan")
@@ -160,7 +161,8 @@ def _scan_impl(*args, **params):
     ys = [np.zeros((loops.rows_held(length, trips),) + lanes + t.shape, t.dtype)
           for t in step.out_types[nc:]]
     for t in (reversed(range(trips)) if params["reverse"] else range(trips)):
-        outs = loops.all_lanes(step, caps, laned + carry + [x[t] for x in xs], lanes)
+        with naming_step("scan", t):
+            outs = loops.all_lanes(step, caps, laned + carry + [x[t] for x in xs], lanes)
         if counts is not None:
             active = np.asarray(t < counts)
             outs = [loops.held(active, o, old) for o, old in

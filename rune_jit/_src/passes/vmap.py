@@ -20,19 +20,60 @@ _state = threading.local()
 
 
 @contextmanager
-def hiding_axis() -> Iterator[None]:
-    """Batching in here maps an axis a pass made (scan fission maps a loop's steps), not a
-    user's vmap: an error does not name a lane along it."""
-    saved = hidden_axis()
-    _state.hidden = True
+def _setting(name: str, value: Any) -> Iterator[None]:
+    """`_state.<name>` is `value` in here (per thread)."""
+    saved = getattr(_state, name, None)
+    setattr(_state, name, value)
     try:
         yield
     finally:
-        _state.hidden = saved
+        setattr(_state, name, saved)
+
+
+def hiding_axis() -> Any:
+    """Batching in here maps an axis a pass made (scan fission maps a loop's steps), not a
+    user's vmap: an error does not name a lane along it."""
+    return _setting("hidden", True)
 
 
 def hidden_axis() -> bool:
-    return getattr(_state, "hidden", False)
+    return bool(getattr(_state, "hidden", False))
+
+
+def naming_lanes(lanes: tuple[int, ...], shown: tuple[bool, ...]) -> Any:
+    """The axis batched in here is the lanes `lanes` of a loop, flattened (the interpreter
+    runs a loop's step on all its lanes at once): an error names a lane along it as the
+    loop's lane, `shown` saying which of its axes are a user's vmap."""
+    return _setting("lanes", (tuple(lanes), tuple(shown)))
+
+
+def lanes_taking(mask: Any) -> Any:
+    """Batching in here evaluates a branch that only the lanes where `mask` (a bool per
+    lane, the lanes on axis 0) take: a check there fails in those lanes only (a vmapped
+    cond runs both branches on every lane and picks per lane)."""
+    from ..ops.elementwise import logical_and
+
+    saved = taking()
+    return _setting("taking", mask if saved is None else logical_and(saved, mask))
+
+
+def lanes_running(mask: Any) -> Any:
+    """The interpreter evaluates in here the step of a loop with lanes, on all of them,
+    flattened: a check there fails in the lanes where `mask` holds, those still running
+    (the axis is another than an enclosing branch's: the mask replaces theirs)."""
+    return _setting("taking", mask)
+
+
+def taking() -> Any:
+    """The lanes that take the branch being batched (see `lanes_taking`), or None: all."""
+    return getattr(_state, "taking", None)
+
+
+def axis_lanes(size: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """How an error names a lane of the axis of `size` being batched now: (the lane axes
+    it flattens, whether each is a user's vmap)."""
+    given = getattr(_state, "lanes", None)
+    return given if given is not None else ((size,), (not hidden_axis(),))
 
 
 def batch_eval(region: Region, size: int, vals: Sequence[Any], dims: Sequence[int | None]):

@@ -5,7 +5,8 @@ Three wings (docs/design.md maps them):
     rules/     each primitive family's lowering rules, a row of lower.py's tables each:
                elementwise, views, gather, reduce, sort, linalg (with small_lu,
                small_products, blas, lapack), control, loops (lane_loops, lane_blocks),
-               callback, parallel_maps
+               callback, checks (rune_jit.check: a failure status, and the call
+               replayed in the interpreter to name it), parallel_maps
     codegen/   how a region becomes LLVM IR: the pipeline of passes before lowering
                (pipeline, fission), the region walk and fusion (lower, with the
                Lowerer's failures, memory, vectors and storing; values, demand,

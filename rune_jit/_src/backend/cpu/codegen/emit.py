@@ -50,8 +50,9 @@ SMALL_BYTES = 128  # 16 float64: vectors.SMALL_ELEMENTS
 # A failed call returns kind | site << 8 | lane << 32 (see runtime.py for the errors).
 OK = 0
 NO_SITE = 0xFFFFFF  # a failure with no site of its own (no line to name)
+UNLIKELY = 1 << 20  # a failure branch's weight against: so LLVM lays the passing path out
 KINDS = {"iterate": 1, "memory": 2, "singular": 3, "negative_power": 4, "index": 5,
-         "callback": 6, "interrupt": 7}
+         "callback": 6, "interrupt": 7, "check": 8}
 
 
 def dtype_of(t: ir.Type) -> np.dtype:
@@ -205,7 +206,7 @@ class Fn:
         """If `condition`, return `status` (after freeing); else carry on."""
         bad = self.func.append_basic_block("fail")
         ok = self.func.append_basic_block("ok")
-        self.b.cbranch(condition, bad, ok)
+        self.b.cbranch(condition, bad, ok).set_weights([1, UNLIKELY])
         self.b.position_at_end(bad)
         self.b.store(status, self.status)
         self.b.branch(self.exit)

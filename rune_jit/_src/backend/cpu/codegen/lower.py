@@ -110,6 +110,9 @@ class Lowerer(Failures, Memory, Vectors, Storing):
         # (None if it is not one, or once claimed), so it is computed in place
         self.pending: list[ir.Value | None] = []
         self.whole: list[bool] = []  # per output of that equation: read whole (demand.py)
+        # the lanes of a block still running, while its loop's step is lowered (a vector
+        # mask, lane_blocks.py): a check fails in those lanes only
+        self.running: ir.Value | None = None
 
     @property
     def b(self) -> ir.IRBuilder:

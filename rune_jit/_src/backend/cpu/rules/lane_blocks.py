@@ -20,6 +20,7 @@ import numpy as np
 
 from ....ir import Region
 from ....ops.callback import debug_callback_p
+from ....ops.check import check_p
 from ....ops.pure_callback import pure_callback_p
 from ..codegen import arith, emit
 from ..runtime import llvm, threads
@@ -31,11 +32,14 @@ INT64 = np.dtype(np.int64)
 
 
 def vectorizable(regions: Sequence[Region], shared: Sequence[Value]) -> bool:
-    """A step of scalars and elementwise arithmetic only, reading shared scalars only."""
+    """A step of scalars and elementwise arithmetic (and checks of scalars) only, reading
+    shared scalars only."""
     def ok(r: Region) -> bool:
         return (all(t.shape == () for t in r.in_types + r.out_types)
-                and all("elementwise" in e.prim.traits and not e.regions
-                        and all(v.type.shape == () for v in e.outputs) for e in r.eqns))
+                and all(("elementwise" in e.prim.traits and not e.regions
+                         and all(v.type.shape == () for v in e.outputs))
+                        or (e.prim is check_p and all(a.type.shape == () for a in e.inputs))
+                        for e in r.eqns))
     return all(ok(r) for r in regions) and all(v.type.shape == () for v in shared)
 
 
@@ -148,7 +152,9 @@ def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step:
     def body(regs):
         n, mask, counts, carries = regs[0], regs[1], regs[2], regs[3:]
         vw.poll_interrupt(n, step)
+        vw.running = mask
         new = vw.lower_region(step, consts + values(carries))
+        vw.running = None
         held = [b.select(mask, vw.scalar(x), c) for x, c in zip(new[:nc], carries)]
         at = b.add(b.mul(n, vw.i64(n_lanes)), first)
         tapes.reserve(b.add(n, vw.i64(1)))

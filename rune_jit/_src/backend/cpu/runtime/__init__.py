@@ -35,7 +35,7 @@ from ..codegen.emit import PTR, Fn
 from ..codegen.failures import ErrorSites
 from ..codegen.lower import Lowerer
 from ..codegen.values import Array, Scalar
-from ..rules import callback
+from ..rules import callback, checks
 from . import entry, front, interrupt, llvm, sigint, threads
 from .pool import POOL
 
@@ -175,22 +175,33 @@ class Compiled:
 
 
 class Executable(NamedTuple):
-    """Compiled code and the constants lifted out of its program."""
+    """Compiled code and the constants lifted out of its program; the program, if known,
+    to run again in the interpreter when a check fails (checks.replay)."""
 
     compiled: Compiled
     constants: list
+    region: Region | None = None
 
     def run(self, values: Sequence[Any]) -> list[np.ndarray]:
-        return self.compiled.run(self.constants + list(values))
+        return self._replaying(self.compiled.run, values)
 
     def run_exact(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-        return self.compiled.run_exact(self.constants + list(arrays))
+        return self._replaying(self.compiled.run_exact, arrays)
+
+    def _replaying(self, run: Callable, values: Sequence[Any]) -> list[np.ndarray]:
+        try:
+            return run(self.constants + list(values))
+        except checks.CheckFailed as err:
+            if self.region is None:
+                raise
+            failed = err
+        return checks.replay(self.region, values, failed)  # (not chained to the status)
 
     def record(self) -> tuple[dict, bytes, list] | None:
         """(metadata, object code, constants): what a saved program keeps of it (None for
         code that only this process may run)."""
         code = self.compiled
-        if not code.portable:
+        if not code.portable or checks.present(code.meta.sites):  # no program to replay
             return None
         return {"key": code.key, "code": llvm.stamped(code.meta.to_json())}, code.obj, \
             self.constants
@@ -235,7 +246,7 @@ def prepare(region: Region) -> Executable:
     lifted, constants = lift_constants(region)
     program = digest(lifted)
     return Executable(compiled(disk_cache.key(program, llvm.fingerprint()), program, lifted),
-                      constants)
+                      constants, region)
 
 
 def compiled(k: str, program: str | None, region: Region | None = None,
@@ -364,6 +375,8 @@ def _failure(kind: int, lane: int, info: dict) -> Exception | None:
         return interrupt.raised()
     if kind == emit.KINDS["callback"]:
         return callback.raised() or RuntimeError("rune_jit: a debug callback failed")
+    if kind == emit.KINDS["check"]:
+        return checks.CheckFailed(info.get("source"))
     if kind == emit.KINDS["negative_power"]:
         return ValueError("Integers to negative integer powers are not allowed.")
     return None

@@ -9,7 +9,8 @@ signature has a Python number, weakly typed) of a Python float, int or bool;
 allocates the outputs with NumPy's C API, releases the GIL around the program
 and returns the result. Anything else (another signature, keywords) goes to
 the Python path, and a failure status to a Python function that raises the
-right error. Addresses that differ between processes (NumPy's types, dtypes
+right error (a failed check's status to the Python path: its replay needs the call's
+arguments, rules/checks.py). Addresses that differ between processes (NumPy's types, dtypes
 and API table, Python's number types) are resolved by linking, so the object
 code stays cacheable on disk; those of the two Python functions and of the
 program are read from the builtin's table, and so are which arguments are
@@ -34,7 +35,7 @@ from ....call import python_mode
 from ....dtypes import SUPPORTED
 from ....ir import Type
 from . import llvm
-from ..codegen.emit import I8, I32, I64, PTR, Indirect, declare
+from ..codegen.emit import I8, I32, I64, KINDS, PTR, Indirect, declare
 
 # PyArrayObject_fields (64-bit CPython): ob_type at 8, data at 16 (after PyObject_HEAD),
 # nd at 24, dimensions at 32, descr at 56, flags at 64; NPY_ARRAY_C_CONTIGUOUS | ALIGNED
@@ -158,6 +159,8 @@ def module_ir(in_kinds: Sequence[Type], out_kinds: Sequence[Type]) -> str:
     b.cbranch(b.icmp_unsigned("!=", status, c(0)), failed, done)
     b.position_at_end(failed)
     _release(b, module, outs)
+    # a failed check: the Python path runs the call again, and replays it to name it
+    fail_unless(b.icmp_unsigned("!=", b.and_(status, c(0xFF)), c(KINDS["check"])))
     number = b.call(declare(module, "PyLong_FromLongLong", PTR, [I64]), [status])
     # the error, made (not raised: raised here, its traceback has no frame of ours)
     err = b.call(declare(module, "PyObject_CallOneArg", PTR, [PTR, PTR]),
