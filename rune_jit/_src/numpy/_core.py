@@ -13,7 +13,7 @@ from ..ops import elementwise as ew
 from ..ops.shape import broadcast_in_dim
 from ..trace import Tracer, type_of_value
 
-PY_SCALARS = (bool, int, float)
+PY_SCALARS = (bool, int, float, complex)
 
 
 def is_python_scalar(x: Any) -> bool:
@@ -219,7 +219,7 @@ def float_operands(*xs: Any, where: str, widest: bool = False) -> list:
     return [to_dtype(x, to) for x in xs]
 
 
-KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2}
+KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 
 def _float_dtype(pairs: list[tuple[np.dtype, bool]], widest: bool) -> np.dtype:
@@ -231,7 +231,7 @@ def _float_dtype(pairs: list[tuple[np.dtype, bool]], widest: bool) -> np.dtype:
         return float_for(result_type(*pairs))
     top = max(KIND_RANK[d.kind] for d in strong)
     counted = strong + [d for d, w in pairs if w and KIND_RANK[d.kind] > top]
-    if widest and all(d.kind != "f" for d in counted):
+    if widest and all(d.kind not in "fc" for d in counted):
         return np.dtype(np.float64)
     return np.result_type(*[float_for(d) for d in counted])
 
