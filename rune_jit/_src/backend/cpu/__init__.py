@@ -3,6 +3,7 @@
     lower.py        regions to LLVM: the lowering tables, fusion, materialization
     chunks.py       a long region in parts, each a function of its own (compile time)
     elementwise.py  elementwise primitives on registers (one row each)
+    complex_pairs.py  complex values as pairs of reals, before lowering
     views.py        broadcasts, slices, transposes... as lazy index maps; pad, concatenate
     gather.py       gathers (lazy) and scatters at positions given by index arrays
     reduce.py       reductions and prefix operations (cumulative sums...)
@@ -35,6 +36,7 @@ from ...ir import Region
 from . import (control, elementwise, entry, gather, linalg, llvm, loops,  # noqa: F401
                reduce, runtime, sort, views)
 from . import callback  # noqa: F401  (calls into Python)
+from . import complex_pairs
 from . import lapack  # noqa: F401  (decompositions: LAPACK calls)
 from . import parallel_maps  # noqa: F401  (large maps on the pool's threads)
 from . import chunks  # noqa: F401  (long regions in parts)
@@ -62,6 +64,8 @@ class CpuBackend:
     def lower(self, region: Region) -> "Lowered":
         from ...passes.constants import lift_constants
 
+        if complex_pairs.holds_complex(region):  # as compiled: complex values in pairs
+            region = complex_pairs.to_pairs(region)
         final = before_lowering(lift_constants(region)[0])
         return Lowered(final, runtime.build(final))
 

@@ -29,7 +29,7 @@ from ...passes.constants import lift_constants
 from ..stats import counts as stats
 from ...forks import renew_in_child
 from ...tracebacks import hidden
-from . import callback, emit, entry, front, interrupt, llvm, mathlib, sigint, threads
+from . import callback, complex_pairs, emit, entry, front, interrupt, llvm, mathlib, sigint, threads
 from .pool import POOL
 from .emit import PTR, Fn
 from .lower import ErrorSites, Lowerer
@@ -224,6 +224,8 @@ _cache_lock = renew_in_child(sys.modules[__name__], "_cache_lock")
 
 def prepare(region: Region) -> Executable:
     """Native code for a closed region, compiled once per program in this process."""
+    if complex_pairs.holds_complex(region):
+        return complex_pairs.Pairs(region, prepare)
     for i, t in enumerate(region.out_types):
         if t.unsized:
             raise NotImplementedError(f"rune_jit: output {i} of the program, {t}, cannot be "

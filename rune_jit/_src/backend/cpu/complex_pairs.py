@@ -1,0 +1,424 @@
+"""Complex values as pairs of reals: a program is rewritten before lowering so that no
+lowering rule meets a complex value.
+
+A complex value becomes its real and imaginary parts, two float values of the same shape;
+the program's complex arguments are passed as their parts and its complex results built
+from theirs (`Pairs`, around the compiled code of the rewritten program). Each primitive
+that may meet a complex value has a rule here in real arithmetic:
+
+- structural ones (broadcasts, slices, gathers, sums, select, ...) act on each part;
+- mul is (ac - bd, ad + bc); div is Smith's algorithm, as NumPy's loop computes it;
+  abs is hypot (no overflow); exp, log, sqrt, sin, cos, sinh, cosh, tanh and tan go
+  through the real functions of the parts (tanh and tan by Kahan's formula, as NumPy);
+- loops (scan, iterate, cond) carry the parts in place of the value, their steps
+  rewritten alike.
+
+A primitive without a rule raises NotImplementedError naming it, never a wrong answer;
+the interpreter (RUNE_JIT_BACKEND=interpret) computes every complex primitive.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+from ...dtypes import complex_dtype, real_dtype
+from ...interpret import eval_region
+from ...ir import Literal, Region, Type, map_regions
+from ...ops import elementwise as ew
+from ...ops.control import cond_p
+from ...ops.iterate import iterate_p
+from ...ops.linalg import dot_general_p
+from ...ops.scan import scan_p
+from ...primitive import Primitive
+from ...trace import bind, bind1, trace_flat, type_of_value
+from ... import source_info
+
+
+class Pair(NamedTuple):
+    """A complex value in compiled code: its real and imaginary parts."""
+
+    re: Any
+    im: Any
+
+
+def is_complex(t: Type) -> bool:
+    return t.dtype.kind == "c"
+
+
+def holds_complex(region: Region) -> bool:
+    """Whether any value of `region` (its nested regions' too) is complex."""
+    def region_holds(r: Region) -> bool:
+        if any(is_complex(p.type) for p in r.params):
+            return True
+        for eqn in r.eqns:
+            if any(is_complex(v.type) for v in eqn.outputs):
+                return True
+            if any(region_holds(x) for x in _regions(eqn.params)):
+                return True
+        return any(is_complex(type_of_value(o.value)) for o in r.outputs
+                   if isinstance(o, Literal))
+
+    return region_holds(region)
+
+
+def _regions(params: dict) -> list[Region]:
+    found: list[Region] = []
+    map_regions(params, lambda r: found.append(r) or r)
+    return found
+
+
+# ------------------------------------------------------------- values and types
+
+
+def split_types(types: Sequence[Type]) -> list[Type]:
+    """The types of the values that stand for `types`: a complex type as two real ones."""
+    out = []
+    for t in types:
+        out += [Type(real_dtype(t.dtype), t.shape)] * 2 if is_complex(t) else [t]
+    return out
+
+
+def flatten(values: Sequence[Any]) -> list:
+    out = []
+    for v in values:
+        out += [v.re, v.im] if isinstance(v, Pair) else [v]
+    return out
+
+
+def unflatten(flat: Sequence[Any], types: Sequence[Type]) -> list:
+    it = iter(flat)
+    return [Pair(next(it), next(it)) if is_complex(t) else next(it) for t in types]
+
+
+def _literal(value: np.ndarray) -> Any:
+    if value.dtype.kind != "c":
+        return value
+    return Pair(np.array(value.real), np.array(value.imag))
+
+
+def to_pairs(region: Region) -> Region:
+    """A closed region with complex params and outputs, as one whose complex params and
+    outputs are each two real ones (real part first) and whose values are all real."""
+    def run(*flat):
+        return flatten(eval_pairs(region, unflatten(flat, region.in_types)))
+
+    return trace_flat(run, split_types(region.in_types))
+
+
+def eval_pairs(region: Region, args: Sequence[Any]) -> list:
+    """Evaluate `region` under the current builder with complex values as Pairs."""
+    env = dict(zip(region.params, args))
+
+    def read(atom):
+        return _literal(atom.value) if isinstance(atom, Literal) else env[atom]
+
+    for eqn in region.eqns:
+        ins, params = eqn.closed
+        with source_info.at(eqn.source):
+            outs = _eqn(eqn.prim, [read(a) for a in ins], params, [v.type for v in eqn.outputs])
+        env.update(zip(eqn.outputs, outs))
+    return [read(o) for o in region.outputs]
+
+
+def _eqn(prim: Primitive, args: list, params: dict, out_types: list[Type]) -> list:
+    if prim in LOOPS:
+        return _loop(prim, args, params, out_types)
+    touched = any(isinstance(a, Pair) for a in args) or any(map(is_complex, out_types))
+    if not touched:
+        if any(map(holds_complex, _regions(params))):  # complex values inside a region
+            raise _refused(prim)
+        return bind(prim, *args, **params)
+    if prim in PER_PART:
+        return _per_part(prim, args, params, out_types)
+    rule = RULES.get(prim.name)
+    if rule is None:
+        raise _refused(prim)
+    out = rule(*args, **params)
+    return list(out) if isinstance(out, list) else [out]
+
+
+def _refused(prim: Primitive) -> NotImplementedError:
+    return NotImplementedError(
+        f"rune_jit: {prim.name} of complex values has no compiled form yet; run it "
+        "outside jit or with RUNE_JIT_BACKEND=interpret (the interpreter computes it)")
+
+
+# ------------------------------------------------------------- structural: part by part
+
+
+def _per_part(prim: Primitive, args: list, params: dict, out_types: list[Type]) -> list:
+    # operands that are not complex (indices, predicates) serve both parts
+    re, im = (bind(prim, *[a[k] if isinstance(a, Pair) else a for a in args], **params)
+              for k in (0, 1))
+    return [Pair(r, i) if is_complex(t) else r for r, i, t in zip(re, im, out_types)]
+
+
+def _structural() -> set:
+    from ...ops import gather, index, reduce, shape
+    from ...ops.control import stop_gradient_p
+    from ...ops.remat import name_p
+
+    return {shape.broadcast_in_dim_p, shape.reshape_p, shape.transpose_p, shape.rev_p,
+            shape.slice_p, shape.pad_p, shape.concatenate_p, index.dynamic_slice_p,
+            index.dynamic_update_slice_p, gather.gather_p, reduce.P["reduce_sum"],
+            stop_gradient_p, name_p, ew.P["add"], ew.P["sub"], ew.P["neg"], ew.P["select"]}
+
+
+PER_PART = _structural()
+
+
+# ------------------------------------------------------------- arithmetic
+
+
+def _pair(z: Any) -> Pair:
+    """A Pair of a complex Pair or a real value (zero imaginary part)."""
+    return z if isinstance(z, Pair) else Pair(z, ew.const(0.0, z))
+
+
+def mul(a: Any, b: Any) -> Pair:
+    (ar, ai), (br, bi) = _pair(a), _pair(b)
+    return Pair(ew.sub(ew.mul(ar, br), ew.mul(ai, bi)), ew.add(ew.mul(ar, bi), ew.mul(ai, br)))
+
+
+def div(a: Any, b: Any) -> Pair:
+    """Smith's algorithm, in NumPy's order of operations (its complex division loop), so
+    that its results on zeros, infinities and huge or tiny parts are NumPy's."""
+    (ar, ai), (br, bi) = _pair(a), _pair(b)
+    one = ew.const(1.0, br)
+    real_big = ew.ge(ew.abs(br), ew.abs(bi))
+    # |br| >= |bi|: rat = bi / br, scl = 1 / (br + bi * rat)
+    zero = ew.logical_and(ew.eq(br, 0.0), ew.eq(bi, 0.0))
+    safe_br = ew.select(zero, one, br)
+    rat1 = ew.div(bi, safe_br)
+    scl1 = ew.div(one, ew.add(safe_br, ew.mul(bi, rat1)))
+    re1 = ew.mul(ew.add(ar, ew.mul(ai, rat1)), scl1)
+    im1 = ew.mul(ew.sub(ai, ew.mul(ar, rat1)), scl1)
+    # a zero divisor: a complex inf or nan, part by part (ar / |br|)
+    absr = ew.abs(br)
+    re1 = ew.select(zero, ew.div(ar, absr), re1)
+    im1 = ew.select(zero, ew.div(ai, absr), im1)
+    # |br| < |bi|: rat = br / bi, scl = 1 / (bi + br * rat)
+    safe_bi = ew.select(real_big, one, bi)
+    rat2 = ew.div(br, safe_bi)
+    scl2 = ew.div(one, ew.add(safe_bi, ew.mul(br, rat2)))
+    re2 = ew.mul(ew.add(ew.mul(ar, rat2), ai), scl2)
+    im2 = ew.mul(ew.sub(ew.mul(ai, rat2), ar), scl2)
+    return Pair(ew.select(real_big, re1, re2), ew.select(real_big, im1, im2))
+
+
+def exp(z: Pair) -> Pair:
+    x, y = z
+    ex = ew.exp(x)
+    # a real argument stays real (exp(inf) * sin(0) would be nan)
+    return Pair(ew.select(ew.eq(y, 0.0), ex, ew.mul(ex, ew.cos(y))),
+                ew.select(ew.eq(y, 0.0), y, ew.mul(ex, ew.sin(y))))
+
+
+def log(z: Pair) -> Pair:
+    x, y = z
+    return Pair(ew.log(ew.hypot(x, y)), ew.arctan2(y, x))
+
+
+def sqrt(z: Pair) -> Pair:
+    """The principal root: t = sqrt((|x| + |z|) / 2), then (t, y / 2t) for x >= 0 and
+    (|y| / 2t, ±t) for x < 0 (no cancellation either way); sqrt(±0 + yi) at y = 0 is 0."""
+    x, y = z
+    t = ew.sqrt(ew.mul(ew.add(ew.abs(x), ew.hypot(x, y)), 0.5))
+    zero = ew.eq(t, 0.0)
+    two_t = ew.select(zero, ew.const(1.0, t), ew.mul(t, 2.0))
+    pos = ew.ge(x, 0.0)
+    re = ew.select(pos, t, ew.div(ew.abs(y), two_t))
+    im = ew.select(pos, ew.div(y, two_t), ew.copysign(t, y))
+    return Pair(ew.select(zero, t, re), ew.select(zero, y, im))
+
+
+def sin(z: Pair) -> Pair:
+    x, y = z
+    return Pair(ew.mul(ew.sin(x), ew.cosh(y)), ew.mul(ew.cos(x), ew.sinh(y)))
+
+
+def cos(z: Pair) -> Pair:
+    x, y = z
+    return Pair(ew.mul(ew.cos(x), ew.cosh(y)), ew.neg(ew.mul(ew.sin(x), ew.sinh(y))))
+
+
+def sinh(z: Pair) -> Pair:
+    x, y = z
+    return Pair(ew.mul(ew.sinh(x), ew.cos(y)), ew.mul(ew.cosh(x), ew.sin(y)))
+
+
+def cosh(z: Pair) -> Pair:
+    x, y = z
+    return Pair(ew.mul(ew.cosh(x), ew.cos(y)), ew.mul(ew.sinh(x), ew.sin(y)))
+
+
+def tanh(z: Pair) -> Pair:
+    """Kahan's formula (NumPy's ctanh): t = tan y, s = sinh x, rho = sqrt(1 + s²),
+    tanh z = (rho s (1 + t²), t) / (1 + s² (1 + t²)); for |x| > 22, where s² overflows
+    first, (±1, 4 sin y cos y e^(-2|x|))."""
+    x, y = z
+    t, s = ew.tan(y), ew.sinh(x)
+    beta = ew.add(ew.mul(t, t), 1.0)
+    rho = ew.sqrt(ew.add(ew.mul(s, s), 1.0))
+    denom = ew.add(ew.mul(ew.mul(beta, s), s), 1.0)
+    big = ew.gt(ew.abs(x), 22.0)
+    far = ew.mul(ew.mul(ew.mul(ew.sin(y), ew.cos(y)), 4.0), ew.exp(ew.mul(ew.abs(x), -2.0)))
+    return Pair(ew.select(big, ew.copysign(ew.const(1.0, x), x),
+                          ew.div(ew.mul(ew.mul(beta, rho), s), denom)),
+                ew.select(big, far, ew.div(t, denom)))
+
+
+def tan(z: Pair) -> Pair:
+    """tan z = -i tanh(iz)."""
+    x, y = z
+    w = tanh(Pair(ew.neg(y), x))
+    return Pair(w.im, ew.neg(w.re))
+
+
+def absolute(z: Pair) -> Any:
+    return ew.hypot(*z)
+
+
+def sign(z: Pair) -> Pair:
+    """z / |z|, and 0 at 0 (NumPy 2)."""
+    r = ew.hypot(*z)
+    zero = ew.eq(r, 0.0)
+    safe = ew.select(zero, ew.const(1.0, r), r)
+    return Pair(ew.select(zero, r, ew.div(z.re, safe)), ew.select(zero, r, ew.div(z.im, safe)))
+
+
+def power(a: Any, b: Any) -> Pair:
+    """a ** b as exp(b log a), and 0 ** b = 0 for b of positive real part (NumPy's)."""
+    a, b = _pair(a), _pair(b)
+    w = exp(mul(b, log(a)))
+    zero = ew.logical_and(ew.logical_and(ew.eq(a.re, 0.0), ew.eq(a.im, 0.0)),
+                          ew.gt(b.re, 0.0))
+    z = ew.const(0.0, a.re)
+    return Pair(ew.select(zero, z, w.re), ew.select(zero, z, w.im))
+
+
+def convert(x: Any, *, dtype: np.dtype) -> Any:
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        x = _pair(x)
+        part = real_dtype(dtype)
+        return Pair(ew.convert(x.re, part), ew.convert(x.im, part))
+    return ew.convert(x.re, dtype)  # complex to real keeps the real part
+
+
+def dot_general(a: Any, b: Any, **params) -> Pair:
+    """(ar + i ai)(br + i bi) as four real products (a real operand: two)."""
+    def dot(x, y):
+        return bind1(dot_general_p, x, y, **params)
+
+    if not isinstance(b, Pair):
+        return Pair(dot(a.re, b), dot(a.im, b))
+    if not isinstance(a, Pair):
+        return Pair(dot(a, b.re), dot(a, b.im))
+    return Pair(ew.sub(dot(a.re, b.re), dot(a.im, b.im)),
+                ew.add(dot(a.re, b.im), dot(a.im, b.re)))
+
+
+def _both(combine: Callable) -> Callable:
+    return lambda a, b: combine(*(_pair(a)), *(_pair(b)))
+
+
+RULES: dict[str, Callable] = {
+    "mul": mul, "div": div, "exp": exp, "log": log, "sqrt": sqrt, "sin": sin, "cos": cos,
+    "sinh": sinh, "cosh": cosh, "tanh": tanh, "tan": tan, "abs": absolute, "sign": sign,
+    "pow": power, "convert": convert, "dot_general": dot_general,
+    "real": lambda z: z.re, "imag": lambda z: z.im,
+    "conj": lambda z: Pair(z.re, ew.neg(z.im)),
+    "complex": lambda x, y: Pair(x, y),
+    "eq": _both(lambda ar, ai, br, bi: ew.logical_and(ew.eq(ar, br), ew.eq(ai, bi))),
+    "ne": _both(lambda ar, ai, br, bi: ew.logical_or(ew.ne(ar, br), ew.ne(ai, bi))),
+    "isnan": lambda z: ew.logical_or(ew.isnan(z.re), ew.isnan(z.im)),
+    "isfinite": lambda z: ew.logical_and(ew.isfinite(z.re), ew.isfinite(z.im)),
+}
+
+
+# ------------------------------------------------------------- loops
+
+
+def _iterate_groups(params: dict) -> list:
+    return [("num_captures", True), ("num_laned", True), ("num_carry", True)]
+
+
+def _scan_groups(params: dict) -> list:
+    return [("num_captures", True), (int(params["counted"]), False), ("num_laned", True),
+            ("num_carry", True)]
+
+
+def _cond_groups(params: dict) -> list:
+    return [("num_captures", True), (1, False)]
+
+
+# Each loop's closed operands, in groups: (the param that counts the group, or its fixed
+# size; whether the regions take it). Operands after the groups go to the regions.
+LOOPS: dict[Primitive, Callable] = {iterate_p: _iterate_groups, scan_p: _scan_groups,
+                                    cond_p: _cond_groups}
+
+
+def _loop(prim: Primitive, args: list, params: dict, out_types: list[Type]) -> list:
+    """The loop with each complex operand, region param and result as its two parts."""
+    new = dict(params)
+    start = 0
+    for count, _ in LOOPS[prim](params):
+        size = params[count] if isinstance(count, str) else count
+        if isinstance(count, str):
+            new[count] = len(flatten(args[start:start + size]))
+        start += size
+    new = map_regions(new, _region_pairs)
+    return unflatten(bind(prim, *flatten(args), **new), out_types)
+
+
+def _region_pairs(region: Region) -> Region:
+    if not holds_complex(region):
+        return region
+    return to_pairs(region)
+
+
+# ------------------------------------------------------------- the program's boundary
+
+
+class Pairs:
+    """The compiled code of a program with complex arguments or results: it takes and
+    gives complex arrays, and runs the code of the program rewritten into real pairs."""
+
+    def __init__(self, region: Region, prepare: Callable):
+        self.in_types, self.out_types = list(region.in_types), list(region.out_types)
+        self.inner = prepare(to_pairs(region))
+
+    def _split(self, values: Sequence[Any]) -> list:
+        out = []
+        for v, t in zip(values, self.in_types):
+            if is_complex(t):
+                a = np.asarray(v, t.dtype)
+                out += [np.array(a.real), np.array(a.imag)]
+            else:
+                out.append(v)
+        return out
+
+    def _join(self, flat: Sequence[Any]) -> list:
+        out = []
+        for v, t in zip(unflatten(flat, self.out_types), self.out_types):
+            if isinstance(v, Pair):
+                z = np.empty(t.shape, complex_dtype(np.asarray(v.re).dtype))
+                z.real, z.imag = v.re, v.im
+                v = z
+            out.append(v)
+        return out
+
+    def run(self, values: Sequence[Any]) -> list:
+        return self._join(self.inner.run(self._split(values)))
+
+    def run_exact(self, arrays: Sequence[Any]) -> list:
+        return self._join(self.inner.run_exact(self._split(arrays)))
+
+    def record(self) -> None:
+        return None  # the boundary is Python's: not a program a saved file can hold
+
+    def entry(self, slow: Callable, weak: int = 0, plan: Any = None) -> None:
+        return None
