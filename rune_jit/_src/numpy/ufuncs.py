@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..ops import complex_parts as cp
 from ..ops import elementwise as ew
 from ._core import accept, broadcast, dtype_weak, float_operands, promote, to_dtype
 from .math import _binary, _unary_float, not_equal
@@ -321,6 +322,8 @@ around = round
 
 def conjugate(x: Any) -> Any:
     (x,) = promote(x, where="rune_jit.numpy.conjugate")
+    if _kind(x) == "c":
+        return cp.conj(x)
     return to_dtype(x, INT8) if _kind(x) == "b" else x
 
 
@@ -329,12 +332,26 @@ conj = conjugate
 
 def real(val: Any) -> Any:
     (x,) = promote(val, where="rune_jit.numpy.real")
-    return x
+    return cp.real(x) if _kind(x) == "c" else x
 
 
 def imag(val: Any) -> Any:
     (x,) = promote(val, where="rune_jit.numpy.imag")
-    return _zeros_like(x)
+    return cp.imag(x) if _kind(x) == "c" else _zeros_like(x)
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of z, in (-pi, pi] (degrees with `deg`), as arctan2(imag, real).
+
+    >>> print(angle(np.array([1j, -1.0])).tolist())
+    [1.5707963267948966, 3.141592653589793]
+    """
+    (x,) = promote(z, where="rune_jit.numpy.angle")
+    if _kind(x) != "c":
+        (x,) = float_operands(x, where="rune_jit.numpy.angle", widest=True)
+    re, im = cp.parts(x)
+    out = ew.arctan2(im, re)
+    return ew.mul(out, ew.const(180.0 / math.pi, out)) if deg else out
 
 
 def _zeros_like(x: Any) -> Any:
@@ -426,12 +443,13 @@ _DOCS = {
                  "[True, False, False]"),
     "isneginf": ("Whether x is -inf.", "isneginf(np.array([np.inf, -np.inf, 1.0]))",
                  "[False, True, False]"),
-    "conjugate": ("x itself: arrays here are real (bools become int8, as NumPy's ufunc "
-                  "makes them).", "conjugate(np.array([1.5, -2.0]))", "[1.5, -2.0]"),
-    "real": ("The real part: the array itself (arrays here are real).",
-             "real(np.array([1.5, -2.0]))", "[1.5, -2.0]"),
-    "imag": ("The imaginary part: zeros of the array's dtype (arrays here are real).",
-             "imag(np.array([1.5, -2.0]))", "[0.0, 0.0]"),
+    "conjugate": ("The complex conjugate; a real x itself (bools become int8, as NumPy's "
+                  "ufunc makes them).", "conjugate(np.array([1.5 + 2j, -2.0]))",
+                  "[(1.5-2j), (-2-0j)]"),
+    "real": ("The real part (a real array itself).",
+             "real(np.array([1.5 + 2j, -2.0]))", "[1.5, -2.0]"),
+    "imag": ("The imaginary part (zeros of a real array's dtype).",
+             "imag(np.array([1.5 + 2j, -2.0]))", "[2.0, 0.0]"),
 }
 for _name, (_what, _call, _out) in _DOCS.items():
     globals()[_name].__doc__ = f"""{_what}
@@ -441,7 +459,7 @@ for _name, (_what, _call, _out) in _DOCS.items():
     """
 
 __all__ = [
-    "arccos", "arccosh", "arcsin", "arcsinh", "arctanh", "around", "cbrt", "ceil", "conj",
+    "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctanh", "around", "cbrt", "ceil", "conj",
     "conjugate", "copysign", "deg2rad", "degrees", "exp2", "fix", "float_power", "floor",
     "i0",
     "fmax", "fmin", "fmod", "heaviside", "hypot", "imag", "isinf", "isneginf", "isposinf",
