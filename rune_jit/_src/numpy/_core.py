@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -95,8 +96,13 @@ def dtype_weak(x: Any) -> tuple[np.dtype, bool]:
 
 
 def to_dtype(x: Any, dtype: np.dtype) -> Any:
+    """`x` converted to `dtype`; complex to real warns and keeps the real part, as
+    NumPy's astype does (ComplexWarning)."""
     if isinstance(x, PY_SCALARS):
         return np.asarray(x, dtype)
+    if dtype_weak(x)[0].kind == "c" and np.dtype(dtype).kind != "c":
+        warnings.warn(np.exceptions.ComplexWarning(
+            "Casting complex values to real discards the imaginary part"), stacklevel=3)
     return ew.convert(x, dtype)
 
 

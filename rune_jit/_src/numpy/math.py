@@ -40,11 +40,19 @@ def _binary(name: str, op: Callable, make_float: str | None = None,
             ops = promote(a, b, where=where)
         if numeric and dtype_weak(ops[0])[0].kind == "b":
             ops = [to_dtype(x, INT8) for x in ops]
+        if op in ORDERED and dtype_weak(ops[0])[0].kind == "c":
+            raise TypeError(f"{where}: complex values have no order in rune_jit (as in "
+                            "JAX's lax and the array API); compare their real parts or "
+                            "their absolute values (rnp.real, rnp.abs)")
         return op(*broadcast(*ops, where=where))
 
     f.__name__ = name
     return fast.binary(f, op, fast.accepted(op, floats_only=bool(make_float),
                                             bools=not numeric))
+
+
+# the operations that order their operands, which complex values do not have here
+ORDERED = (ew.lt, ew.le, ew.gt, ew.ge, ew.max, ew.min)
 
 
 def _comparison(name: str, op: Callable, python_op: Callable) -> Callable:

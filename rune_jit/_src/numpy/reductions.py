@@ -95,7 +95,7 @@ any = _truth("any", red.reduce_max, False)  # noqa: A001
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     (a,) = promote(a, where="rune_jit.numpy.mean")
     a = as_value(a)
-    if dtype is None and a.dtype.kind != "f":
+    if dtype is None and a.dtype.kind not in "fc":
         dtype = np.float64
     # NumPy's mean of float16 sums and divides in float32, then rounds to float16
     half = (a.dtype if dtype is None else np.dtype(dtype)) == F16

@@ -58,8 +58,10 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     mean = mt.divide(r.sum(a, axes, keepdims=True), _count(shape, axes))
     mean = to_dtype(mean, a.dtype)
     d = mt.subtract(a, mean)
+    if a.dtype.kind == "c":  # |d|², real, as NumPy's var of complex values
+        d = mt.abs(d)
     ss = r.sum(mt.multiply(d, d), axes, keepdims=keepdims)
-    return to_dtype(mt.divide(ss, max(_count(shape, axes) - ddof, 0)), a.dtype)
+    return to_dtype(mt.divide(ss, max(_count(shape, axes) - ddof, 0)), d.dtype)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,

@@ -264,7 +264,7 @@ def reciprocal(x: Any) -> Any:
     (x,) = promote(x, where="rune_jit.numpy.reciprocal")
     if _kind(x) == "b":
         x = to_dtype(x, INT8)
-    if _kind(x) == "f":
+    if _kind(x) in "fc":
         return ew.div(ew.const(1.0, x), x)
     # NumPy's integer loop is C's `out = 1.0 / in`: a double converted as casts convert it
     return to_dtype(ew.div(np.float64(1.0), to_dtype(x, F64)), dtype_weak(x)[0])

@@ -27,6 +27,7 @@ from ...dtypes import complex_dtype, real_dtype
 from ...interpret import eval_region
 from ...ir import Literal, Region, Type, map_regions
 from ...ops import elementwise as ew
+from ...ops import gather
 from ...ops.control import cond_p
 from ...ops.iterate import iterate_p
 from ...ops.linalg import dot_general_p
@@ -290,13 +291,16 @@ def sign(z: Pair) -> Pair:
 
 
 def power(a: Any, b: Any) -> Pair:
-    """a ** b as exp(b log a), and 0 ** b = 0 for b of positive real part (NumPy's)."""
+    """a ** b as exp(b log a); as NumPy's, z ** 0 = 1 and 0 ** b = 0 for b of positive
+    real part."""
     a, b = _pair(a), _pair(b)
     w = exp(mul(b, log(a)))
     zero = ew.logical_and(ew.logical_and(ew.eq(a.re, 0.0), ew.eq(a.im, 0.0)),
                           ew.gt(b.re, 0.0))
+    one = ew.logical_and(ew.eq(b.re, 0.0), ew.eq(b.im, 0.0))
     z = ew.const(0.0, a.re)
-    return Pair(ew.select(zero, z, w.re), ew.select(zero, z, w.im))
+    return Pair(ew.select(one, ew.const(1.0, z), ew.select(zero, z, w.re)),
+                ew.select(one, z, ew.select(zero, z, w.im)))
 
 
 def convert(x: Any, *, dtype: np.dtype) -> Any:
@@ -321,6 +325,16 @@ def dot_general(a: Any, b: Any, **params) -> Pair:
                 ew.add(dot(a.re, b.im), dot(a.im, b.re)))
 
 
+def scatter(x: Any, *rest: Any, op: str, mode: str) -> Pair:
+    """Setting and adding act on each part; the other combiners do not."""
+    if op not in ("set", "add"):
+        raise NotImplementedError(f"rune_jit: scatter with op {op!r} of complex values has "
+                                  "no compiled form yet; run it with RUNE_JIT_BACKEND=interpret")
+    (out,) = _per_part(gather.scatter_p, [_pair(x), *rest[:-1], _pair(rest[-1])],
+                       dict(op=op, mode=mode), [Type(np.dtype(np.complex128), ())])
+    return out
+
+
 def _both(combine: Callable) -> Callable:
     return lambda a, b: combine(*(_pair(a)), *(_pair(b)))
 
@@ -328,7 +342,7 @@ def _both(combine: Callable) -> Callable:
 RULES: dict[str, Callable] = {
     "mul": mul, "div": div, "exp": exp, "log": log, "sqrt": sqrt, "sin": sin, "cos": cos,
     "sinh": sinh, "cosh": cosh, "tanh": tanh, "tan": tan, "abs": absolute, "sign": sign,
-    "pow": power, "convert": convert, "dot_general": dot_general,
+    "pow": power, "convert": convert, "dot_general": dot_general, "scatter": scatter,
     "real": lambda z: z.re, "imag": lambda z: z.im,
     "conj": lambda z: Pair(z.re, ew.neg(z.im)),
     "complex": lambda x, y: Pair(x, y),
