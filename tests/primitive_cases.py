@@ -127,6 +127,8 @@ def draw(rng, shape: tuple, dtype: np.dtype, domain: str) -> np.ndarray:
         random = domain in RANDOM_BOOLS
         return np.asarray(rng.random(shape) < 0.5) if random else np.ones(shape, bool)
     floats, ints = DOMAINS[domain]
+    if dtype.kind == "c":  # both parts drawn from the domain
+        return np.asarray(floats(rng, shape) + 1j * floats(rng, shape), dtype)
     return np.asarray((floats if dtype.kind == "f" else ints)(rng, shape), dtype)
 
 

@@ -24,7 +24,6 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from ...dtypes import complex_dtype, real_dtype
-from ...interpret import eval_region
 from ...ir import Literal, Region, Type, map_regions
 from ...ops import elementwise as ew
 from ...ops import gather
