@@ -10,6 +10,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..dtypes import check_supported, float_for, int_bounds, python_scalar_dtype, result_type
+from ..ops import complex_parts as cp
 from ..ops import elementwise as ew
 from ..ops.shape import broadcast_in_dim
 from ..trace import Tracer, type_of_value
@@ -96,14 +97,26 @@ def dtype_weak(x: Any) -> tuple[np.dtype, bool]:
 
 
 def to_dtype(x: Any, dtype: np.dtype) -> Any:
-    """`x` converted to `dtype`; complex to real warns and keeps the real part, as
-    NumPy's astype does (ComplexWarning)."""
+    """`x` converted to `dtype`. A complex `x` to a real dtype is a TypeError: a function
+    that converts its operands to floats has no complex form, and dropping the imaginary
+    part would be a wrong answer (the user's casts go through `cast`)."""
     if isinstance(x, PY_SCALARS):
         return np.asarray(x, dtype)
     if dtype_weak(x)[0].kind == "c" and np.dtype(dtype).kind != "c":
+        raise TypeError(f"rune_jit: this function does not take complex values (it would "
+                        f"compute in {np.dtype(dtype).name}); pass rnp.real(z), rnp.imag(z) "
+                        "or rnp.abs(z) if that is what you mean")
+    return ew.convert(x, dtype)
+
+
+def cast(x: Any, dtype: np.dtype) -> Any:
+    """The user's cast (astype, array(..., dtype=)): complex to real warns and keeps the
+    real part, as NumPy's casts do (ComplexWarning)."""
+    if dtype_weak(x)[0].kind == "c" and np.dtype(dtype).kind != "c":
         warnings.warn(np.exceptions.ComplexWarning(
             "Casting complex values to real discards the imaginary part"), stacklevel=3)
-    return ew.convert(x, dtype)
+        x = cp.real(x)
+    return to_dtype(x, dtype)
 
 
 def promote(*xs: Any, where: str = "rune_jit.numpy") -> list:

@@ -223,7 +223,8 @@ def log(z: Pair) -> Pair:
 
 def sqrt(z: Pair) -> Pair:
     """The principal root: t = sqrt((|x| + |z|) / 2), then (t, y / 2t) for x >= 0 and
-    (|y| / 2t, ±t) for x < 0 (no cancellation either way); sqrt(±0 + yi) at y = 0 is 0."""
+    (|y| / 2t, ±t) for x < 0 (no cancellation either way); sqrt(±0 + yi) at y = 0 is 0,
+    and sqrt(x ± inf i) is inf ± inf i (C99's, NumPy's)."""
     x, y = z
     t = ew.sqrt(ew.mul(ew.add(ew.abs(x), ew.hypot(x, y)), 0.5))
     zero = ew.eq(t, 0.0)
@@ -231,7 +232,9 @@ def sqrt(z: Pair) -> Pair:
     pos = ew.ge(x, 0.0)
     re = ew.select(pos, t, ew.div(ew.abs(y), two_t))
     im = ew.select(pos, ew.div(y, two_t), ew.copysign(t, y))
-    return Pair(ew.select(zero, t, re), ew.select(zero, y, im))
+    re, im = ew.select(zero, t, re), ew.select(zero, y, im)
+    infinite = ew.eq(ew.abs(y), np.inf)
+    return Pair(ew.select(infinite, ew.abs(y), re), ew.select(infinite, y, im))
 
 
 def sin(z: Pair) -> Pair:

@@ -1,0 +1,256 @@
+"""Complex values through the primitives: values against NumPy, eager (the interpreter)
+and compiled (pairs of reals, backend/cpu/complex_pairs.py), loops with complex carries,
+and the bad inputs of issue 34."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import rune_jit as rune
+import rune_jit.numpy as rnp
+
+Z = np.array([1 + 2j, 3 - 1j, 0j, -2 - 0.5j, 0.25 + 4j, -1e-3 + 1e-3j])
+W = np.array([0.5 - 1j, -2 + 0.5j, 1 + 1j, 3j, -0.75 + 0j, 2 - 2j])
+
+UNARY = {
+    "neg": rnp.negative, "abs": rnp.abs, "sign": rnp.sign, "sqrt": rnp.sqrt, "exp": rnp.exp,
+    "log": lambda z: rnp.log(z + 0.5), "sin": rnp.sin, "cos": rnp.cos, "tan": rnp.tan,
+    "sinh": rnp.sinh, "cosh": rnp.cosh, "tanh": rnp.tanh, "real": rnp.real, "imag": rnp.imag,
+    "conj": rnp.conj, "angle": rnp.angle, "square": rnp.square, "isnan": rnp.isnan,
+    "isfinite": rnp.isfinite, "reciprocal": lambda z: rnp.reciprocal(z + 0.5),
+    "sum": rnp.sum, "mean": rnp.mean, "var": rnp.var, "std": rnp.std,
+    "norm": rnp.linalg.norm, "cube": lambda z: z ** 3, "flip": rnp.flip,
+    "pad": lambda z: rnp.pad(z, 2), "matrix": lambda z: z.reshape(2, 3).T,
+    "take": lambda z: z[np.array([4, 0, 0])], "slice": lambda z: z[1::2],
+    # .at is a method of traced arrays: under jit (the interpreter's, eagerly)
+    "at_add": rune.jit(lambda z: z.at[np.array([1, 1])].add(1j)),
+    "at_set": rune.jit(lambda z: z.at[2].set(5 - 5j)),
+    "astype64": lambda z: rnp.asarray(z, rnp.complex64).astype(rnp.complex128),
+}
+NUMPY_UNARY = {
+    "neg": np.negative, "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt, "exp": np.exp,
+    "log": lambda z: np.log(z + 0.5), "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "real": np.real, "imag": np.imag,
+    "conj": np.conj, "angle": np.angle, "square": np.square, "isnan": np.isnan,
+    "isfinite": np.isfinite, "reciprocal": lambda z: np.reciprocal(z + 0.5),
+    "sum": np.sum, "mean": np.mean, "var": np.var, "std": np.std,
+    "norm": np.linalg.norm, "cube": lambda z: z ** 3, "flip": np.flip,
+    "pad": lambda z: np.pad(z, 2), "matrix": lambda z: z.reshape(2, 3).T,
+    "take": lambda z: z[np.array([4, 0, 0])], "slice": lambda z: z[1::2],
+    "at_add": lambda z: _np_at_add(z), "at_set": lambda z: _np_at_set(z),
+    "astype64": lambda z: z.astype(np.complex64).astype(np.complex128),
+}
+
+
+def _np_at_add(z):
+    out = z.copy()
+    np.add.at(out, np.array([1, 1]), 1j)
+    return out
+
+
+def _np_at_set(z):
+    out = z.copy()
+    out[2] = 5 - 5j
+    return out
+
+
+BINARY = {
+    "add": (rnp.add, np.add), "sub": (rnp.subtract, np.subtract),
+    "mul": (rnp.multiply, np.multiply), "div": (rnp.divide, np.divide),
+    "pow": (rnp.power, np.power), "eq": (rnp.equal, np.equal),
+    "ne": (rnp.not_equal, np.not_equal), "dot": (rnp.dot, np.dot),
+    "vdot": (rnp.vdot, np.vdot), "outer": (rnp.outer, np.outer),
+    "einsum": (lambda a, b: rnp.einsum("i,j->ij", a, b), lambda a, b: np.einsum("i,j->ij", a, b)),
+    "where": (lambda a, b: rnp.where(rnp.abs(a) > 1, a, b),
+              lambda a, b: np.where(np.abs(a) > 1, a, b)),
+    "concatenate": (lambda a, b: rnp.concatenate([a, b]), lambda a, b: np.concatenate([a, b])),
+    "matmul": (lambda a, b: a.reshape(2, 3) @ b.reshape(3, 2),
+               lambda a, b: a.reshape(2, 3) @ b.reshape(3, 2)),
+}
+
+
+def _close(got, want, rtol=1e-13):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_values_match_numpy(name, backend):
+    with np.errstate(all="ignore"):
+        want = NUMPY_UNARY[name](Z)
+    _close(backend(UNARY[name])(Z), want)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_values_match_numpy(name, backend):
+    ours, theirs = BINARY[name]
+    with np.errstate(all="ignore"):
+        want = theirs(Z, W)
+    _close(backend(ours)(Z, W), want, rtol=1e-12)
+
+
+def test_complex64_stays_complex64(backend):
+    z = Z.astype(np.complex64)
+    got = backend(lambda z: rnp.exp(z) * z / (z + 1))(z)
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(got, np.exp(z) * z / (z + 1), rtol=2e-6)
+
+
+def test_promotion_is_nep50():
+    f32 = np.ones(2, np.float32)
+    assert (rnp.asarray(f32) * 1j).dtype == np.complex64  # a Python complex is weak
+    assert rnp.add(f32, np.complex128(1j)).dtype == np.complex128
+    assert rnp.result_type(np.float32, np.complex64) == np.complex64
+    assert rnp.iscomplexobj(rnp.asarray(f32) + 0j) and not rnp.iscomplexobj(f32)
+
+
+# NumPy's results on the edge cases of division (Smith's algorithm, its order of
+# operations), multiplication by infinities, and abs without overflow
+EDGE = np.array([1e300 + 1e300j, 1e-300 + 1e-300j, np.inf + 0j, complex(0, np.inf),
+                 complex(np.nan, 1), 0j, -0.0 + 0j, 1 + 0j, 3 - 4j, 1e-310 + 1e308j])
+
+
+@pytest.mark.parametrize("op", ["div", "rdiv", "abs", "mul", "exp", "sqrt", "eq"])
+def test_edge_cases_match_numpy(op, backend):
+    fns = {"div": lambda a, b: a / b, "rdiv": lambda a, b: b / a, "abs": lambda a, b: abs(a),
+           "mul": lambda a, b: a * b, "exp": lambda a, b: rnp.exp(a) if isinstance(
+               a, rune.Array) else np.exp(a), "sqrt": lambda a, b: (rnp.sqrt if isinstance(
+                   a, rune.Array) else np.sqrt)(a), "eq": lambda a, b: a == b}
+    a, b = np.meshgrid(EDGE, EDGE[::-1])
+    a, b = a.ravel(), b.ravel()
+    if op == "mul":  # a product past the largest float: inf or nan as the CPU fuses it
+        with np.errstate(all="ignore"):
+            keep = np.abs(a) * np.abs(b) < 1e300
+        a, b = a[keep], b[keep]
+    with np.errstate(all="ignore"):
+        want = fns[op](a, b)
+        got = np.asarray(backend(lambda a, b: fns[op](rnp.asarray(a), rnp.asarray(b)))(a, b))
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-14)
+
+
+def test_abs_does_not_overflow(backend):
+    got = backend(rnp.abs)(np.array([1e300 + 1e300j, 3e-320 + 4e-320j]))
+    np.testing.assert_allclose(got, [np.sqrt(2) * 1e300, 5e-320], rtol=1e-14)
+
+
+# ------------------------------------------------------------- loops
+
+
+def _escape(c):
+    def step(s):
+        z, n = s
+        return z * z + c, n + 1
+
+    return rune.iterate(step, (rnp.zeros_like(c), np.int32(0)),
+                        until=lambda s: (rnp.abs(s[0]) > 2.0) | (s[1] >= 64), max_steps=65)[1]
+
+
+def _escape_numpy(c):
+    n, z = np.zeros(c.shape, np.int32), np.zeros_like(c)
+    alive = np.ones(c.shape, bool)
+    for _ in range(64):
+        alive &= np.abs(z) <= 2.0
+        z = np.where(alive, z * z + c, z)
+        n += alive
+    return n
+
+
+def test_mandelbrot_as_vmap_of_iterate(backend):
+    x, y = np.meshgrid(np.linspace(-2, 1, 23), np.linspace(-1.5, 1.5, 19))
+    c = (x + 1j * y).ravel()
+    np.testing.assert_array_equal(backend(rune.vmap(_escape))(c), _escape_numpy(c))
+
+
+def test_scan_with_complex_carry_and_ys(backend):
+    def f(z0, xs):
+        return rune.scan(lambda z, x: (z * (0.9 + 0.1j) + x, rnp.conj(z)), z0, xs)
+
+    def ref(z0, xs):
+        ys = []
+        for x in xs:
+            ys.append(np.conj(z0))
+            z0 = z0 * (0.9 + 0.1j) + x
+        return z0, np.array(ys)
+
+    for got, want in zip(backend(f)(np.complex128(1 + 1j), W), ref(1 + 1j, W)):
+        _close(got, want, rtol=1e-12)
+
+
+def test_while_and_fori_loops_with_complex_carries(backend):
+    rotate = np.exp(0.3j)
+    f = backend(lambda z: rune.lax.fori_loop(0, 10, lambda i, z: z * rotate, z))
+    g = backend(lambda z: rune.lax.while_loop(lambda z: rnp.real(z) > 0, lambda z: z * rotate, z))
+    _close(f(np.complex128(2 + 0j)), 2 * rotate ** 10, rtol=1e-12)
+    want = 2 + 0j
+    while want.real > 0:
+        want *= rotate
+    _close(g(np.complex128(2 + 0j)), np.complex128(want), rtol=1e-12)
+
+
+def test_cond_with_complex_operands(backend):
+    f = backend(lambda p, z: rune.cond(p, lambda z: z * 1j, lambda z: rnp.conj(z), z))
+    _close(f(np.bool_(True), Z), Z * 1j)
+    _close(f(np.bool_(False), Z), np.conj(Z))
+
+
+# ------------------------------------------------------------- properties
+
+
+PARTS = st.floats(-3, 3, allow_nan=False)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(PARTS, PARTS), min_size=1, max_size=5),
+       st.sampled_from(["mul", "div", "exp", "sin", "tanh", "sqrt", "log", "abs"]))
+def test_elementwise_programs_match_numpy(parts, op):
+    z = np.array([complex(a, b) for a, b in parts]) + 0.5  # log and div away from 0
+    ops = {"mul": (lambda z: z * (z - 1j), lambda z: z * (z - 1j)),
+           "div": (lambda z: (z + 2) / z, lambda z: (z + 2) / z),
+           "abs": (lambda z: rnp.abs(z) * z, lambda z: np.abs(z) * z)}
+    ours, theirs = ops[op] if op in ops else (getattr(rnp, op), getattr(np, op))
+    with np.errstate(all="ignore"):
+        want = theirs(z)
+    finite = np.isfinite(want)
+    got = np.asarray(rune.jit(ours)(z))
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------- bad input
+
+
+def test_ordering_complex_values_is_refused(backend):
+    for f in (lambda z: rnp.less(z, 1), lambda z: rnp.maximum(z, 1j),
+              lambda z: rnp.clip(z, 0, 1)):
+        with pytest.raises(TypeError, match="complex values have no order"):
+            backend(f)(Z)
+
+
+def test_casting_complex_to_real_warns_and_keeps_the_real_part(backend):
+    with pytest.warns(np.exceptions.ComplexWarning):
+        got = backend(lambda z: rnp.asarray(z).astype(np.float64))(Z)
+    np.testing.assert_array_equal(got, Z.real)
+
+
+def test_iterate_until_must_be_bool():
+    with pytest.raises(TypeError, match="bool"):
+        rune.iterate(lambda z: z * 0.5, np.complex128(1j), until=lambda z: z * 0, max_steps=3)
+
+
+def test_compiled_code_refuses_what_it_cannot_pair():
+    with pytest.raises(NotImplementedError, match="reduce_prod of complex values"):
+        rune.jit(rnp.prod)(Z)
+
+
+@pytest.mark.parametrize("f", [rune.scipy.special.erf, rnp.linalg.cholesky, rnp.sinc],
+                         ids=["erf", "cholesky", "sinc"])
+def test_functions_without_complex_forms_refuse(f, backend):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning: an error, not a dropped part
+        with pytest.raises(TypeError, match="does not take complex values"):
+            backend(f)(np.eye(2) * (1 + 1j))
