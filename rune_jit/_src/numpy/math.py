@@ -10,7 +10,7 @@ import numpy as np
 from ..dtypes import int_bounds, result_type
 from ..ops import elementwise as ew
 from ..trace import Tracer
-from . import fast
+from . import complex_order, fast
 from ._core import (accept, broadcast, dtype_weak, float_operands,
                     is_python_scalar, promote, shape_of, to_dtype)
 
@@ -41,9 +41,7 @@ def _binary(name: str, op: Callable, make_float: str | None = None,
         if numeric and dtype_weak(ops[0])[0].kind == "b":
             ops = [to_dtype(x, INT8) for x in ops]
         if op in ORDERED and dtype_weak(ops[0])[0].kind == "c":
-            raise TypeError(f"{where}: complex values have no order in rune_jit (as in "
-                            "JAX's lax and the array API); compare their real parts or "
-                            "their absolute values (rnp.real, rnp.abs)")
+            return ORDERED[op](op, *broadcast(*ops, where=where))
         return op(*broadcast(*ops, where=where))
 
     f.__name__ = name
@@ -51,8 +49,9 @@ def _binary(name: str, op: Callable, make_float: str | None = None,
                                             bools=not numeric))
 
 
-# the operations that order their operands, which complex values do not have here
-ORDERED = (ew.lt, ew.le, ew.gt, ew.ge, ew.max, ew.min)
+# the operations that order their operands: of complex values, NumPy's lexicographic order
+ORDERED = {**dict.fromkeys((ew.lt, ew.le, ew.gt, ew.ge), complex_order.compare),
+           ew.max: complex_order.pick, ew.min: complex_order.pick}
 
 
 def _comparison(name: str, op: Callable, python_op: Callable) -> Callable:

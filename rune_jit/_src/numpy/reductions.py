@@ -11,7 +11,7 @@ import numpy as np
 from ..dtypes import check_supported
 from ..ops import reduce as red
 from ..ops.shape import reshape
-from . import fast
+from . import complex_order, fast
 from ._core import as_value, normalize_axes, normalize_axis, promote, shape_of, to_dtype
 from .math import _as_bool, divide
 
@@ -60,6 +60,9 @@ def _extremum(name: str, op: Callable, ufunc: np.ufunc) -> Callable:
         if builtins.any(shape[i] == 0 for i in axes):
             raise ValueError(f"{where}: zero-size array to reduction operation {name} "
                              "which has no identity")
+        if a.dtype.kind == "c":  # NumPy's order of complex values (complex_order.py)
+            return _keep(complex_order.extremum(a, axes, name == "max"), shape, axes,
+                         keepdims)
         return _keep(op(a, axes), shape, axes, keepdims)
 
     f.__name__ = name
@@ -114,6 +117,8 @@ def _arg(name: str, op: Callable) -> Callable:
         (a,) = promote(a, where=where)
         a = as_value(a)
         shape = shape_of(a)
+        if a.dtype.kind == "c":  # NumPy's order of complex values (complex_order.py)
+            op = lambda x, ax: complex_order.arg_extremum(x, ax, name == "argmax")  # noqa
         if axis is None:
             out = op(reshape(a, (math.prod(shape),)), 0)
             return reshape(out, (1,) * len(shape)) if keepdims else out

@@ -10,6 +10,7 @@ that may meet a complex value has a rule here in real arithmetic:
 - mul is (ac - bd, ad + bc); div is Smith's algorithm, as NumPy's loop computes it;
   abs is hypot (no overflow); exp, log, sqrt, sin, cos, sinh, cosh, tanh and tan go
   through the real functions of the parts (tanh and tan by Kahan's formula, as NumPy);
+- sort is NumPy's lexicographic order, as two stable sorts;
 - loops (scan, iterate, cond) carry the parts in place of the value, their steps
   rewritten alike.
 
@@ -26,7 +27,7 @@ import numpy as np
 from ...dtypes import complex_dtype, real_dtype
 from ...ir import Literal, Region, Type, map_regions
 from ...ops import elementwise as ew
-from ...ops import gather
+from ...ops import gather, sort
 from ...ops.control import cond_p
 from ...ops.iterate import iterate_p
 from ...ops.linalg import dot_general_p
@@ -337,6 +338,22 @@ def scatter(x: Any, *rest: Any, op: str, mode: str) -> Pair:
     return out
 
 
+def sort_pairs(z: Pair, *, descending: bool) -> list:
+    """NumPy's lexicographic order as two stable sorts: by the imaginary parts, then by
+    the real parts (NaNs last, each part's, as NumPy orders complex NaNs)."""
+    _, by_imag = sort.sort(z.im, descending)
+    _, by_real = sort.sort(sort.take_last(z.re, by_imag), descending)
+    perm = sort.take_last(by_imag, by_real)
+    return [Pair(sort.take_last(z.re, perm), sort.take_last(z.im, perm)), perm]
+
+
+def cumulative(z: Pair, *, axis: int, op: str, reverse: bool) -> Pair:
+    if op != "sum":
+        raise NotImplementedError(f"rune_jit: a cumulative {op} of complex values has no "
+                                  "compiled form yet; run it with RUNE_JIT_BACKEND=interpret")
+    return Pair(*(sort.cumulative(p, axis, op, reverse) for p in z))
+
+
 def _both(combine: Callable) -> Callable:
     return lambda a, b: combine(*(_pair(a)), *(_pair(b)))
 
@@ -345,6 +362,7 @@ RULES: dict[str, Callable] = {
     "mul": mul, "div": div, "exp": exp, "log": log, "sqrt": sqrt, "sin": sin, "cos": cos,
     "sinh": sinh, "cosh": cosh, "tanh": tanh, "tan": tan, "abs": absolute, "sign": sign,
     "pow": power, "convert": convert, "dot_general": dot_general, "scatter": scatter,
+    "sort": sort_pairs, "cumulative": cumulative,
     "real": lambda z: z.re, "imag": lambda z: z.im,
     "conj": lambda z: Pair(z.re, ew.neg(z.im)),
     "complex": lambda x, y: Pair(x, y),
