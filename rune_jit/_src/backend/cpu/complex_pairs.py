@@ -174,8 +174,11 @@ PER_PART = _structural()
 
 
 def _pair(z: Any) -> Pair:
-    """A Pair of a complex Pair or a real value (zero imaginary part)."""
-    return z if isinstance(z, Pair) else Pair(z, ew.const(0.0, z))
+    """A Pair of a complex Pair or a real value (zero imaginary part, of its shape: the
+    parts go through structural primitives one by one)."""
+    if isinstance(z, Pair):
+        return z
+    return Pair(z, ew.broadcast_to_shape(ew.const(0.0, z), type_of_value(z).shape))
 
 
 def mul(a: Any, b: Any) -> Pair:
