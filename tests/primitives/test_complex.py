@@ -286,10 +286,24 @@ def test_compiled_code_refuses_what_it_cannot_pair():
         rune.jit(rnp.prod)(Z)
 
 
-@pytest.mark.parametrize("f", [rune.scipy.special.erf, rnp.linalg.cholesky, rnp.sinc],
-                         ids=["erf", "cholesky", "sinc"])
-def test_functions_without_complex_forms_refuse(f, backend):
+NO_COMPLEX_FORM = {
+    "erf": rune.scipy.special.erf, "cholesky": rnp.linalg.cholesky, "sinc": rnp.sinc,
+    "inv": rnp.linalg.inv, "round": rnp.round, "median": rnp.median, "cov": rnp.cov,
+    "nanstd": rnp.nanstd, "deg2rad": rnp.deg2rad, "signbit": rnp.signbit,
+    "isposinf": rnp.isposinf, "logaddexp": lambda z: rnp.logaddexp(z, z),
+    "heaviside": lambda z: rnp.heaviside(z, 0.5), "cbrt": rnp.cbrt,
+    "arctan2": lambda z: rnp.arctan2(z, z),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_COMPLEX_FORM))
+def test_functions_without_complex_forms_refuse(name, backend):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ComplexWarning: an error, not a dropped part
-        with pytest.raises(TypeError, match="does not take complex values"):
-            backend(f)(np.eye(2) * (1 + 1j))
+        with pytest.raises(TypeError, match=r"not (take|accept) complex"):
+            backend(NO_COMPLEX_FORM[name])(np.eye(2) * (1 + 1j))
+
+
+def test_isinf_of_complex_values_is_numpys(backend):
+    z = np.array([complex(np.inf, 0), complex(0, -np.inf), complex(np.nan, 1), 1j])
+    _close(backend(rnp.isinf)(z), np.isinf(z))

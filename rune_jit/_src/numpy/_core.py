@@ -131,6 +131,15 @@ def promote(*xs: Any, where: str = "rune_jit.numpy") -> list:
     return [to_dtype(x, dtype) for x in xs]
 
 
+def real_only(x: Any, where: str) -> Any:
+    """`x`, unless it is complex: a TypeError that names `where` (a function with no
+    complex form refuses rather than drop the imaginary part)."""
+    if dtype_weak(x)[0].kind == "c":
+        raise TypeError(f"{where} does not take complex values (got "
+                        f"{dtype_weak(x)[0].name})")
+    return x
+
+
 def narrows(src: np.dtype, dst: np.dtype) -> bool:
     """Converting integers of `src` to `dst` can lose values (a weak int64 to uint8)."""
     if dst.kind not in "iu":
@@ -227,13 +236,17 @@ def broadcast_to_shape(x: Any, shape: tuple) -> Any:
     return broadcast_in_dim(x, shape, tuple(range(len(shape) - len(xs), len(shape))))
 
 
-def float_operands(*xs: Any, where: str, widest: bool = False) -> list:
+def float_operands(*xs: Any, where: str, widest: bool = False,
+                   complex_ok: bool = False) -> list:
     """The operands in the float dtype NumPy's loop search picks for np.sin, np.arctan2:
     the smallest float that every operand casts to safely (`dtypes.float_for`: float16
     for bool, int8, uint8; float32 for int16, uint16), or, with `widest`, float64 when no
-    operand is a float (np.divide's rule)."""
+    operand is a float (np.divide's rule). Complex operands stay complex with
+    `complex_ok`, else they are a TypeError (`real_only`)."""
     xs = [accept(x, where) for x in xs]
     to = _float_dtype([dtype_weak(x) for x in xs], widest)
+    if not complex_ok:
+        real_only(np.empty(0, to), where)
     promote(*xs, where=where)  # for its checks (a weak int narrowed: OverflowError)
     return [to_dtype(x, to) for x in xs]
 

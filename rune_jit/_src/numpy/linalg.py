@@ -52,6 +52,9 @@ def _float(a: Any, where: str) -> Any:
     dtype = dtype_weak(a)[0]
     if dtype == F16:
         raise TypeError(f"{where}: array type float16 is unsupported in linalg")
+    if dtype.kind == "c":
+        raise TypeError(f"{where} does not take complex values yet (got {dtype.name}): "
+                        "rune_jit's decompositions and solves are real (issue 34)")
     return to_dtype(as_value(a), F32 if dtype == F32 else F64)
 
 

@@ -17,9 +17,15 @@ from ._core import (accept, broadcast, dtype_weak, float_operands,
 INT8 = np.dtype(np.int8)
 
 
+def _takes_complex(op: Callable) -> bool:
+    """Whether the elementwise primitive behind `op` has a complex form (sin; not cbrt)."""
+    return "c" in ew.NUMPY[op.__name__][1]
+
+
 def _unary_float(name: str, op: Callable) -> Callable:
     def f(x: Any) -> Any:
-        (x,) = float_operands(x, where=f"rune_jit.numpy.{name}")
+        (x,) = float_operands(x, where=f"rune_jit.numpy.{name}",
+                              complex_ok=_takes_complex(op))
         return op(x)
 
     f.__name__ = name
@@ -35,7 +41,8 @@ def _binary(name: str, op: Callable, make_float: str | None = None,
 
     def f(a: Any, b: Any) -> Any:
         if make_float:
-            ops = float_operands(a, b, where=where, widest=make_float == "widest")
+            ops = float_operands(a, b, where=where, widest=make_float == "widest",
+                                 complex_ok=_takes_complex(op))
         else:
             ops = promote(a, b, where=where)
         if numeric and dtype_weak(ops[0])[0].kind == "b":

@@ -13,7 +13,7 @@ from ..dtypes import check_supported
 from ..trace import Tracer
 from . import math as mt
 from . import reductions as r
-from ._core import accept, as_value, normalize_axes, promote, shape_of, to_dtype
+from ._core import accept, as_value, normalize_axes, promote, real_only, shape_of, to_dtype
 
 FLOAT64 = np.dtype(np.float64)
 
@@ -206,6 +206,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     where = "rune_jit.numpy.nanvar"
     _no_out(out, where)
     ddof = correction if correction is not None else ddof
+    real_only(_array(a, where), where)  # (complex: not yet)
     if _array(a, where).dtype.kind in "biu":  # no NaNs: NumPy's nanvar is var
         return var(a, axis, dtype, None, ddof, keepdims)
     a, keep, count, axes = _nan_moments(a, axis, dtype, keepdims, where)
@@ -351,7 +352,8 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     where = "rune_jit.numpy.cov"
     if ddof is not None and ddof != int(ddof):
         raise ValueError(f"{where}: ddof must be integer")
-    xs = [as_value(accept(v, where)) for v in ((m,) if y is None else (m, y))]
+    xs = [real_only(as_value(accept(v, where)), where)  # (complex: not yet)
+          for v in ((m,) if y is None else (m, y))]
     if any(len(shape_of(v)) > 2 for v in xs):
         raise ValueError(f"{where}: m and y must have at most 2 dimensions")
     dt = check_supported(np.dtype(dtype) if dtype is not None else np.result_type(

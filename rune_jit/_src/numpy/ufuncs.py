@@ -18,7 +18,8 @@ import numpy as np
 
 from ..ops import complex_parts as cp
 from ..ops import elementwise as ew
-from ._core import accept, broadcast, dtype_weak, float_operands, promote, to_dtype
+from ._core import (accept, broadcast, dtype_weak, float_operands, promote, real_only,
+                    to_dtype)
 from .math import _binary, _unary_float, not_equal
 
 F64, F32, F16 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16)
@@ -122,6 +123,7 @@ def heaviside(x1, x2):
     >>> heaviside(np.array([-1.0, 0.0, 2.0]), 0.5)
     array([0. , 0.5, 1. ])
     """
+    real_only(x1, "rune_jit.numpy.heaviside")
     zero, one = ew.const(0.0, x1), ew.const(1.0, x1)
     step = ew.select(ew.lt(x1, zero), zero, ew.select(ew.gt(x1, zero), one, x2))
     return ew.select(ew.isnan(x1), x1, step)
@@ -230,7 +232,7 @@ def signbit(x: Any) -> Any:
     array([ True, False,  True])
     """
     (x,) = promote(x, where="rune_jit.numpy.signbit")
-    dtype = dtype_weak(x)[0]
+    dtype = dtype_weak(real_only(x, "rune_jit.numpy.signbit"))[0]
     if dtype.kind == "f":
         return ew.lt(ew.bitcast_convert(x, BITS[dtype]), np.asarray(0, BITS[dtype]))
     if dtype.kind == "i":
@@ -242,6 +244,9 @@ def _infinity(name: str, test: Callable) -> Callable:
     def f(x: Any, out: None = None) -> Any:
         _no_out(out, name)
         (x,) = promote(x, where=f"rune_jit.numpy.{name}")
+        if _kind(x) == "c" and name == "isinf":  # either part infinite
+            return ew.logical_or(*(test(p) for p in cp.parts(x)))
+        real_only(x, f"rune_jit.numpy.{name}")
         return test(x) if _kind(x) == "f" else not_equal(x, x)
 
     f.__name__ = name
@@ -300,7 +305,7 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 (Nu
     _no_out(out, "round")
     decimals = int(decimals)
     (x,) = promote(a, where="rune_jit.numpy.round")
-    dtype = dtype_weak(x)[0]
+    dtype = dtype_weak(real_only(x, "rune_jit.numpy.round"))[0]  # (complex: not yet)
     if dtype.kind in "iu" and decimals >= 0:
         return x
     if dtype.kind == "b" and decimals:
