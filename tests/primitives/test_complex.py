@@ -307,3 +307,20 @@ def test_functions_without_complex_forms_refuse(name, backend):
 def test_isinf_of_complex_values_is_numpys(backend):
     z = np.array([complex(np.inf, 0), complex(0, -np.inf), complex(np.nan, 1), 1j])
     _close(backend(rnp.isinf)(z), np.isinf(z))
+
+
+# ------------------------------------------------------------- random
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_normal_is_jaxs_construction(dtype, backend):
+    """JAX's: the parts are the normals of the two keys of split(key), over sqrt(2)."""
+    key = rune.random.PRNGKey(3)
+    k_re, k_im = rune.random.split(key)
+    part = np.dtype(dtype).type(0).real.dtype
+    want = ((rune.random.normal(k_re, (1000,), part) + 1j * rune.random.normal(
+        k_im, (1000,), part)) / np.sqrt(2)).astype(dtype)
+    got = backend(lambda k: rune.random.normal(k, (1000,), dtype))(key)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(part).eps)
+    assert abs(np.var(got.real) - 0.5) < 0.06 and abs(np.var(got.imag) - 0.5) < 0.06

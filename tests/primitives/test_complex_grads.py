@@ -188,3 +188,10 @@ def test_holomorphic_needs_complex_inputs_and_outputs():
         rune.grad(lambda z: rnp.abs(z), holomorphic=True)(Z0)
     with pytest.raises(TypeError, match="holomorphic=True"):
         rune.jacfwd(lambda z: z * 2)(Z)  # complex inputs: holomorphic=True, as JAX's
+
+
+def test_complex_normal_draws_jaxs_numbers(jax):
+    for dtype in (np.complex64, np.complex128):
+        want = jax.random.normal(jax.random.PRNGKey(0), (64,), dtype)
+        got = rune.random.normal(rune.random.PRNGKey(0), (64,), dtype)
+        np.testing.assert_allclose(got, want, rtol=8 * np.finfo(dtype).eps)
