@@ -28,6 +28,10 @@ UNARY = {
     "at_add": rune.jit(lambda z: z.at[np.array([1, 1])].add(1j)),
     "at_set": rune.jit(lambda z: z.at[2].set(5 - 5j)),
     "astype64": lambda z: rnp.asarray(z, rnp.complex64).astype(rnp.complex128),
+    "expm1": rnp.expm1, "log1p": lambda z: rnp.log1p(z + 0.5), "exp2": rnp.exp2,
+    "log2": lambda z: rnp.log2(z + 0.5), "log10": lambda z: rnp.log10(z + 0.5),
+    "prod": rnp.prod, "prod_rows": lambda z: rnp.prod(z.reshape(2, 3), axis=1),
+    "argsort": rnp.argsort,
 }
 NUMPY_UNARY = {
     "neg": np.negative, "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt, "exp": np.exp,
@@ -41,6 +45,10 @@ NUMPY_UNARY = {
     "take": lambda z: z[np.array([4, 0, 0])], "slice": lambda z: z[1::2],
     "at_add": lambda z: _np_at_add(z), "at_set": lambda z: _np_at_set(z),
     "astype64": lambda z: z.astype(np.complex64).astype(np.complex128),
+    "expm1": np.expm1, "log1p": lambda z: np.log1p(z + 0.5), "exp2": np.exp2,
+    "log2": lambda z: np.log2(z + 0.5), "log10": lambda z: np.log10(z + 0.5),
+    "prod": np.prod, "prod_rows": lambda z: np.prod(z.reshape(2, 3), axis=1),
+    "argsort": lambda z: np.argsort(z, kind="stable"),
 }
 
 
@@ -282,8 +290,10 @@ def test_iterate_until_must_be_bool():
 
 
 def test_compiled_code_refuses_what_it_cannot_pair():
-    with pytest.raises(NotImplementedError, match="reduce_prod of complex values"):
-        rune.jit(rnp.prod)(Z)
+    with pytest.raises(NotImplementedError, match="arcsin of complex values"):
+        rune.jit(rnp.arcsin)(Z)
+    with pytest.raises(NotImplementedError, match="cumulative prod of complex values"):
+        rune.jit(rnp.cumprod)(Z)
 
 
 NO_COMPLEX_FORM = {

@@ -28,6 +28,7 @@ from ...dtypes import complex_dtype, real_dtype
 from ...ir import Literal, Region, Type, map_regions
 from ...ops import elementwise as ew
 from ...ops import gather, sort
+from ...ops import shape as sh
 from ...ops.control import cond_p
 from ...ops.iterate import iterate_p
 from ...ops.linalg import dot_general_p
@@ -225,6 +226,30 @@ def log(z: Pair) -> Pair:
     return Pair(ew.log(ew.hypot(x, y)), ew.arctan2(y, x))
 
 
+def expm1(z: Pair) -> Pair:
+    """NumPy's: (expm1(x) cos y - 2 sin²(y/2), e^x sin y), exact near 0."""
+    x, y = z
+    half = ew.sin(ew.mul(y, 0.5))
+    return Pair(ew.sub(ew.mul(ew.expm1(x), ew.cos(y)), ew.mul(ew.mul(half, half), 2.0)),
+                ew.mul(ew.exp(x), ew.sin(y)))
+
+
+def log1p(z: Pair) -> Pair:
+    """NumPy's: log of 1 + z, as (log |1 + z|, arg(1 + z))."""
+    return log(Pair(ew.add(z.re, 1.0), z.im))
+
+
+def _scaled(f: Callable, factor: float, before: bool) -> Callable:
+    """exp2(z) = exp(z ln 2); log2 and log10 are log(z) / ln 2, / ln 10 (NumPy's)."""
+    def rule(z: Pair) -> Pair:
+        if before:
+            return f(Pair(ew.mul(z.re, factor), ew.mul(z.im, factor)))
+        w = f(z)
+        return Pair(ew.div(w.re, factor), ew.div(w.im, factor))
+
+    return rule
+
+
 def sqrt(z: Pair) -> Pair:
     """The principal root: t = sqrt((|x| + |z|) / 2), then (t, y / 2t) for x >= 0 and
     (|y| / 2t, ±t) for x < 0 (no cancellation either way); sqrt(±0 + yi) at y = 0 is 0,
@@ -357,6 +382,29 @@ def cumulative(z: Pair, *, axis: int, op: str, reverse: bool) -> Pair:
     return Pair(*(sort.cumulative(p, axis, op, reverse) for p in z))
 
 
+def reduce_prod(z: Pair, *, axes: tuple) -> Pair:
+    """The product over `axes` by pairwise halving (log2 n complex products; the order of
+    the roundings is not NumPy's sequential one, so the last bits may differ)."""
+    shape = type_of_value(z.re).shape
+    kept = [a for a in range(len(shape)) if a not in axes]
+    n = int(np.prod([shape[a] for a in axes]))
+    lead = tuple(shape[a] for a in kept)
+    z = Pair(*(sh.reshape(sh.transpose(p, (*kept, *axes)), lead + (n,)) for p in z))
+    while n > 1:
+        if n % 2:  # a 1 pads the odd one out
+            z = Pair(*(sh.concatenate([p, ew.broadcast_to_shape(
+                ew.const(v, p), lead + (1,))], len(lead)) for p, v in zip(z, (1.0, 0.0))))
+            n += 1
+        low = [sh.slice_op(p, (0,) * len(lead) + (0,), lead + (n // 2,), (1,) * (len(lead) + 1))
+               for p in z]
+        high = [sh.slice_op(p, (0,) * len(lead) + (n // 2,), lead + (n,),
+                            (1,) * (len(lead) + 1)) for p in z]
+        z, n = mul(Pair(*low), Pair(*high)), n // 2
+    if n == 0:
+        return Pair(*(ew.broadcast_to_shape(ew.const(v, z.re), lead) for v in (1.0, 0.0)))
+    return Pair(*(sh.reshape(p, lead) for p in z))
+
+
 def _both(combine: Callable) -> Callable:
     return lambda a, b: combine(*(_pair(a)), *(_pair(b)))
 
@@ -364,6 +412,9 @@ def _both(combine: Callable) -> Callable:
 RULES: dict[str, Callable] = {
     "mul": mul, "div": div, "exp": exp, "log": log, "sqrt": sqrt, "sin": sin, "cos": cos,
     "sinh": sinh, "cosh": cosh, "tanh": tanh, "tan": tan, "abs": absolute, "sign": sign,
+    "expm1": expm1, "log1p": log1p, "exp2": _scaled(exp, np.log(2), True),
+    "log2": _scaled(log, np.log(2), False), "log10": _scaled(log, np.log(10), False),
+    "reduce_prod": reduce_prod,
     "pow": power, "convert": convert, "dot_general": dot_general, "scatter": scatter,
     "sort": sort_pairs, "cumulative": cumulative,
     "real": lambda z: z.re, "imag": lambda z: z.im,
