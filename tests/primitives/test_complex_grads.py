@@ -195,3 +195,25 @@ def test_complex_normal_draws_jaxs_numbers(jax):
         want = jax.random.normal(jax.random.PRNGKey(0), (64,), dtype)
         got = rune.random.normal(rune.random.PRNGKey(0), (64,), dtype)
         np.testing.assert_allclose(got, want, rtol=8 * np.finfo(dtype).eps)
+
+
+def test_remat_checkpointed_scan_and_custom_derivatives_of_complex_values(jax, backend):
+    square = rune.custom_jvp(lambda z: z * z)
+    square.defjvp(lambda p, t: (p[0] * p[0], 2 * p[0] * t[0]))
+    cube = rune.custom_vjp(lambda z: z * z * z)
+    cube.defvjp(lambda z: (z * z * z, z), lambda z, ct: (3 * z * z * ct,))
+
+    def f(z):
+        w = rune.remat(lambda v: rnp.sin(v) * v)(z)
+        c = rune.scan(lambda c, x: (c * x + 1j, None), z[0], z, checkpoints=2)[0]
+        return rnp.sum(rnp.abs(w) ** 2) + rnp.real(c + rnp.sum(square(z) + cube(z)))
+
+    def reference(z):
+        jn = jax.numpy
+        c = z[0]
+        for x in z:
+            c = c * x + 1j
+        return jn.sum(jn.abs(jn.sin(z) * z) ** 2) + jn.real(c + jn.sum(z * z + z * z * z))
+
+    _close(backend(f)(Z), np.asarray(reference(Z)))
+    _close(backend(rune.grad(f))(Z), jax.grad(reference)(Z))

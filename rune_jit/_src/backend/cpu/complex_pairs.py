@@ -12,7 +12,7 @@ that may meet a complex value has a rule here in real arithmetic:
   through the real functions of the parts (tanh and tan by Kahan's formula, as NumPy);
 - sort is NumPy's lexicographic order, as two stable sorts;
 - loops (scan, iterate, cond) carry the parts in place of the value, their steps
-  rewritten alike.
+  rewritten alike; so do remat, a checkpointed scan and custom derivatives' calls.
 
 A primitive without a rule raises NotImplementedError naming it, never a wrong answer;
 the interpreter (RUNE_JIT_BACKEND=interpret) computes every complex primitive.
@@ -29,9 +29,12 @@ from ...ir import Literal, Region, Type, map_regions
 from ...ops import elementwise as ew
 from ...ops import gather, sort
 from ...ops import shape as sh
+from ...ops.checkpointed import checkpointed_p
 from ...ops.control import cond_p
+from ...ops.custom import custom_jvp_call_p, custom_vjp_call_p
 from ...ops.iterate import iterate_p
 from ...ops.linalg import dot_general_p
+from ...ops.remat import remat_p
 from ...ops.scan import scan_p
 from ...primitive import Primitive
 from ...trace import bind, bind1, trace_flat, type_of_value
@@ -443,10 +446,17 @@ def _cond_groups(params: dict) -> list:
     return [("num_captures", True), (1, False)]
 
 
+def _captures_only(params: dict) -> list:
+    return [("num_captures", True)]
+
+
 # Each loop's closed operands, in groups: (the param that counts the group, or its fixed
-# size; whether the regions take it). Operands after the groups go to the regions.
-LOOPS: dict[Primitive, Callable] = {iterate_p: _iterate_groups, scan_p: _scan_groups,
-                                    cond_p: _cond_groups}
+# size; whether the regions take it). Operands after the groups go to the regions. Every
+# region is rewritten by its own types (a custom_jvp's jvp takes tangents too).
+LOOPS: dict[Primitive, Callable] = {
+    iterate_p: _iterate_groups, scan_p: _scan_groups, cond_p: _cond_groups,
+    remat_p: _captures_only, checkpointed_p: _captures_only,
+    custom_jvp_call_p: _captures_only, custom_vjp_call_p: _captures_only}
 
 
 def _loop(prim: Primitive, args: list, params: dict, out_types: list[Type]) -> list:
