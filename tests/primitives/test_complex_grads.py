@@ -217,3 +217,26 @@ def test_remat_checkpointed_scan_and_custom_derivatives_of_complex_values(jax, b
 
     _close(backend(f)(Z), np.asarray(reference(Z)))
     _close(backend(rune.grad(f))(Z), jax.grad(reference)(Z))
+
+
+def _complex_sqrt(a):
+    """z with z*z = a by Newton's iterations, its derivatives from the residual."""
+    return rune.root(lambda z: z * z - a, lambda: rune.iterate(
+        lambda z: (z + a / z) / 2, a + 1.0, until=lambda z: rnp.abs(z * z - a) < 1e-13,
+        max_steps=100))
+
+
+def test_root_of_a_complex_residual(jax, backend):
+    a = np.complex128(3 + 4j)
+    _close(backend(_complex_sqrt)(a), np.complex128(2 + 1j))
+    f = lambda m, z: m.real(z) * m.imag(z) ** 2  # noqa: E731
+    _close(backend(rune.grad(lambda a: f(rnp, _complex_sqrt(a))))(a),
+           jax.grad(lambda a: f(jax.numpy, jax.numpy.sqrt(a)))(a))
+    _close(backend(rune.grad(_complex_sqrt, holomorphic=True))(a), 1 / (2 * np.sqrt(a)))
+    lanes = np.array([3 + 4j, -1 + 0.5j])
+    _close(backend(rune.vmap(_complex_sqrt))(lanes), np.sqrt(lanes))
+
+
+def test_root_of_a_complex_residual_refuses_other_solvers():
+    with pytest.raises(TypeError, match="linear_solver='dense'"):
+        rune.root(lambda z: z * z - 1j, lambda: np.sqrt(1j + 0j), linear_solver="diagonal")

@@ -12,7 +12,7 @@ that may meet a complex value has a rule here in real arithmetic:
   through the real functions of the parts (tanh and tan by Kahan's formula, as NumPy);
 - sort is NumPy's lexicographic order, as two stable sorts;
 - loops (scan, iterate, cond) carry the parts in place of the value, their steps
-  rewritten alike; so do remat, a checkpointed scan and custom derivatives' calls.
+  rewritten alike; so do remat, root, a checkpointed scan and custom derivatives' calls.
 
 A primitive without a rule raises NotImplementedError naming it, never a wrong answer;
 the interpreter (RUNE_JIT_BACKEND=interpret) computes every complex primitive.
@@ -35,6 +35,7 @@ from ...ops.custom import custom_jvp_call_p, custom_vjp_call_p
 from ...ops.iterate import iterate_p
 from ...ops.linalg import dot_general_p
 from ...ops.remat import remat_p
+from ...ops.root import root_p
 from ...ops.scan import scan_p
 from ...primitive import Primitive
 from ...trace import bind, bind1, trace_flat, type_of_value
@@ -456,7 +457,8 @@ def _captures_only(params: dict) -> list:
 LOOPS: dict[Primitive, Callable] = {
     iterate_p: _iterate_groups, scan_p: _scan_groups, cond_p: _cond_groups,
     remat_p: _captures_only, checkpointed_p: _captures_only,
-    custom_jvp_call_p: _captures_only, custom_vjp_call_p: _captures_only}
+    custom_jvp_call_p: _captures_only, custom_vjp_call_p: _captures_only,
+    root_p: _captures_only}
 
 
 def _loop(prim: Primitive, args: list, params: dict, out_types: list[Type]) -> list:
