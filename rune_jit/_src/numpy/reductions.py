@@ -117,15 +117,16 @@ def _arg(name: str, op: Callable) -> Callable:
         (a,) = promote(a, where=where)
         a = as_value(a)
         shape = shape_of(a)
+        arg = op
         if a.dtype.kind == "c":  # NumPy's order of complex values (complex_order.py)
-            op = lambda x, ax: complex_order.arg_extremum(x, ax, name == "argmax")  # noqa
+            arg = lambda x, ax: complex_order.arg_extremum(x, ax, name == "argmax")  # noqa
         if axis is None:
-            out = op(reshape(a, (math.prod(shape),)), 0)
+            out = arg(reshape(a, (math.prod(shape),)), 0)
             return reshape(out, (1,) * len(shape)) if keepdims else out
         ax = normalize_axis(axis, len(shape), where)
         if shape[ax] == 0:
             raise ValueError(f"{where}: attempt to get {name} of an empty sequence")
-        return _keep(op(a, ax), shape, (ax,), keepdims)
+        return _keep(arg(a, ax), shape, (ax,), keepdims)
 
     f.__name__ = name
     return f
