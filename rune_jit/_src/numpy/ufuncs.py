@@ -20,7 +20,7 @@ from ..ops import complex_parts as cp
 from ..ops import elementwise as ew
 from ._core import (accept, broadcast, dtype_weak, float_operands, promote, real_only,
                     to_dtype)
-from .math import _binary, _unary_float, not_equal
+from .math import _binary, _unary_float, arctan2, not_equal
 
 F64, F32, F16 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16)
 INT8 = np.dtype(np.int8)
@@ -352,10 +352,8 @@ def angle(z: Any, deg: bool = False) -> Any:
     [1.5707963267948966, 3.141592653589793]
     """
     (x,) = promote(z, where="rune_jit.numpy.angle")
-    if _kind(x) != "c":
-        (x,) = float_operands(x, where="rune_jit.numpy.angle", widest=True)
-    re, im = cp.parts(x)
-    out = ew.arctan2(im, re)
+    # NumPy's: arctan2(imag, real), of a real z arctan2(0, z) (a Python 0: its dtype rule)
+    out = ew.arctan2(*cp.parts(x)[::-1]) if _kind(x) == "c" else arctan2(0, x)
     return ew.mul(out, ew.const(180.0 / math.pi, out)) if deg else out
 
 
