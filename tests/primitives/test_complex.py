@@ -334,3 +334,26 @@ def test_complex_normal_is_jaxs_construction(dtype, backend):
     assert got.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=4 * np.finfo(part).eps)
     assert abs(np.var(got.real) - 0.5) < 0.06 and abs(np.var(got.imag) - 0.5) < 0.06
+
+
+def test_casting_complex_to_bool_is_nonzero_without_a_warning(backend):
+    z = np.array([1j, 0j, 2 + 0j])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = backend(lambda z: rnp.asarray(z).astype(bool))(z)
+    np.testing.assert_array_equal(got, z.astype(bool))
+
+
+def test_vmap_of_a_scan_with_complex_carries(backend):
+    def one(z0):
+        return rune.scan(lambda z, x: (z * x + 1j, rnp.abs(z)), z0, W)
+
+    zs = Z[:4]
+    got = backend(rune.vmap(one))(zs)
+    for k, z0 in enumerate(zs):
+        want_c, want_ys = z0, []
+        for x in W:
+            want_ys.append(abs(want_c))
+            want_c = want_c * x + 1j
+        _close(np.asarray(got[0])[k], np.complex128(want_c), rtol=1e-12)
+        _close(np.asarray(got[1])[k], np.array(want_ys), rtol=1e-12)

@@ -111,7 +111,9 @@ def to_dtype(x: Any, dtype: np.dtype) -> Any:
 
 def cast(x: Any, dtype: np.dtype) -> Any:
     """The user's cast (astype, array(..., dtype=)): complex to real warns and keeps the
-    real part, as NumPy's casts do (ComplexWarning)."""
+    real part, as NumPy's casts do (ComplexWarning); to bool it is x != 0, silently."""
+    if dtype_weak(x)[0].kind == "c" and np.dtype(dtype).kind == "b":
+        return ew.ne(x, ew.const(0.0, x))
     if dtype_weak(x)[0].kind == "c" and np.dtype(dtype).kind != "c":
         warnings.warn(np.exceptions.ComplexWarning(
             "Casting complex values to real discards the imaginary part"), stacklevel=3)
