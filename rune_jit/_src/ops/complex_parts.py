@@ -16,34 +16,20 @@ from typing import Any, Callable
 import numpy as np
 
 from ..dtypes import complex_dtype, real_dtype
-from ..ir import Type
 from ..primitive import Primitive
 from ..trace import bind1, type_of_value
 from . import elementwise as ew
 
 
-def _shape(name: str, kind: str, out: Callable) -> Callable:
-    def shape(*types: Type) -> list[Type]:
-        dtypes = {t.dtype for t in types}
-        if len(dtypes) != 1:
-            raise TypeError(f"{name}: operand dtypes {sorted(map(str, dtypes))} differ")
-        dtype = dtypes.pop()
-        if dtype.kind not in kind:
-            raise TypeError(f"{name} does not accept {dtype}")
-        return [Type(out(dtype), ew._common_shape(list(types), name))]
-
-    return shape
-
-
 def _define(name: str, np_fn: Callable, kind: str, out: Callable,
             jvp: Callable, transpose: Callable) -> Primitive:
     prim = Primitive(name, traits=frozenset({"elementwise"}))
-    prim.def_rule("shape", _shape(name, kind, out))
+    prim.def_rule("shape", ew.shape_rule(name, kind, False, out=out))
     prim.def_rule("impl", lambda *xs: [np.asarray(np_fn(*xs))])
     prim.def_rule("batch", ew.elementwise_batch(prim))
     # linear: the tangent is the function of the tangents (a zero one a zero constant)
     ew.defjvp(prim, *jvp)
-    prim.def_rule("transpose", ew._linear_transpose(*transpose))
+    prim.def_rule("transpose", ew.linear_transpose(*transpose))
     return prim
 
 
@@ -57,7 +43,7 @@ real_p = _define("real", np.real, ew.COMPLEX, real_dtype,
 imag_p = _define("imag", np.imag, ew.COMPLEX, real_dtype,
                  (lambda t, z, ans: imag(t),),
                  (lambda ct, z: complex_(_zero_like(ct), ew.neg(ct)),))
-conj_p = _define("conj", np.conj, ew.COMPLEX, lambda d: d,
+conj_p = _define("conj", np.conj, ew.COMPLEX, None,
                  (lambda t, z, ans: conj(t),),
                  (lambda ct, z: conj(ct),))
 
@@ -93,7 +79,7 @@ def conj(z: Any) -> Any:
 
 def complex_(x: Any, y: Any) -> Any:
     """x + iy from two float values of one dtype (float32 parts make complex64)."""
-    return bind1(complex_p, *ew._coerce((x, y)))
+    return bind1(complex_p, *ew.coerce((x, y)))
 
 
 def parts(z: Any) -> tuple[Any, Any]:

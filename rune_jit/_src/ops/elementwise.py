@@ -37,8 +37,10 @@ def _common_shape(types: list[Type], name: str) -> tuple[int, ...]:
     return shapes.pop() if shapes else ()
 
 
-def _shape_rule(name: str, kinds: str, out_bool: bool, n_pred: int = 0,
-                out_real: bool = False) -> Callable:
+def shape_rule(name: str, kinds: str, out_bool: bool, n_pred: int = 0,
+                out: Callable | None = None) -> Callable:
+    """The shape rule of an elementwise primitive: one dtype of `kinds` among its values
+    (after `n_pred` bool predicates); the result bool, `out(dtype)`, or that dtype."""
     def shape(*types: Type) -> list[Type]:
         preds, vals = types[:n_pred], types[n_pred:]
         if any(p.dtype.kind != BOOL for p in preds):
@@ -52,7 +54,7 @@ def _shape_rule(name: str, kinds: str, out_bool: bool, n_pred: int = 0,
         shape = _common_shape(list(types), name)
         if out_bool:
             return [Type(np.dtype(bool), shape)]
-        return [Type(real_dtype(dtype) if out_real else dtype, shape)]
+        return [Type(np.dtype(out(dtype)) if out else dtype, shape)]
 
     return shape
 
@@ -114,7 +116,7 @@ def defjvp(prim: Primitive, *derivs: Callable | None) -> None:
     prim.def_rule("jvp", jvp)
 
 
-def _linear_transpose(*parts: Callable | None) -> Callable:
+def linear_transpose(*parts: Callable | None) -> Callable:
     """transpose from one function per operand: part(ct, *args) -> cotangent."""
 
     def transpose(cts, *args, **params):
@@ -152,10 +154,10 @@ def _quiet(np_fn: Callable) -> Callable:
 
 
 def _define(name: str, np_fn: Callable, kinds: str, out_bool: bool = False,
-            n_pred: int = 0, out_real: bool = False) -> Primitive:
+            n_pred: int = 0, out: Callable | None = None) -> Primitive:
     traits = {"elementwise", "costly"} if name in COSTLY else {"elementwise"}
     prim = Primitive(name, traits=frozenset(traits))
-    prim.def_rule("shape", _shape_rule(name, kinds, out_bool, n_pred, out_real))
+    prim.def_rule("shape", shape_rule(name, kinds, out_bool, n_pred, out))
     compute = _quiet(np_fn) if name in QUIET else np_fn
     NUMPY[name] = (compute, kinds)
 
@@ -167,14 +169,14 @@ def _define(name: str, np_fn: Callable, kinds: str, out_bool: bool = False,
     prim.def_rule("transpose", NOT_LINEAR)
 
     def apply(*xs):
-        return bind1(prim, *_coerce(xs, n_pred))
+        return bind1(prim, *coerce(xs, n_pred))
 
     apply.__name__ = name
     _FUNCS[name] = apply
     return prim
 
 
-def _coerce(xs: tuple, n_pred: int = 0) -> list:
+def coerce(xs: tuple, n_pred: int = 0) -> list:
     """Python numbers among operands take the dtype of the array operands."""
     dtype = next((type_of_value(x).dtype for x in xs[n_pred:]
                   if isinstance(x, (Tracer, np.ndarray, np.generic))), None)
@@ -198,7 +200,7 @@ for _n, _f in UNARY_FLOAT.items():
     _define(_n, _f, INEXACT)
 for _n, _f in {"neg": np.negative, "sign": np.sign}.items():
     _define(_n, _f, NUMERIC + COMPLEX)
-_define("abs", np.abs, NUMERIC + COMPLEX, out_real=True)  # |z| is real
+_define("abs", np.abs, NUMERIC + COMPLEX, out=real_dtype)  # |z| is real
 for _n, _f in {"isnan": np.isnan, "isfinite": np.isfinite}.items():
     _define(_n, _f, INEXACT, out_bool=True)
 _define("logical_not", np.logical_not, BOOL)
@@ -340,13 +342,13 @@ P["select"].def_rule("jvp", _select_jvp)
 
 # ------------------------------------------------------------- transposes
 
-P["neg"].def_rule("transpose", _linear_transpose(lambda ct, x: neg(ct)))
-P["add"].def_rule("transpose", _linear_transpose(lambda ct, a, b: ct, lambda ct, a, b: ct))
-P["sub"].def_rule("transpose", _linear_transpose(lambda ct, a, b: ct, lambda ct, a, b: neg(ct)))
-P["mul"].def_rule("transpose", _linear_transpose(lambda ct, a, b: mul(ct, b),
+P["neg"].def_rule("transpose", linear_transpose(lambda ct, x: neg(ct)))
+P["add"].def_rule("transpose", linear_transpose(lambda ct, a, b: ct, lambda ct, a, b: ct))
+P["sub"].def_rule("transpose", linear_transpose(lambda ct, a, b: ct, lambda ct, a, b: neg(ct)))
+P["mul"].def_rule("transpose", linear_transpose(lambda ct, a, b: mul(ct, b),
                                                  lambda ct, a, b: mul(a, ct)))
-P["div"].def_rule("transpose", _linear_transpose(lambda ct, a, b: div(ct, b), None))
-P["select"].def_rule("transpose", _linear_transpose(
+P["div"].def_rule("transpose", linear_transpose(lambda ct, a, b: div(ct, b), None))
+P["select"].def_rule("transpose", linear_transpose(
     None,
     lambda ct, p, a, b: select(p, ct, const(0.0, ct)),
     lambda ct, p, a, b: select(p, const(0.0, ct), ct),
@@ -546,7 +548,7 @@ def _erfinv_element(e, x):
 
 
 erfinv_p = Primitive("erfinv", traits=frozenset({"elementwise", "costly"}))
-erfinv_p.def_rule("shape", _shape_rule("erfinv", FLOAT, False))
+erfinv_p.def_rule("shape", shape_rule("erfinv", FLOAT, False))
 
 
 @erfinv_p.def_rule("impl")
@@ -577,7 +579,7 @@ def _erf_impl(x):
 
 
 erf_p = Primitive("erf", traits=frozenset({"elementwise", "costly"}))
-erf_p.def_rule("shape", _shape_rule("erf", FLOAT, False))
+erf_p.def_rule("shape", shape_rule("erf", FLOAT, False))
 erf_p.def_rule("impl", _erf_impl)
 erf_p.def_rule("batch", elementwise_batch(erf_p))
 erf_p.def_rule("transpose", NOT_LINEAR)
@@ -643,7 +645,7 @@ def _fma_impl(a, b, c):
 fma_p = _define("fma", _fma_impl, FLOAT)
 defjvp(fma_p, lambda t, a, b, c, ans: mul(t, b), lambda t, a, b, c, ans: mul(a, t),
        lambda t, a, b, c, ans: t)
-fma_p.def_rule("transpose", _linear_transpose(
+fma_p.def_rule("transpose", linear_transpose(
     lambda ct, a, b, c: mul(ct, b), lambda ct, a, b, c: mul(a, ct), lambda ct, a, b, c: ct))
 
 
