@@ -3,7 +3,8 @@
     lower.py        regions to LLVM: the lowering tables, fusion, materialization
     chunks.py       a long region in parts, each a function of its own (compile time)
     elementwise.py  elementwise primitives on registers (one row each)
-    complex_pairs.py  complex values as pairs of reals, before lowering
+    complex_pairs.py  complex values as pairs of reals, before lowering (complex_math.py:
+                    the arithmetic of the pairs)
     views.py        broadcasts, slices, transposes... as lazy index maps; pad, concatenate
     gather.py       gathers (lazy) and scatters at positions given by index arrays
     reduce.py       reductions and prefix operations (cumulative sums...)
