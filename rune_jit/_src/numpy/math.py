@@ -203,14 +203,14 @@ def square(x: Any) -> Any:
 
 def isnan(x: Any) -> Any:
     (x,) = promote(x, where="rune_jit.numpy.isnan")
-    if dtype_weak(x)[0].kind != "f":
+    if dtype_weak(x)[0].kind not in "fc":
         return not_equal(x, x)  # never NaN; stays traced so shapes and staging agree
     return ew.isnan(x)
 
 
 def isfinite(x: Any) -> Any:
     (x,) = promote(x, where="rune_jit.numpy.isfinite")
-    if dtype_weak(x)[0].kind != "f":
+    if dtype_weak(x)[0].kind not in "fc":
         return equal(x, x)
     return ew.isfinite(x)
 

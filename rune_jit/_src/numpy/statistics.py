@@ -106,7 +106,7 @@ def _not_nan(a: Any) -> Any:
 
 def _filled(a: Any, value: float) -> Any:
     """`a` with its NaNs replaced by `value` (integers have none)."""
-    return mt.where(mt.isnan(a), np.asarray(value, a.dtype), a) if a.dtype.kind == "f" else a
+    return mt.where(mt.isnan(a), np.asarray(value, a.dtype), a) if a.dtype.kind in "fc" else a
 
 
 def _nan_fold(name: str, fold: Callable, fill: float, empty_is_nan: bool) -> Callable:
@@ -118,6 +118,8 @@ def _nan_fold(name: str, fold: Callable, fill: float, empty_is_nan: bool) -> Cal
           keepdims: bool = False) -> Any:
         _no_out(out, where)
         a = _array(a, where)
+        if empty_is_nan:  # (complex: NumPy's order with NaNs skipped, not yet)
+            real_only(a, where)
         kw = {} if empty_is_nan else {"dtype": dtype}
         got = fold(_filled(a, fill), axis, keepdims=keepdims, **kw)
         if not empty_is_nan or a.dtype.kind != "f":
@@ -235,7 +237,7 @@ def _nan_arg(name: str, fold: Callable, fill: float) -> Callable:
 
     def f(a: Any, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
         _no_out(out, where)
-        a = _array(a, where)
+        a = real_only(_array(a, where), where)  # (complex: not yet)
         got = fold(_filled(a, fill), axis, keepdims=keepdims)
         if a.dtype.kind != "f":
             return got

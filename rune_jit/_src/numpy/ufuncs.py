@@ -269,10 +269,27 @@ def reciprocal(x: Any) -> Any:
     (x,) = promote(x, where="rune_jit.numpy.reciprocal")
     if _kind(x) == "b":
         x = to_dtype(x, INT8)
-    if _kind(x) in "fc":
+    if _kind(x) == "c":
+        return _complex_reciprocal(x)
+    if _kind(x) == "f":
         return ew.div(ew.const(1.0, x), x)
     # NumPy's integer loop is C's `out = 1.0 / in`: a double converted as casts convert it
     return to_dtype(ew.div(np.float64(1.0), to_dtype(x, F64)), dtype_weak(x)[0])
+
+
+def _complex_reciprocal(z: Any) -> Any:
+    """1 / z in NumPy's reciprocal loop's order (not its division's: 1 / 0j is nan there),
+    dividing by the larger part first."""
+    x, y = cp.parts(z)
+    one = ew.const(1.0, x)
+    small_imag = ew.le(ew.abs(y), ew.abs(x))
+    r1 = ew.div(y, x)
+    d1 = ew.add(x, ew.mul(y, r1))
+    r2 = ew.div(x, y)
+    d2 = ew.add(ew.mul(x, r2), y)
+    re = ew.select(small_imag, ew.div(one, d1), ew.div(r2, d2))
+    im = ew.select(small_imag, ew.neg(ew.div(r1, d1)), ew.neg(ew.div(one, d2)))
+    return cp.complex_(re, im)
 
 
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,

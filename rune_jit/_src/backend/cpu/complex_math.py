@@ -95,12 +95,36 @@ def div(a: Any, b: Any) -> Pair:
     return Pair(ew.select(real_big, re1, re2), ew.select(real_big, im1, im2))
 
 
+# Past this, exp overflows though exp(x) * c may not (|c| < 1): such products are taken
+# as (c e^(x/2)) e^(x/2), as NumPy's scaled cexp and csinh take them.
+EXP_LIMIT = 709.0
+
+
+def _times_exp(c: Any, x: Any) -> Any:
+    """c * e^x, finite wherever the product is (c = 0 stays 0, as C99's)."""
+    half = ew.exp(ew.mul(x, 0.5))
+    scaled = ew.select(ew.eq(c, 0.0), c, ew.mul(ew.mul(c, half), half))
+    return ew.select(ew.gt(x, EXP_LIMIT), scaled, ew.mul(c, ew.exp(x)))
+
+
+def _cosh_times(t: Any, c: Any) -> Any:
+    """cosh(t) * c, finite wherever it is: e^|t| c / 2 for large |t|."""
+    big = ew.gt(ew.abs(t), EXP_LIMIT)
+    return ew.select(big, _times_exp(ew.mul(c, 0.5), ew.abs(t)), ew.mul(ew.cosh(t), c))
+
+
+def _sinh_times(t: Any, c: Any) -> Any:
+    """sinh(t) * c, finite wherever it is: ±e^|t| c / 2 for large |t|."""
+    big = ew.gt(ew.abs(t), EXP_LIMIT)
+    half = ew.mul(ew.copysign(ew.const(0.5, t), t), c)
+    return ew.select(big, _times_exp(half, ew.abs(t)), ew.mul(ew.sinh(t), c))
+
+
 def exp(z: Pair) -> Pair:
     x, y = z
-    ex = ew.exp(x)
     # a real argument stays real (exp(inf) * sin(0) would be nan)
-    return Pair(ew.select(ew.eq(y, 0.0), ex, ew.mul(ex, ew.cos(y))),
-                ew.select(ew.eq(y, 0.0), y, ew.mul(ex, ew.sin(y))))
+    return Pair(ew.select(ew.eq(y, 0.0), ew.exp(x), _times_exp(ew.cos(y), x)),
+                ew.select(ew.eq(y, 0.0), y, _times_exp(ew.sin(y), x)))
 
 
 def log(z: Pair) -> Pair:
@@ -150,22 +174,22 @@ def sqrt(z: Pair) -> Pair:
 
 def sin(z: Pair) -> Pair:
     x, y = z
-    return Pair(ew.mul(ew.sin(x), ew.cosh(y)), ew.mul(ew.cos(x), ew.sinh(y)))
+    return Pair(_cosh_times(y, ew.sin(x)), _sinh_times(y, ew.cos(x)))
 
 
 def cos(z: Pair) -> Pair:
     x, y = z
-    return Pair(ew.mul(ew.cos(x), ew.cosh(y)), ew.neg(ew.mul(ew.sin(x), ew.sinh(y))))
+    return Pair(_cosh_times(y, ew.cos(x)), ew.neg(_sinh_times(y, ew.sin(x))))
 
 
 def sinh(z: Pair) -> Pair:
     x, y = z
-    return Pair(ew.mul(ew.sinh(x), ew.cos(y)), ew.mul(ew.cosh(x), ew.sin(y)))
+    return Pair(_sinh_times(x, ew.cos(y)), _cosh_times(x, ew.sin(y)))
 
 
 def cosh(z: Pair) -> Pair:
     x, y = z
-    return Pair(ew.mul(ew.cosh(x), ew.cos(y)), ew.mul(ew.sinh(x), ew.sin(y)))
+    return Pair(_cosh_times(x, ew.cos(y)), _sinh_times(x, ew.sin(y)))
 
 
 def tanh(z: Pair) -> Pair:
@@ -196,11 +220,20 @@ def absolute(z: Pair) -> Any:
 
 
 def sign(z: Pair) -> Pair:
-    """z / |z|, and 0 at 0 (NumPy 2)."""
+    """z / |z|, and 0 at 0 (NumPy 2's); with one infinite part, ±1 along it (the other
+    part 0, NaN or not), and NaN with two, as NumPy's."""
     r = ew.hypot(*z)
     zero = ew.eq(r, 0.0)
     safe = ew.select(zero, ew.const(1.0, r), r)
-    return Pair(ew.select(zero, r, ew.div(z.re, safe)), ew.select(zero, r, ew.div(z.im, safe)))
+    infinite = [ew.eq(ew.abs(p), np.inf) for p in z]
+    one_inf = ew.logical_xor(*infinite)
+    nan = ew.const(np.nan, r)
+    out = []
+    for p, inf in zip(z, infinite):
+        along = ew.select(inf, ew.copysign(ew.const(1.0, p), p), ew.const(0.0, p))
+        part = ew.select(zero, r, ew.div(p, safe))
+        out.append(ew.select(ew.logical_and(*infinite), nan, ew.select(one_inf, along, part)))
+    return Pair(*out)
 
 
 def power(a: Any, b: Any) -> Pair:
