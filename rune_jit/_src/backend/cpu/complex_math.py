@@ -236,10 +236,41 @@ def sign(z: Pair) -> Pair:
     return Pair(*out)
 
 
+def _integer_exponent(b: Any) -> int | None:
+    """The exponent as an int if it is a constant integer of magnitude under 100 (NumPy
+    multiplies for those), else None."""
+    if isinstance(b, Pair):
+        if any(not isinstance(p, np.ndarray) or p.ndim for p in b) or b.im != 0:
+            return None
+        b = b.re
+    if not isinstance(b, np.ndarray) or b.ndim or not -100 < b < 100 or b != int(b):
+        return None
+    return int(b)
+
+
+def _repeated_product(a: Pair, n: int) -> Pair:
+    """a ** n by binary powering, in NumPy's order (npy_cpow), 1 / a ** -n for n < 0."""
+    if abs(n) in (1, 2, 3):
+        result = {1: a, 2: mul(a, a), 3: mul(a, mul(a, a))}[abs(n)]
+    else:
+        result, p, k = None, a, abs(n)
+        while k:
+            if k & 1:
+                result = p if result is None else mul(result, p)
+            k >>= 1
+            if k:
+                p = mul(p, p)
+    return div(ew.const(1.0, a.re), result) if n < 0 else result
+
+
 def power(a: Any, b: Any) -> Pair:
-    """a ** b as exp(b log a); as NumPy's, z ** 0 = 1 and 0 ** b = 0 for b of positive
-    real part."""
+    """a ** b as exp(b log a), but by products for a constant integer exponent under 100
+    (as NumPy's, so z ** 2 is z * z); as NumPy's, z ** 0 = 1 and 0 ** b = 0 for b of
+    positive real part."""
+    n = _integer_exponent(b)
     a, b = _pair(a), _pair(b)
+    if n:
+        return _repeated_product(a, n)
     w = exp(mul(b, log(a)))
     zero = ew.logical_and(ew.logical_and(ew.eq(a.re, 0.0), ew.eq(a.im, 0.0)),
                           ew.gt(b.re, 0.0))
