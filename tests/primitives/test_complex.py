@@ -360,3 +360,9 @@ def test_vmap_of_a_scan_with_complex_carries(backend):
             want_c = want_c * x + 1j
         _close(np.asarray(got[0])[k], np.complex128(want_c), rtol=1e-12)
         _close(np.asarray(got[1])[k], np.array(want_ys), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [3, 5, 17, -4])
+def test_integer_powers_are_numpys_products(n, backend):
+    """A constant integer exponent under 100 multiplies, in NumPy's order."""
+    np.testing.assert_array_equal(backend(lambda z: z ** n)(Z[Z != 0]), Z[Z != 0] ** n)
