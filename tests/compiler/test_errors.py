@@ -26,13 +26,13 @@ def raises(exc, *fragments):
     ((1.0, [2.0, np.array([True])]), (0, 1), "argument 1[1]", "bool"),
 ])
 def test_grad_of_integer_or_bool_input(args, argnums, where, dtype):
-    with raises(TypeError, "grad requires float inputs", where, dtype):
+    with raises(TypeError, "grad requires float or complex inputs", where, dtype):
         rune.grad(lambda *a: 0.0 * rnp.sum(rnp.zeros(1)), argnums=argnums)(*args)
 
 
 @pytest.mark.parametrize("who", [rune.jacfwd, rune.jacrev])
 def test_jacobian_of_integer_input(who):
-    with raises(TypeError, "requires float inputs", "argument 0", "int64"):
+    with raises(TypeError, "requires float", "inputs", "argument 0", "int64"):
         who(lambda x: x * 1.0)(np.arange(3))
 
 

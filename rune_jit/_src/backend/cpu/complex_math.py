@@ -17,6 +17,7 @@ import numpy as np
 
 from ...dtypes import real_dtype
 from ...ir import Type
+from ...ops import complex_parts as cp
 from ...ops import elementwise as ew
 from ...ops import gather, index, reduce, sort
 from ...ops import shape as sh
@@ -46,6 +47,9 @@ def per_part(prim: Primitive, args: list, params: dict, out_types: list[Type]) -
     return [Pair(r, i) if is_complex(t) else r for r, i, t in zip(re, im, out_types)]
 
 
+# the primitives of complex values only: complex_pairs.py rewrites every use of them away,
+# so no lowering rule has them
+ONLY_COMPLEX = frozenset({cp.real_p, cp.imag_p, cp.conj_p, cp.complex_p})
 # the primitives that act on each part alone (linear over the reals, or moving elements)
 PER_PART = {sh.broadcast_in_dim_p, sh.reshape_p, sh.transpose_p, sh.rev_p, sh.slice_p,
             sh.pad_p, sh.concatenate_p, index.dynamic_slice_p, index.dynamic_update_slice_p,
