@@ -35,7 +35,7 @@ def mandelbrot(c: np.ndarray) -> np.ndarray:
 def _rune_runs(name: str, mode: str) -> tuple[dict, str]:
     """{"one thread": call, "all threads": call} for a workload, and its size."""
     import rune_jit as rune
-    from rune_jit._src.backend.cpu import threads
+    from rune_jit._src.backend.cpu.runtime import threads
 
     if name == "Mandelbrot":
         side = MANDELBROT[mode]

@@ -6,7 +6,7 @@ from . import checkpoint_policies, numpy, random, tree
 from . import flatten_util, tree_util
 from . import compile_log, debug, errors, ops
 from . import nn, scipy
-from ._src.python_mode import disable_jit
+from ._src.call.python_mode import disable_jit
 from ._src.api import grad, hessian, jacfwd, jacrev, jvp, make_ir, value_and_grad, vjp, vmap
 from ._src.check import check_grads
 from ._src.control_flow import (associative_scan, checkpoint, checkpoint_name, cond, custom_jvp,
@@ -14,7 +14,7 @@ from ._src.control_flow import (associative_scan, checkpoint, checkpoint_name, c
                                 root, scan, stop_gradient, switch, while_loop)
 from ._src.errors import ConcretizationError, GradCheckError, IterateError
 from ._src.jit import jit
-from ._src import eager_cache as _eager_cache  # noqa: F401 (installs the eager caches)
+from ._src.call import eager_cache as _eager_cache  # noqa: F401 (installs the eager caches)
 from ._src.transforms import (ShapeDtypeStruct, eval_shape, linear_transpose, linearize,
                               print_saved_residuals, saved_residuals)
 from ._src import config

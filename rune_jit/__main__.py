@@ -8,7 +8,7 @@ from ._src.tour import main
 
 
 def cache_command(args: list[str]) -> int:
-    from ._src import disk_cache
+    from ._src.call import disk_cache
 
     if args not in (["info"], ["clear"]):
         print("usage: python -m rune_jit cache info|clear", file=sys.stderr)

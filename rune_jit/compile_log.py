@@ -8,6 +8,6 @@ compiles or loads a program logs a line to the logger "rune_jit.compiles".
     >>> rune.compile_log.enable(False)
 """
 
-from ._src.compile_log import enable, enabled, logger
+from ._src.call.compile_log import enable, enabled, logger
 
 __all__ = ["enable", "enabled", "logger"]

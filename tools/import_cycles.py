@@ -104,17 +104,14 @@ LAYERS = {
         "absent", "moved", "segment")],
     "user api": ["_src." + m for m in (
         "api", "jit", "check", "transforms", "control_flow", "debug", "tour")],
-    "call path": ["_src." + m for m in (
-        "dispatch", "arguments", "eager_cache", "guard", "code_digest",
-        "saved_programs", "disk_cache", "gc_pause", "forks", "compile_log", "platforms",
-        "target_cpu", "version", "python_mode")],
+    "call path": ["_src." + m for m in ("call", "platforms", "target_cpu", "version")],
     "pytrees": ["_src." + m for m in ("tree", "tree_util", "tree_keys", "tree_nodes")],
     "ops": ["_src.ops"],
     "passes": ["_src.passes"],
     "backend": ["_src.backend"],
     "core": ["_src." + m for m in (
         "trace", "ir", "primitive", "ad_util", "source_info", "dtypes", "errors", "config",
-        "tracebacks", "interpret", "eager", "options", "")],
+        "tracebacks", "interpret", "eager", "options", "values", "")],
 }
 
 

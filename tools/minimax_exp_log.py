@@ -1,4 +1,4 @@
-"""Polynomial coefficients of backend/cpu/vecmath/exp_log.py, and their errors.
+"""Polynomial coefficients of backend/cpu/codegen/vecmath/exp_log.py, and their errors.
 
     python tools/minimax_exp_log.py
 

@@ -1,4 +1,4 @@
-"""Coefficients of the trigonometric vector math (rune_jit/backend/cpu/vecmath/trig.py,
+"""Coefficients of the trigonometric vector math (rune_jit/backend/cpu/codegen/vecmath/trig.py,
 inverse_trig.py).
 
 Each polynomial is a minimax fit of the relative error on the reduced interval, found by

@@ -12,8 +12,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import code_digest
 from . import tree
+from .call import code_digest
 from .ad_util import Zero
 from .dtypes import is_inexact
 from .ops.tangents import instantiate, zeros
@@ -25,10 +25,11 @@ from .passes.simplify import dce, simplify
 from .passes.transpose import transpose_region
 from .ops.shape import materialize
 from .passes.vmap import batch_eval
-from .arguments import (Transformed, as_argnums, check_leaf, flatten_args, leaf_type,
-                        transformation)
-from .numpy._core import as_value, collecting_weak_ints, is_python_scalar, weak_int_converted
-from .trace import current, trace_closed, type_of_value
+from .call.arguments import (Transformed, as_argnums, check_leaf, checked_argnums,
+                             flatten_args, leaf_type, transformation)
+from .call.tracing import trace_fn, with_args
+from .values import as_value, is_python_scalar
+from .trace import current, type_of_value
 from .tracebacks import api_boundary
 
 # a transformed function's digest (saved programs): the transformation and what it got
@@ -38,75 +39,6 @@ code_digest.register_class(Transformed, lambda d, t: (
 
 
 # ------------------------------------------------------------- arguments and tracing
-
-
-class WeakIntChecks(NamedTuple):
-    """The weak ints of a trace (Python int arguments, and values computed from them
-    alone) that it converted to a narrower integer dtype, as `x_int32 + n` converts n:
-    NumPy 2 raises OverflowError for one that does not fit, so their values are checked
-    before the program runs (`check`). `region` computes them from the trace's inputs."""
-    region: Region  # (captures..., leaves...) -> the weak ints converted
-    dtypes: tuple[np.dtype, ...]
-    direct: tuple[int, ...] | None  # the inputs they are, if they are inputs (usually)
-
-    @staticmethod
-    def of(region: Region, converted: list) -> "WeakIntChecks | None":
-        if not converted:
-            return None
-        narrowest: dict = {}  # each value once, with the narrowest dtype it met
-        for var, dtype in converted:
-            if var not in narrowest or dtype.itemsize < narrowest[var].itemsize:
-                narrowest[var] = dtype
-        checks = dce(Region(region.params, region.eqns, tuple(narrowest)))
-        at = {p: i for i, p in enumerate(checks.params)}
-        direct = None if checks.eqns else tuple(at[o] for o in checks.outputs)
-        return WeakIntChecks(checks, tuple(narrowest.values()), direct)
-
-    def check(self, inputs: Sequence[Any]) -> None:
-        """Raise if one does not fit; under an enclosing trace (the inputs are traced),
-        leave the check to that trace."""
-        if self.direct is not None:
-            values = [inputs[i] for i in self.direct]
-        else:
-            values = eval_region(self.region, [as_value(x) for x in inputs])
-        for value, dtype in zip(values, self.dtypes):
-            weak_int_converted(value, dtype)
-
-
-class Traced(NamedTuple):
-    region: Region  # closed: (captures..., leaves...) -> output leaves
-    captures: list
-    out_tree: tree.TreeDef
-    checks: WeakIntChecks | None = None
-
-    def check(self, leaves: Sequence[Any]) -> None:
-        """Check the weak ints the trace converted (see WeakIntChecks), given the leaves
-        it was traced for."""
-        if self.checks is not None:
-            self.checks.check(self.captures + list(leaves))
-
-
-def trace_fn(f: Callable, leaves: Sequence[Any], in_tree: tree.TreeDef,
-             types: Sequence[Type] | None = None, root: str = "output",
-             has_pair: bool = False) -> Traced:
-    """Trace `f(*args)` where `args` is `in_tree` filled with leaves of `types`. Callers
-    that evaluate the result call its `check` first."""
-    typed = [leaf_type(x) for x in leaves]
-    types = list(types) if types is not None else [t for t, _ in typed]
-    out_box: list[tree.TreeDef] = []
-    converted: list = []
-
-    def flat(*xs):
-        with collecting_weak_ints(current(), converted):
-            out = f(*tree.unflatten(in_tree, xs))
-        # a pair (output, aux) is checked as "output..." and "aux...", not "output[0]..."
-        parts = [(out[0], root), (out[1], "aux")] if has_pair else [(out, root)]
-        checked = [flatten_args(o, name) for o, name in parts]
-        out_box.append(tree.flatten(out)[1] if has_pair else checked[0][1])
-        return [as_value(o) for leaves_, _, _ in checked for o in leaves_]
-
-    region, caps = trace_closed(flat, types, [w for _, w in typed])
-    return Traced(region, caps, out_box[0], WeakIntChecks.of(region, converted))
 
 
 def finish(x: Any, inputs: Sequence[Any] = ()) -> Any:
@@ -257,14 +189,6 @@ def _ct_leaf(x: Any, t: Type, path: str) -> Any:
     return x
 
 
-def _argnums(argnums: int | Sequence[int], nargs: int, who: str) -> tuple[int, ...]:
-    nums = as_argnums(argnums)
-    for a in nums:
-        if not isinstance(a, int) or not -nargs <= a < nargs:
-            raise ValueError(f"{who}: argnums {argnums} is out of range for {nargs} arguments")
-    return tuple(a % nargs for a in nums)
-
-
 def _diff_args(args: tuple, nums: tuple[int, ...], who: str, holomorphic: bool = False,
                kinds: str = "fc") -> list:
     """The arguments differentiated, checked as JAX checks them: of `kinds` (complex
@@ -297,16 +221,6 @@ def _check_output(ot: Type, holomorphic: bool, who: str) -> None:
                         "function of complex outputs that is not holomorphic use vjp")
 
 
-def with_args(f: Callable, args: tuple, nums: tuple[int, ...], kwargs: dict) -> Callable:
-    def fn(*diff):
-        full = list(args)
-        for i, d in zip(nums, diff):
-            full[i] = d
-        return f(*full, **kwargs)
-
-    return fn
-
-
 @transformation
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    holomorphic: bool = False):
@@ -321,7 +235,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     """
 
     def vg(*args, **kwargs):
-        nums = _argnums(argnums, len(args), "grad")
+        nums = checked_argnums(argnums, len(args), "grad")
         diff = _diff_args(args, nums, "grad", holomorphic)
         result = vjp(with_args(f, args, nums, kwargs), *diff, has_aux=has_aux)
         out, pullback = result[0], result[1]
@@ -504,7 +418,7 @@ def _blocks(jac: Any, o_types: list[Type], o_tree, in_types: list[Type], in_tree
 
 
 def _jacobian_setup(f, args, argnums, who, holomorphic=False, kinds="fc"):
-    nums = _argnums(argnums, len(args), who)
+    nums = checked_argnums(argnums, len(args), who)
     diff = tuple(_diff_args(args, nums, who, holomorphic, kinds))
     leaves, in_tree, _ = flatten_args(diff, "args")
     return diff, in_tree, [leaf_type(x)[0] for x in leaves], with_args(f, args, nums, {})

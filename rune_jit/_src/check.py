@@ -8,7 +8,7 @@ import numpy as np
 
 from . import tree
 from .api import jvp, vjp
-from .arguments import as_value, flatten_args
+from .call.arguments import as_value, flatten_args
 from .errors import GradCheckError
 from .trace import Tracer
 from .tracebacks import api_boundary

@@ -15,7 +15,7 @@ verify_regions: bool = os.environ.get("RUNE_JIT_VERIFY", "") not in ("", "0")
 _backend: str = os.environ.get("RUNE_JIT_BACKEND", "native")
 if _backend not in ("native", "interpret"):
     raise ValueError(f"RUNE_JIT_BACKEND must be 'native' or 'interpret', got {_backend!r}")
-# 1 while `backend` is not "native": jitted functions' native entries (backend/cpu/entry.py)
+# 1 while `backend` is not "native": jitted functions' native entries (backend/cpu/runtime/entry.py)
 # read it and hand their calls to the Python path, which runs the backend chosen
 NOT_NATIVE = ctypes.c_int32(_backend != "native")
 
@@ -69,7 +69,7 @@ def _num_threads() -> int:
     return n
 
 
-# Threads compiled code may use (backend/cpu/threads.py); 1 compiles serial code only.
+# Threads compiled code may use (backend/cpu/runtime/threads.py); 1 compiles serial code only.
 num_threads: int = _num_threads()
 
 # The CPU compiled code is generated for (RUNE_JIT_CPU, as Numba's NUMBA_CPU_NAME): an
@@ -82,7 +82,7 @@ cpu: str = os.environ.get("RUNE_JIT_CPU", "").strip() or "host"
 cpu_features: str = os.environ.get("RUNE_JIT_CPU_FEATURES", "").strip()
 
 # Where compiled code's transcendental functions come from: "own", the project's vector
-# math (backend/cpu/vecmath/, within 1 ulp), or "libmvec", glibc's libm and libmvec (the
+# math (backend/cpu/codegen/vecmath/, within 1 ulp), or "libmvec", glibc's libm and libmvec (the
 # old path, kept to compare with: docs/accuracy.md gives both).
 math: str = os.environ.get("RUNE_JIT_MATH", "").strip() or "own"
 if math not in ("own", "libmvec"):

@@ -6,7 +6,7 @@ Primitives reach this hook, not a backend: a backend installs `run_loop` when se
 installed, a loop runs its interpreter rule.
 
 Calls of `scan`, `iterate` and transformed functions outside jit first ask the eager
-caches (rune_jit/_src/eager_cache.py, which installs `cached` and `cached_transformation`
+caches (rune_jit/_src/call/eager_cache.py, which installs `cached` and `cached_transformation`
 when imported) for the program they would trace; NOT_CACHED sends them their own way.
 """
 

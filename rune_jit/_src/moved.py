@@ -9,12 +9,14 @@ import importlib
 import warnings
 from types import ModuleType
 
-# each old name and its module now (python_loops held disable_jit, now in python_mode)
+# each old name and its module now (python_loops held disable_jit, now call.python_mode)
 MODULES = {name: name for name in (
-    "ad_util api arguments backend check code_digest control_flow disk_cache dispatch dtypes "
-    "eager eager_cache forks gc_pause guard interpret ir jit primitive passes "
-    "saved_programs source_info trace tracebacks transforms version tour").split()}
-MODULES["python_loops"] = "python_mode"
+    "ad_util api backend check control_flow dtypes eager interpret ir jit primitive passes "
+    "source_info trace tracebacks transforms version tour").split()}
+MODULES.update({name: f"call.{name}" for name in (
+    "arguments code_digest disk_cache dispatch eager_cache forks gc_pause guard "
+    "saved_programs").split()})
+MODULES["python_loops"] = "call.python_mode"
 
 
 def module(name: str) -> ModuleType:

@@ -25,10 +25,7 @@ from typing import Callable, NamedTuple
 
 import llvmlite.binding as llvm
 
-from .forks import renew_in_child
-
-# one capture of the descriptors at a time: two would leave them pointing at a file
-_capture_lock = renew_in_child(sys.modules[__name__], "_capture_lock")
+from .call.forks import fork_waits
 SETTING, FEATURES_SETTING = "RUNE_JIT_CPU", "RUNE_JIT_CPU_FEATURES"
 WHERE_NAMES = ("`llc -mcpu=help` and `llc -mattr=help` list them (or LLVM's X86.td, "
                "https://github.com/llvm/llvm-project/blob/main/llvm/lib/Target/X86/X86.td)")
@@ -167,7 +164,9 @@ def _output_of(call: Callable[[], object]) -> str:
     case another version prints it there)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    with _capture_lock, tempfile.TemporaryFile() as f:
+    # one capture at a time (two would leave the descriptors pointing at a file), and
+    # never a fork during one (forks.py)
+    with fork_waits, tempfile.TemporaryFile() as f:
         saved = [os.dup(1), os.dup(2)]
         try:
             os.dup2(f.fileno(), 1)

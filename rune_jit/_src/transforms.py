@@ -9,7 +9,7 @@ import numpy as np
 
 from . import tree
 from .api import finish_tree, trace_fn
-from .arguments import as_value, flatten_args, is_python_scalar, leaf_type
+from .call.arguments import as_value, flatten_args, is_python_scalar, leaf_type
 from .interpret import eval_region
 from .ir import Type, Var
 from .passes.jvp import jvp_region

@@ -16,8 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .code_digest import register_class
-from .control_flow import scan
+from .call.code_digest import register_class
 from .trace import Tracer
 
 # ufunc -> (the `x.at[i]` method, how b enters it): `at` on a traced value

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from rune_jit._src.backend.cpu.complex_math import ONLY_COMPLEX
-from rune_jit._src.backend.cpu.lower import ELEMENTS, LOWERINGS
+from rune_jit._src.backend.cpu.codegen.complex_math import ONLY_COMPLEX
+from rune_jit._src.backend.cpu.codegen.lower import ELEMENTS, LOWERINGS
 from rune_jit._src.primitive import Primitive
 from paths import REPO
 

@@ -1,4 +1,4 @@
-"""Long regions lowered in parts, each an LLVM function of its own (backend/cpu/chunks.py):
+"""Long regions lowered in parts, each an LLVM function of its own (backend/cpu/codegen/chunks.py):
 what LLVM compiles stays a bounded function whatever the program's length (issue 18).
 
 With `tiny_parts` every region of more than a few equations is cut into parts, so that
@@ -21,7 +21,8 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src import config
 from rune_jit import tree
-from rune_jit._src.backend.cpu import chunks, runtime
+from rune_jit._src.backend.cpu.codegen import chunks
+from rune_jit._src.backend.cpu import runtime
 
 
 @pytest.fixture
@@ -196,11 +197,11 @@ def test_what_llvm_compiles_stays_bounded_as_a_step_grows():
 
 def test_full_collections_are_held_off_while_compiling_and_run_again_after():
     """Tracing and compiling run without collections of the oldest generation
-    (rune_jit/_src/gc_pause.py: they made compile time grow faster than the program); the
+    (rune_jit/_src/call/gc_pause.py: they made compile time grow faster than the program); the
     thresholds are the user's again afterwards, also when the trace fails."""
     import gc
 
-    from rune_jit._src import gc_pause
+    from rune_jit._src.call import gc_pause
 
     seen = []
 

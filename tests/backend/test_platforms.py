@@ -15,8 +15,9 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src import backend, config
 from rune_jit._src import platforms
-from rune_jit._src.backend.cpu import elf_loader, mathlib, pool_code, threads
-from rune_jit._src.backend.cpu import llvm as engine
+from rune_jit._src.backend.cpu.runtime import elf_loader, pool_code, threads
+from rune_jit._src.backend.cpu.codegen import mathlib
+from rune_jit._src.backend.cpu.runtime import llvm as engine
 from rune_jit._src.errors import UnsupportedPlatformError
 
 

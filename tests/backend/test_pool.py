@@ -6,7 +6,7 @@ import gc
 import numpy as np
 
 import rune_jit as rune
-from rune_jit._src.backend.cpu import pool
+from rune_jit._src.backend.cpu.runtime import pool
 
 N = (1 << 20) // 8 * 3  # 3 MiB of float64: a pooled result
 

@@ -2,7 +2,7 @@
 depth grows with a program, so long fused chains, long polynomials and long loop steps
 compile and agree with the interpreter. Their times (a 2-core Zen 5, the test's whole
 run: the interpreter's too) are in each docstring, as budgets to watch, not asserted. A
-long region is lowered in parts, each an LLVM function of its own (backend/cpu/chunks.py,
+long region is lowered in parts, each an LLVM function of its own (backend/cpu/codegen/chunks.py,
 tests/backend/test_long_regions_in_parts.py), so LLVM's time grows linearly with it."""
 
 import warnings

@@ -19,7 +19,10 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src import config
 from rune_jit._src import target_cpu
-from rune_jit._src.backend.cpu import blas, llvm, mathlib, runtime
+from rune_jit._src.backend.cpu.rules import blas
+from rune_jit._src.backend.cpu.runtime import llvm
+from rune_jit._src.backend.cpu.codegen import mathlib
+from rune_jit._src.backend.cpu import runtime
 from rune_jit._src.backend.stats import counts
 
 AVX512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd", "avx512vpopcntdq",

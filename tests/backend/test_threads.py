@@ -1,4 +1,4 @@
-"""Compiled code on the pool of native threads (backend/cpu/threads.py): the lane blocks of a
+"""Compiled code on the pool of native threads (backend/cpu/runtime/threads.py): the lane blocks of a
 vmapped iterate and of its reverse mode's counted scans run on every thread, with results
 bit-identical to one thread's; concurrent calls, fork, Ctrl-C and bad settings."""
 
@@ -15,7 +15,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src import config
-from rune_jit._src.backend.cpu import threads
+from rune_jit._src.backend.cpu.runtime import threads
 
 N = 8192 + 17  # full blocks, and lanes past the last one
 pytestmark = pytest.mark.skipif(config.num_threads < 2,
@@ -141,7 +141,7 @@ def test_concurrent_calls_from_python_threads():
     out = run_script("""
         from concurrent.futures import ThreadPoolExecutor
         import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
-        from rune_jit._src.backend.cpu import threads
+        from rune_jit._src.backend.cpu.runtime import threads
 
         def newton(a):
             return rune.iterate(lambda x: (x + a / x) / 2, a,
@@ -188,7 +188,7 @@ def test_ctrl_c_stops_a_parallel_region():
     out = run_script("""
         import os, signal, threading
         import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
-        from rune_jit._src.backend.cpu import threads
+        from rune_jit._src.backend.cpu.runtime import threads
 
         def arm():
             threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()

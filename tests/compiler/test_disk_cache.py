@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from rune_jit._src import disk_cache
+from rune_jit._src.call import disk_cache
 
 NOBODY = 65534
 
@@ -152,7 +152,7 @@ def test_no_probe_gives_an_old_result_to_an_eager_call(tmp_path):
 
 
 def test_the_digest_refuses_what_it_cannot_see_through():
-    from rune_jit._src.code_digest import digest
+    from rune_jit._src.call.code_digest import digest
 
     namespace = {"np": np, "rnp": rune.numpy}
     exec("def reads_globals(x):\n    return x * globals()['K']\n"
@@ -472,11 +472,11 @@ def test_no_thread_enters_llvm_while_the_process_exits(tmp_path):
     assert run_fresh(EXIT_WHILE_COMPILING, tmp_path / "cache") == "0"
 
 
-FORK_DURING_BACKEND_IMPORT = """
+FORK_DURING_FIRST_CALL = """
     import os, threading, time, numpy as np, rune_jit as rune, rune_jit.numpy as rnp
     x = np.linspace(0, 1, 16)
     threading.Thread(target=lambda: rune.jit(rnp.sin)(x), daemon=True).start()
-    time.sleep(0.05)  # while that thread imports the CPU backend (about half a second)
+    time.sleep({delay})  # while that thread imports the CPU backend or compiles
     pid = os.fork()
     if pid == 0:
         y = rune.jit(lambda v: rnp.sum(rnp.cos(v)))(x)
@@ -492,8 +492,13 @@ FORK_DURING_BACKEND_IMPORT = """
 """
 
 
-def test_a_child_forked_while_another_thread_imports_the_backend_compiles(tmp_path):
-    """A fork half-way through another thread's import of the CPU backend left the child
-    waiting forever for a module's import lock (found as a rare hang of the fork test
-    above under load): the fork waits for the import."""
-    assert run_fresh(FORK_DURING_BACKEND_IMPORT, tmp_path / "cache", RUNE_JIT_CACHE="0") == "0"
+@pytest.mark.parametrize("delay", [0.02, 0.05, 0.1, 0.3])
+def test_a_child_forked_during_another_threads_first_call_compiles(tmp_path, delay):
+    """A fork half-way through another thread's first call left the child waiting
+    forever (found as rare hangs under load, then 13 of 60 runs at these delays): for a
+    module's import lock (the backend's import), for LLVM's lock (taken after the import
+    had loaded LLVM, when the fork had looked for it before waiting for the import), or
+    for the standard library's lock of its first temporary directory (reading LLVM's CPU
+    list). A fork waits for each of them (call/forks.py)."""
+    code = FORK_DURING_FIRST_CALL.replace("{delay}", str(delay))
+    assert run_fresh(code, tmp_path / "cache", RUNE_JIT_CACHE="0") == "0"

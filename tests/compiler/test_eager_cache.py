@@ -14,9 +14,10 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit._src import backend, eager_cache
-from rune_jit._src.code_digest import digest
-from rune_jit._src.guard import guard
+from rune_jit._src import backend
+from rune_jit._src.call import eager_cache
+from rune_jit._src.call.code_digest import digest
+from rune_jit._src.call.guard import guard
 
 DTYPES = ["float64", "float32", "float16", "int64", "int32", "int8", "uint8", "uint64",
           "bool"]

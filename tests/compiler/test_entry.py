@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from rune_jit._src.backend.cpu import entry, llvm
+from rune_jit._src.backend.cpu.runtime import entry, llvm
 from rune_jit._src.errors import IterateError
 
 

@@ -226,7 +226,7 @@ def test_a_process_that_loads_its_programs_from_disk_loads_their_fronts_too(tmp_
     of a dict and a static int natively without starting LLVM."""
     code = textwrap.dedent("""
         import numpy as np, rune_jit as rune
-        from rune_jit._src.backend.cpu import llvm
+        from rune_jit._src.backend.cpu.runtime import llvm
         f = rune.jit(lambda x, d, n: x * d["s"] + n, static_argnums=2)
         x = np.arange(3.0)
         f(x, {"s": 2.0}, 1)

@@ -235,10 +235,11 @@ def test_corrupt_entry_is_recompiled(tmp_path):
     assert _run_fresh(PROGRAM, tmp_path).split()[1:] == ["0", "1"]  # rewritten whole
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_entries_that_check_out_but_do_not_load_are_compiled_again(tmp_path, monkeypatch):
     """Written whole (the checksum holds) but unusable here: code another machine's
     libraries could link, or metadata of another shape."""
-    from rune_jit._src import disk_cache as cache
+    from rune_jit._src.call import disk_cache as cache
 
     _run_fresh(PROGRAM, tmp_path)
     (entry,) = list(tmp_path.rglob("*.bin"))
@@ -297,8 +298,10 @@ def test_saved_programs_are_opt_in_and_compiled_code_is_cached_by_default(tmp_pa
 
 @pytest.mark.parametrize("change,want", [
     (dict(SCALE="3"), [3, 15.0, 3.0, 9.0, 9.0]),  # a global number the traced code reads
-    (dict(W="5"), [2, 50.0, 3.0, 30.0, 6.0]),  # a global array (helper does not read it)
-    ("x * SCALE + 1", [3, 13.0, 3.0, 6.0, 9.0]),  # the code of a function it calls
+    # a global array (helper does not read it); the code of a function it calls: each
+    # two processes of its own, so in the slow run (the quick run's 5 minutes: issue 32)
+    pytest.param(dict(W="5"), [2, 50.0, 3.0, 30.0, 6.0], marks=pytest.mark.slow),
+    pytest.param("x * SCALE + 1", [3, 13.0, 3.0, 6.0, 9.0], marks=pytest.mark.slow),
 ])
 def test_a_change_to_what_the_trace_read_traces_again(tmp_path, change, want):
     traced(tmp_path)
@@ -326,7 +329,7 @@ def test_a_saved_program_is_one_file_and_a_corrupt_one_traces_again(tmp_path):
 
 
 def test_digest_covers_code_captures_and_static_arguments():
-    from rune_jit._src.code_digest import digest
+    from rune_jit._src.call.code_digest import digest
 
     def scaled(k):
         return lambda x: x * k
@@ -361,7 +364,7 @@ def _calls_user_module(mylib: types.ModuleType, body: str = "mylib.g(x) + 1.0"):
 
 
 def test_digest_of_a_user_module_covers_what_the_code_reads_from_it():
-    from rune_jit._src.code_digest import digest
+    from rune_jit._src.call.code_digest import digest
 
     two, three = _user_module(scale=2.0), _user_module(scale=3.0)
     assert digest(_calls_user_module(two)) == digest(_calls_user_module(_user_module(scale=2.0)))
@@ -377,6 +380,7 @@ def test_digest_of_a_user_module_covers_what_the_code_reads_from_it():
     assert digest(_calls_user_module(lazy, "mylib.g(x) + mylib.offset")) is None
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_a_function_calling_a_user_module_is_found_by_the_next_process(tmp_path):
     (tmp_path / "mylib.py").write_text("SCALE = 2.0\ndef g(x):\n    return x * SCALE\n")
     program = """
@@ -446,7 +450,7 @@ def test_concurrent_first_calls_compile_once():
 
 
 def test_unresolved_symbol_fails_when_linking_not_when_called():
-    from rune_jit._src.backend.cpu import llvm
+    from rune_jit._src.backend.cpu.runtime import llvm
 
     code = """
     declare double @no_such_function_in_this_process(double)
@@ -482,7 +486,7 @@ LINKED = """
 def _mix(link) -> list[float]:
     import ctypes
 
-    from rune_jit._src.backend.cpu import llvm
+    from rune_jit._src.backend.cpu.runtime import llvm
 
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
     keep, (address,) = link(obj, ["mix"])
@@ -493,7 +497,7 @@ def _mix(link) -> list[float]:
 def test_object_loader_agrees_with_lljit():
     """Constants, writable data and a call into libm, loaded by rune_jit's own loader
     (x86-64 Linux) and by LLJIT."""
-    from rune_jit._src.backend.cpu import llvm
+    from rune_jit._src.backend.cpu.runtime import llvm
 
     ours, theirs = _mix(llvm.link), _mix(lambda obj, syms: llvm.lljit_link(obj, syms, {}))
     assert ours[:4] == theirs[:4] == [math.sin(0.5) * 2.0 ** i for i in range(4)]
@@ -502,7 +506,7 @@ def test_object_loader_agrees_with_lljit():
 
 
 def test_object_loader_refuses_what_is_not_an_object():
-    from rune_jit._src.backend.cpu import elf_loader, llvm
+    from rune_jit._src.backend.cpu.runtime import elf_loader, llvm
 
     obj = llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED)))
     for bad in (b"", b"not an object file", obj[:100], obj[:len(obj) // 2]):
@@ -517,7 +521,7 @@ def test_object_loader_refuses_what_is_not_an_object():
     "define void @f() {\n  store volatile i64 1, ptr @n\n  ret void\n}",
 ], ids=["thread-local", "constructor"])
 def test_object_loader_leaves_what_it_cannot_run_faithfully_to_lljit(ir_text):
-    from rune_jit._src.backend.cpu import elf_loader, llvm
+    from rune_jit._src.backend.cpu.runtime import elf_loader, llvm
 
     obj = llvm.emit_object(llvm.optimize(ir_text))
     with pytest.raises(elf_loader.Unsupported):
@@ -525,7 +529,7 @@ def test_object_loader_leaves_what_it_cannot_run_faithfully_to_lljit(ir_text):
 
 
 def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
-    from rune_jit._src.backend.cpu import elf_loader, llvm
+    from rune_jit._src.backend.cpu.runtime import elf_loader, llvm
 
     monkeypatch.setattr(elf_loader, "RELOCATIONS", {})  # every relocation unknown
     out = _mix(llvm.link)
@@ -536,7 +540,7 @@ def test_objects_the_loader_does_not_handle_go_to_lljit(monkeypatch):
 def test_a_small_state_recurrence_keeps_its_state_apart():
     """LLVM's SLP vectorizer would pack a 2-vector carry into one register, and the next
     step's sin would wait for the whole update (see llvm.SLP_THRESHOLD)."""
-    from rune_jit._src.backend.cpu import llvm
+    from rune_jit._src.backend.cpu.runtime import llvm
 
     def pendulum(s0, xs):
         def step(s, x):
@@ -633,7 +637,7 @@ def test_dropped_jitted_functions_are_collected_safely(tmp_path):
 def test_results_and_code_can_die_as_the_interpreter_exits(monkeypatch):
     """As the interpreter exits, module globals become None before the last objects
     die: a pooled result and loaded code must go quietly then."""
-    from rune_jit._src.backend.cpu import elf_loader, llvm, pool
+    from rune_jit._src.backend.cpu.runtime import elf_loader, llvm, pool
 
     result = rune.jit(lambda x: x * 2.0)(np.ones(1 << 18))  # from the pool
     code = llvm.link(llvm.emit_object(llvm.optimize(textwrap.dedent(LINKED))), ["mix"])
@@ -718,6 +722,7 @@ def test_loop_invariant_work_is_hoisted(monkeypatch):
     np.testing.assert_allclose(got, f(xs), rtol=1e-12)
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_a_call_with_a_large_arena_returns_it_to_the_system():
     """A long gradient's tapes (here 300 MiB of scratch) are not kept after the call as
     the thread's scratch: peak memory is what a long gradient costs, not kept memory."""
@@ -833,14 +838,14 @@ def test_long_contractions_into_few_outputs_are_numpys(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_big_products_are_numpys(dtype):
-    """Products with enough work call OpenBLAS's gemm (backend/cpu/blas.py) when its
+    """Products with enough work call OpenBLAS's gemm (backend/cpu/rules/blas.py) when its
     kernels are as wide as the register tiles', else run the tiles; both in parts fixed
     by shape: by rows of a big output, by blocks of a long contraction into a small one
     (partial products summed in order). Each operand is read in place either way round,
     through a transpose too, unless it is lazy, strided or a transpose that reorders the
     free axes, which are laid out first; batched, in a scan step, under vmap and grad,
     and on a reverse-mode tape. The next test runs this one under the other kernels."""
-    from rune_jit._src.backend.cpu import blas
+    from rune_jit._src.backend.cpu.rules import blas
 
     rng = np.random.default_rng(9)
     a, b = (rng.normal(size=(2, 256, 256)) / 16).astype(dtype)
@@ -897,11 +902,12 @@ def test_big_products_are_numpys(dtype):
     np.testing.assert_allclose(got, want_c, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_big_products_are_numpys_under_the_other_openblas_kernels():
     """Which products call gemm depends on OpenBLAS's kernels on a CPU with AVX-512
     (blas.py): the test above again, in a process asking for the other kernels, so that
     both paths run here (where the CPU has no AVX-512, both processes call gemm)."""
-    from rune_jit._src.backend.cpu import blas
+    from rune_jit._src.backend.cpu.rules import blas
 
     other = "Haswell" if blas.usable(np.dtype(np.float64), 256, 256, 256) else "SkylakeX"
     proc = subprocess.run(
@@ -914,7 +920,7 @@ def test_big_products_are_numpys_under_the_other_openblas_kernels():
 
 def test_small_solves_are_unrolled_and_numpys():
     """Systems of up to 4 rows are solved, and their LU factored (det, slogdet, inv), by
-    unrolled code in registers (backend/cpu/small_lu.py): with row swaps (a zero leading
+    unrolled code in registers (backend/cpu/rules/small_lu.py): with row swaps (a zero leading
     entry), batched, in a scan step, under vmap and grad; a singular system raises
     NumPy's LinAlgError from compiled code, in a loop step too, and its det is 0."""
     rng = np.random.default_rng(4)

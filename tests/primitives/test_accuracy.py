@@ -54,7 +54,7 @@ def test_unary_math_of_a_small_carry_within_bound(name, dtype, width):
     assert ulps(got, want) <= BOUND[dtype]
 
 
-# tanh is inline code (backend/cpu/tanh.py): checked against a reference with more digits
+# tanh is inline code (backend/cpu/codegen/tanh.py): checked against a reference with more digits
 # (long double) on a dense sweep: small |x| (where its error peaks, near 0.03), each point
 # where its exp's reduction steps to the next power of 2, around 1, where it saturates to
 # ±1 (19.06 in float64, 9.01 in float32), subnormals and large values

@@ -1,5 +1,5 @@
 """Complex values through the primitives: values against NumPy, eager (the interpreter)
-and compiled (pairs of reals, backend/cpu/complex_pairs.py), loops with complex carries,
+and compiled (pairs of reals, backend/cpu/codegen/complex_pairs.py), loops with complex carries,
 and the bad inputs of issue 34."""
 
 import warnings

@@ -1,5 +1,5 @@
 """Math of our own (tanh) as internal functions the module defines once per LLVM type and
-calls (backend/cpu/module_functions.py): values within docs/accuracy.md's bounds of
+calls (backend/cpu/codegen/module_functions.py): values within docs/accuracy.md's bounds of
 NumPy's on every path, and one definition per type however many uses."""
 
 import re

@@ -336,7 +336,7 @@ def _tangent_solve(w, x, b):
     symmetric, so the transpose really solves with Aᵀ."""
     from rune_jit._src.control_flow.linear_solve import TangentSolve, trace_solves
     from rune_jit._src.ops.tangent_solve import solve_tangents
-    from rune_jit._src.arguments import flatten_args
+    from rune_jit._src.call.arguments import flatten_args
     from rune_jit._src.trace import close_together, type_of_value
 
     exact = lambda mv, b: rnp.linalg.solve(rune.jacfwd(mv)(b), b)  # noqa: E731

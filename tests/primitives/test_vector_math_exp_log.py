@@ -1,5 +1,5 @@
 """exp, exp2, expm1, log, log2, log10, log1p, sinh, cosh, power of our own
-(backend/cpu/vecmath/exp.py, log.py, power.py): within 1 ulp of the correctly rounded result (mpmath, tests/ulp_oracle.py) in float64 and
+(backend/cpu/codegen/vecmath/exp.py, log.py, power.py): within 1 ulp of the correctly rounded result (mpmath, tests/ulp_oracle.py) in float64 and
 float32 on every binade of the domain and its edges, NumPy's special values, on every
 path (a vectorized loop, one value, a scan step's small carry, vmap's lanes), and
 derivatives unchanged."""

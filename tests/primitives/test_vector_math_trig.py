@@ -1,4 +1,4 @@
-"""sin, cos, tan, arctan, arcsin and arccos of our own (backend/cpu/vecmath/trig.py,
+"""sin, cos, tan, arctan, arcsin and arccos of our own (backend/cpu/codegen/vecmath/trig.py,
 inverse_trig.py): within 1 ulp of the correctly rounded result (mpmath) in float64 and
 float32 over the whole domain, IEEE special values as NumPy's, the same bits on every
 path (a vectorized loop, its scalar remainder, one value, a small carry, lane blocks),

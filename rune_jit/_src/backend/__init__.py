@@ -22,12 +22,11 @@ Python numbers, structured as `plan` says if given (dispatch.py), or None).
 
 from __future__ import annotations
 
-import threading
 from functools import lru_cache
 from typing import Any, Callable, Protocol, Sequence
 
 from .. import config, eager
-from ..forks import held_across_fork
+from ..call.forks import fork_waits
 from ..ir import Region
 from .stats import counts as stats  # noqa: F401 (rune_jit.backend.stats)
 
@@ -58,10 +57,6 @@ class Backend(Protocol):
     def lower(self, region: Region) -> Any: ...
 
 
-# a fork waits while the CPU backend is imported (forks.held_across_fork)
-_importing = held_across_fork(threading.RLock())
-
-
 @lru_cache(maxsize=None)
 def get(name: str) -> Backend:
     """The backend called `name` (made once; the CPU backend loads LLVM only now)."""
@@ -73,7 +68,7 @@ def get(name: str) -> Backend:
         from ..platforms import require_native
 
         require_native()  # before LLVM loads: a clear error, not a crash in native code
-        with _importing:
+        with fork_waits:  # a fork waits for the import
             from .cpu import CpuBackend
 
             return CpuBackend()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import tree
-from ..arguments import as_value, leaf_type
+from ..call.arguments import as_value, leaf_type
 from ..ir import Type
 from ..ops.elementwise import convert
 

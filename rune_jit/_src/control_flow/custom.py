@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .. import tree
-from ..arguments import as_value, flatten_args, leaf_type
+from ..call.arguments import as_value, flatten_args, leaf_type
 from ..ir import Region, Type
 from ..ops.custom import Deferred, custom_jvp_call_p, custom_vjp_call_p, region_of
 from ..trace import bind, current, trace_flat, trace_regions, type_of_value

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import eager, tree
-from ..arguments import as_value, flatten_args, leaf_type
+from ..call.arguments import as_value, flatten_args, leaf_type
 from ..ops.iterate import iterate_flat
 from ..trace import trace_flat
 from ..tracebacks import api_boundary

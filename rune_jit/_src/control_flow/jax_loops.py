@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import tree
-from ..arguments import leaf_type
+from ..call.arguments import leaf_type
 from ..ir import UNBOUNDED
 from ..trace import Tracer, type_of_value
 from ..tracebacks import api_boundary

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from .. import tree
 from ..api import jvp
-from ..arguments import as_value, flatten_args, leaf_type
+from ..call.arguments import as_value, flatten_args, leaf_type
 from ..ir import Type
 from ..trace import trace_open
 from ..transforms import linear_transpose

@@ -8,9 +8,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tree
-from ..arguments import leaf_type
+from ..call.arguments import leaf_type
 from ..errors import IterateError, iterate_message
-from ..python_mode import active
+from ..call.python_mode import active
 from ..trace import Tracer, current
 from .carry import check_carry, promotable
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .. import tree
-from ..arguments import as_argnums, as_value, flatten_args, leaf_type, wraps
+from ..call.arguments import as_argnums, as_value, flatten_args, leaf_type, wraps
 from ..ops.remat import Policy, name_p, nothing_saveable, remat_p
 from ..trace import bind, bind1, trace_closed
 from ..tracebacks import api_boundary

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import tree
-from ..arguments import as_value, flatten_args, leaf_type
+from ..call.arguments import as_value, flatten_args, leaf_type
 from ..ir import Type
 from ..ops import complex_parts as cp
 from ..ops.root import SOLVERS, root_p

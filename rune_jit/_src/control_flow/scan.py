@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import eager, tree
-from ..arguments import as_value, flatten_args, leaf_type
+from ..call.arguments import as_value, flatten_args, leaf_type
 from ..ops.checkpointed import checked_checkpoints, checkpointed
 from ..ops.scan import scan_flat
 from ..trace import trace_flat

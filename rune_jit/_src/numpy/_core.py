@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 import warnings
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -14,14 +12,8 @@ from ..ops import complex_parts as cp
 from ..ops import elementwise as ew
 from ..ops.shape import broadcast_in_dim
 from ..trace import Tracer, type_of_value
-
-PY_SCALARS = (bool, int, float, complex)
-
-
-def is_python_scalar(x: Any) -> bool:
-    """A weak operand. np.float64 subclasses float, but NumPy scalars are strong (NEP 50)."""
-    return isinstance(x, PY_SCALARS) and not isinstance(x, np.generic)
-
+from ..call.weak_ints import weak_int_converted
+from ..values import PY_SCALARS, array_of, as_value, is_python_scalar  # noqa: F401 (shared)
 
 def as_shape(shape: Any) -> tuple[int, ...]:
     """A shape argument as NumPy takes one: an int or a sequence of ints."""
@@ -37,35 +29,6 @@ def weak(x: Tracer) -> Tracer:
     """A weak view of `x`: a new Tracer, since the builder shares tracers between equal
     equations (CSE) and marking one in place would make its other uses weak too."""
     return x if x.weak else Tracer(x.ir_var, x.builder, weak=True)
-
-
-# ndarray subclasses whose values and operations are exactly an ndarray's: a memmap only
-# says where its memory is. Any other subclass may mean more than its data (a mask, a
-# matrix's products, units), which rune_jit would silently drop, so it is rejected.
-PLAIN_SUBCLASSES = (np.memmap,)
-ARRAY_PROTOCOLS = ("__array__", "__array_interface__", "__array_struct__")
-
-
-def array_of(x: Any, what: str) -> np.ndarray | None:
-    """`x` as an ndarray if it is an array, else None. Arrays are ndarrays (and the
-    subclasses in PLAIN_SUBCLASSES), NumPy scalars, and objects that are not ndarrays but
-    offer NumPy's array protocols or DLPack (a JAX array, an array API array), converted
-    as np.asarray (np.from_dlpack) converts them. Another ndarray subclass is a TypeError
-    that calls it `what`."""
-    kind = type(x)
-    if isinstance(x, np.ndarray):
-        if kind is not np.ndarray and kind not in PLAIN_SUBCLASSES:
-            raise TypeError(
-                f"{what} is a {kind.__module__}.{kind.__qualname__}, a subclass of "
-                "numpy.ndarray, which rune_jit does not accept: it would compute with the "
-                "data alone and drop what the subclass adds (a mask, a matrix's products, "
-                "units). Pass np.asarray(...) of it to compute with its data")
-        return np.asarray(x)
-    if isinstance(x, np.generic) or any(hasattr(kind, p) for p in ARRAY_PROTOCOLS):
-        return np.asarray(x)
-    if hasattr(kind, "__dlpack__"):
-        return np.from_dlpack(x)
-    return None
 
 
 def accept(x: Any, where: str = "rune_jit.numpy") -> Any:
@@ -151,68 +114,6 @@ def narrows(src: np.dtype, dst: np.dtype) -> bool:
     return lo < dlo or hi > dhi
 
 
-# A weak int argument (a Python int passed to jit, vmap, ...) is traced as an int64 whose
-# value the trace does not know, so the check that NumPy makes when the int meets an
-# array of a narrower dtype waits for the value: each trace that `api.trace_fn` makes
-# collects the weak ints of its own that `promote` narrows, and checks them when the
-# values are there (eagerly right after the trace, under jit at every call).
-_collecting = threading.local()
-
-
-@contextmanager
-def collecting_weak_ints(builder: Any, into: list) -> Iterator[None]:
-    """While `builder` traces, the weak ints of it that `promote` narrows are appended
-    to `into` as (var, dtype)."""
-    stack = _collecting.__dict__.setdefault("stack", [])
-    stack.append((builder, into))
-    try:
-        yield
-    finally:
-        stack.pop()
-
-
-def weak_int_converted(x: Any, dtype: np.dtype) -> None:
-    """The weak int `x` is converted to the integer dtype `dtype`. Concrete, it must fit
-    (NumPy's OverflowError); traced, it is checked by the trace that collects the weak
-    ints of its builder. A loop step's or a branch's builder is not collected: a value
-    of it made of the enclosing trace's values alone (`n * 2` in a step, n an argument)
-    is checked there, and one that depends on the step's own inputs (a weak carry)
-    is converted unchecked."""
-    if isinstance(x, Tracer):
-        for builder, into in reversed(getattr(_collecting, "stack", ())):
-            if builder is x.builder:
-                into.append((x.ir_var, np.dtype(dtype)))
-                return
-        outer = _in_enclosing_trace(x)
-        if outer is not None:
-            weak_int_converted(outer, dtype)
-        return
-    value, (lo, hi) = int(x), int_bounds(dtype)
-    if not lo <= value <= hi:
-        raise OverflowError(f"Python integer {value} out of bounds for {np.dtype(dtype)}")
-
-
-def _in_enclosing_trace(x: Tracer) -> Any:
-    """`x`, computed again in the trace around its own (as a tracer of that trace), or
-    None if it depends on the inputs of its own (a loop step's carry or row)."""
-    from ..interpret import eval_region
-    from ..ir import Region
-    from ..passes.simplify import dce
-    from ..trace import using
-
-    b = x.builder
-    if b.parent is None:
-        return None
-    body = dce(Region((), tuple(b.eqns), (x.ir_var,)))
-    free = body.captures  # here: the builder's own params and the outer values it reads
-    if any(v not in b.captured for v in free):
-        return None
-    with using(b.parent):
-        (out,) = eval_region(Region(free, body.eqns, body.outputs),
-                             [b.captured[v] for v in free])
-    return out
-
-
 def shape_of(x: Any) -> tuple[int, ...]:
     return () if isinstance(x, PY_SCALARS) else type_of_value(x).shape
 
@@ -285,10 +186,3 @@ def normalize_axes(axis: Any, ndim: int, where: str) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise ValueError(f"{where}: repeated axis in {axis}")
     return out
-
-
-def as_value(x: Any) -> Any:
-    """Python scalars become 0-d arrays of NumPy's default dtype for them."""
-    if isinstance(x, PY_SCALARS):
-        return np.asarray(x, python_scalar_dtype(x))
-    return x

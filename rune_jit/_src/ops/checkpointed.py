@@ -19,8 +19,8 @@ import numpy as np
 from ..ad_util import UndefinedPrimal, live, nonzero
 from ..interpret import eval_region
 from ..ir import Region
-from ..ops import loops
-from ..ops.tangents import instantiate
+from . import loops
+from .tangents import instantiate
 from ..primitive import Primitive
 from ..trace import bind, trace_closed, type_of_value
 

@@ -25,13 +25,13 @@ import numpy as np
 from ..ad_util import UndefinedPrimal, live, nonzero
 from ..interpret import eval_region
 from ..ir import UNBOUNDED, Region, Type, renamed
-from ..ops import loops
-from ..ops.elementwise import add, convert, eq, ge, select, sub
-from ..ops.index import dynamic_slice, dynamic_update_slice
-from ..ops.iterate import iterate_flat
-from ..ops.scan import Layout, scan_flat, scan_p
-from ..ops.shape import materialize, reshape
-from ..ops.tangents import add_tangents, instantiate, zeros
+from . import loops
+from .elementwise import add, convert, eq, ge, select, sub
+from .index import dynamic_slice, dynamic_update_slice
+from .iterate import iterate_flat
+from .scan import Layout, scan_flat, scan_p
+from .shape import materialize, reshape
+from .tangents import add_tangents, instantiate, zeros
 from ..primitive import Primitive
 from ..trace import bind, trace_closed, type_of_value, using
 from .checkpointed import checkpointed_p
@@ -237,7 +237,7 @@ def _linear_backward(parts: _Parts, r: _Residuals, t_types: list[Type], cts: lis
     the last step to the first; -> the cotangents of the tangents."""
     from ..passes.transpose import backward_pass
 
-    s, n_kc, n_kx = parts.schedule, parts.n_kc, parts.n_kx
+    s, n_kx = parts.schedule, parts.n_kx
     fixed_t, carry_t, xs_t = _tangent_groups(parts, t_types)
     n_f, n_uc, n_uy = len(fixed_t), len(carry_t), len(cts) - len(carry_t)
     n_res = len(parts.split.kinds)

@@ -1,32 +1,20 @@
 """The CPU backend: programs lowered to LLVM IR with llvmlite and run as native code.
 
-    lower.py        regions to LLVM: the lowering tables, fusion, materialization
-    chunks.py       a long region in parts, each a function of its own (compile time)
-    elementwise.py  elementwise primitives on registers (one row each)
-    complex_pairs.py  complex values as pairs of reals, before lowering (complex_math.py:
-                    the arithmetic of the pairs)
-    views.py        broadcasts, slices, transposes... as lazy index maps; pad, concatenate
-    gather.py       gathers (lazy) and scatters at positions given by index arrays
-    reduce.py       reductions and prefix operations (cumulative sums...)
-    sort.py         sorts, with libc's qsort and a comparator of the module's
-    linalg.py       dot_general's kernels, LU solve
-    lapack.py       decompositions (cholesky, lu, eigh, qr, svd, triangular solves): LAPACK
-    callback.py     calls into Python (debug.print, debug.callback, pure_callback)
-    interrupt.py    Ctrl-C: loops poll a signal count; sigint.py: the handler counting them
-    control.py      cond, and the bodies of remat, root, stop_gradient
-    loops.py        scan and iterate; carries.py, lane_loops.py, lane_blocks.py: their parts
-    arith.py        NumPy's arithmetic on registers; mathlib.py: libm and libmvec calls;
-                    module_functions.py: math of our own (tanh.py), once per module
-    emit.py         IRBuilder helpers: functions, loops, buffers, failure exits
-    values.py       how an IR value lives in compiled code: register, buffer or lazy
-    pipeline.py     the passes a program goes through before it is lowered
-    runtime.py      build, compile, cache and call programs; failures to Python errors
-    llvm.py         one LLVM per process: target machine, optimization, linking
-    elf_loader.py   object code into this process; entry.py: the native entry of calls
-    pool.py         memory for large results
-    threads.py      the pool of native threads parallel regions run on (pool_code.py: its
-                    native code); outline.py: code as a function of its own;
-                    parallel_maps.py: large maps in blocks of rows on the pool
+Three wings (docs/design.md maps them):
+
+    rules/     each primitive family's lowering rules, a row of lower.py's tables each:
+               elementwise, views, gather, reduce, sort, linalg (with small_lu,
+               small_products, blas, lapack), control, loops (lane_loops, lane_blocks),
+               callback, parallel_maps
+    codegen/   how a region becomes LLVM IR: the pipeline of passes before lowering
+               (pipeline, fission), the region walk and fusion (lower, values, demand,
+               reuse, chunks, outline), loops' parts (carries), IRBuilder helpers
+               (emit), NumPy's arithmetic on registers (arith) and the math library
+               (mathlib, module_functions, tanh, vecmath/)
+    runtime/   programs built, compiled, cached and called (runtime/__init__.py), LLVM
+               set up once (llvm, elf_loader), native entries (entry, front), threads
+               and memory (threads, pool_code, pool), Ctrl-C (interrupt, sigint),
+               OpenBLAS loaded (openblas)
 """
 
 from __future__ import annotations
@@ -34,14 +22,14 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ...ir import Region
-from . import (control, elementwise, entry, gather, linalg, llvm, loops,  # noqa: F401
-               reduce, runtime, sort, views)
-from . import callback  # noqa: F401  (calls into Python)
-from . import complex_pairs
-from . import lapack  # noqa: F401  (decompositions: LAPACK calls)
-from . import parallel_maps  # noqa: F401  (large maps on the pool's threads)
-from . import chunks  # noqa: F401  (long regions in parts)
-from .pipeline import STAGES, before_lowering
+from . import runtime
+from .codegen import chunks  # noqa: F401  (long regions in parts)
+from .codegen import complex_pairs
+from .codegen.pipeline import STAGES, before_lowering
+# the rules fill lower.py's tables as they are imported
+from .rules import (callback, control, elementwise, gather, lapack, linalg,  # noqa: F401
+                    loops, parallel_maps, reduce, sort, views)
+from .runtime import entry, llvm
 
 
 class CpuBackend:

@@ -1,0 +1,168 @@
+"""What loops are made of in native code: carries, tapes, rows read in place, and the
+while loop of one iterate (or one lane of it).
+
+A carry of shape () lives in a register (a phi). A larger carry lives in two
+buffers that swap each step: the step writes the next carry into the buffer
+the current one does not use, so no step allocates and none copies a carry it
+leaves unchanged. A small one (emit.SMALL_BYTES) is copied back in place instead,
+so that LLVM can keep it in registers.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import llvmlite.ir as ir
+
+from ....ir import Region, Type, Var
+from . import arith, emit
+from .emit import SMALL_BYTES
+from .lower import Lowerer
+from .values import Array, Scalar, Value, row_bytes
+
+
+class Carries:
+    """Loop-carried values: registers for scalars, a pair of swapping buffers otherwise.
+    A small carry's pair is a buffer and its copy (no swap), so that both are fixed
+    stack slots LLVM keeps in registers (emit.SMALL_BYTES)."""
+
+    def __init__(self, lw: Lowerer, types: Sequence[Type]):
+        self.lw, self.types = lw, list(types)
+        self.spare = [None if t.shape == () else lw.buffer(t) for t in self.types]
+
+    def start(self, values: Sequence[Value]) -> list[ir.Value]:
+        regs = []
+        for v, t, spare in zip(values, self.types, self.spare):
+            if spare is None:
+                regs.append(self.lw.scalar(v))
+            else:
+                first = self.lw.materialize(v, self.lw.buffer(t)).ptr
+                regs += [first, spare]
+        return regs
+
+    def values(self, regs: Sequence[ir.Value]) -> list[Value]:
+        it, out = iter(regs), []
+        for t, spare in zip(self.types, self.spare):
+            out.append(Scalar(t, next(it)) if spare is None else Array(t, next(it)))
+            if spare is not None:
+                next(it)
+        return out
+
+    def dests(self, step: Region, regs: Sequence[ir.Value]) -> dict[Var, ir.Value]:
+        """Where the step computes each array carry it makes: the buffer the current
+        carry does not use. Nothing in the step reads that buffer (it holds the carry of
+        two steps ago), so a concatenate or an update writes each piece there once, and
+        `step` finds the value in place (no copy)."""
+        made = {v for e in step.eqns for v in e.outputs}
+        it, out = iter(regs), {}
+        for o, spare in zip(step.outputs, self.spare):
+            next(it)
+            if spare is not None:
+                other = next(it)
+                if isinstance(o, Var) and o in made:
+                    out.setdefault(o, other)
+        return out
+
+    def step(self, regs: Sequence[ir.Value], new: Sequence[Value]) -> list[ir.Value]:
+        """The registers after a step that returned `new`. Every new carry is computed
+        before any is copied in place: one may read another's current buffer."""
+        it, out, copies = iter(regs), [], []
+        for v, spare in zip(new, self.spare):
+            if spare is None:
+                next(it)
+                out.append(self.lw.scalar(v))
+                continue
+            cur, other = next(it), next(it)
+            if isinstance(v, Array) and v.ptr is cur:  # unchanged: no copy, no swap
+                out += [cur, other]
+                continue
+            self.lw.store(v, other)
+            if v.type.nbytes <= SMALL_BYTES:  # computed aside, copied in place below
+                copies.append((Array(v.type, other), cur))
+                out += [cur, other]
+            else:
+                out += [other, cur]
+        for v, cur in copies:
+            self.lw.store(v, cur)
+        return out
+
+
+class Tapes:
+    """The tapes of an iterate: one row per step, grown (doubling) as steps are taken,
+    so memory follows the steps a loop takes, not its max_steps. A tape holds at least
+    one row, even for a loop that takes no step, so that a read of a row it does not
+    hold can read its last one instead (see `Lowerer.load`)."""
+
+    FIRST_ROWS = 16
+
+    def __init__(self, lw: Lowerer, types: Sequence[Type], max_steps: int):
+        self.lw, self.types, self.max_steps = lw, list(types), max_steps
+        self.slots = [lw.fn.growable_slot() for _ in self.types]
+        self.capacity = ir.IRBuilder(lw.fn.prologue).alloca(emit.I64)
+        lw.fn.at_entry.store(ir.Constant(emit.I64, 0), self.capacity)
+        self.reserve(lw.i64(1))
+
+    def reserve(self, rows: ir.Value) -> None:
+        """Room for `rows` rows in every tape."""
+        if not self.types:
+            return
+        lw, b = self.lw, self.lw.b
+        cap = b.load(self.capacity, typ=emit.I64)
+
+        def grow():
+            new = arith.maximum(b, b.mul(cap, lw.i64(2)), lw.i64(self.FIRST_ROWS), True)
+            new = arith.maximum(b, arith.maximum(b, new, rows, True), lw.i64(self.max_steps),
+                                False)
+            for slot, t in zip(self.slots, self.types):
+                old = b.load(slot, typ=emit.PTR)
+                # (a row of no bytes still asks for some: realloc to 0 bytes frees)
+                size = b.mul(new, lw.i64(max(row_bytes(t), 1)))
+                ptr = lw.fn.call("realloc", emit.PTR, [old, size])
+                lw.fail_if_any(b.icmp_unsigned("==", ptr, ir.Constant(emit.PTR, None)), "memory")
+                b.store(ptr, slot)
+            b.store(new, self.capacity)
+            return []
+
+        lw.fn.if_else(b.icmp_signed(">", rows, cap), grow, lambda: [])
+
+    def pointers(self) -> list[ir.Value]:
+        return [self.lw.b.load(s, typ=emit.PTR) for s in self.slots]
+
+    def arrays(self) -> list[Array]:
+        rows = self.lw.b.load(self.capacity, typ=emit.I64)
+        return [Array(t, p, rows) for t, p in zip(self.types, self.pointers())]
+
+
+def row(lw: Lowerer, x: Array, t: Type, index: ir.Value) -> Value:
+    """Element `index` of a buffer of values of type `t`, read in place (a scalar loads)."""
+    return lw.settle(Array(t, row_pointer(lw, x.ptr, t, index)))
+
+
+def row_pointer(lw: Lowerer, base: ir.Value, t: Type, index: ir.Value) -> ir.Value:
+    return lw.address(base, t.dtype, lw.b.mul(index, lw.i64(t.size)))
+
+
+def while_steps(lw: Lowerer, consts: list, init: list, types: list[Type], step: Region,
+                until: Region, max_steps: int, site: int, lane: ir.Value | None,
+                record) -> tuple[list[Value], ir.Value]:
+    """The while loop of one iterate (or one lane of it); -> (final carries, steps)."""
+    carries = Carries(lw, types)
+    nc = len(types)
+
+    def test(regs):
+        n, vals = regs[0], carries.values(regs[1:])
+        done = lw.scalar(lw.lower_region(until, consts + vals)[0])
+        running = lw.b.not_(done)
+        lw.fail_if_any(lw.b.and_(running, lw.b.icmp_signed(">=", n, lw.i64(max_steps))),
+                       "iterate", site, lane)
+        return running
+
+    def body(regs):
+        n, vals = regs[0], carries.values(regs[1:])
+        lw.poll_interrupt(n, step)
+        outs = lw.lower_region(step, consts + vals, carries.dests(step, regs[1:]))
+        record(n, outs[nc:])
+        return [lw.b.add(n, lw.i64(1))] + carries.step(regs[1:], outs[:nc])
+
+    final = lw.fn.while_loop([lw.i64(0)] + carries.start(init), test, body)
+    return carries.values(final[1:]), final[0]
