@@ -168,7 +168,7 @@ def main(argv: list[str]) -> int:
                         ("Workloads", report.notes(results)),
                         ("First call (compile latency)", report.compile_table(results)),
                         ("Thread speedup", report.threads_table(results.get("threads"))),
-                        ("Targets (issues 6, 13, 17, 18 and 19)",
+                        ("Targets (issues 6, 13, 17, 18, 19 and 34)",
                          report.targets_table(results["targets"]))):
         print(f"\n{title}\n\n{text}")
     report.write_json(results, args.json)

@@ -161,6 +161,24 @@ def w5(p):
     return lambda: f(p.a)
 
 
+def escape_steps(max_steps: int):
+    """One lane of the Mandelbrot set: the steps z -> z*z + c takes from 0 to |z| > 2, at
+    most max_steps (MB; bench/speedup.py's Mandelbrot)."""
+    def lane(c):
+        def step(s):
+            z, k = s
+            return z * z + c, k + 1
+
+        return rune.iterate(step, (0j * c, 0), until=lambda s: (rnp.abs(s[0]) > 2.0) | (
+            s[1] >= max_steps), max_steps=max_steps)[1]
+    return lane
+
+
+def mandelbrot(p):
+    f = rune.jit(rune.vmap(escape_steps(p.max_steps)))
+    return lambda: f(p.c)
+
+
 def _loss(name: str, p):
     """W6, W6r, RM, RMr: the function whose gradient is taken."""
     return _recurrence(name == "RMr", p.t) if name in ("RM", "RMr") else _deep(name == "W6r")
@@ -312,7 +330,7 @@ IMPLS = {"W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": 
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,
          "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "KF": kf,
-         "SX": softmax_train, "MM": matmul,
+         "SX": softmax_train, "MM": matmul, "MB": mandelbrot,
          **{w.name: transposed_product for w in wl.WORKLOADS if w.group == "TF"},
          **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}
 

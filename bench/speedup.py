@@ -24,26 +24,12 @@ MAX_ITER = 100
 CONTROL = {"full": 2_000_000, "quick": 200_000, "tiny": 20_000}  # elements of the control
 
 
-def mandelbrot(cr: np.ndarray, ci: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Escape counts of z -> z*z + c, as a vmapped iterate (at most MAX_ITER steps)."""
+def mandelbrot(c: np.ndarray) -> np.ndarray:
+    """Escape counts of z -> z*z + c over complex c, as a vmapped iterate (at most
+    MAX_ITER steps): MB's lanes."""
     import rune_jit as rune
 
-    def lane(cr, ci):
-        def step(s):
-            zr, zi, n = s
-            return zr * zr - zi * zi + cr, 2.0 * zr * zi + ci, n + 1
-
-        def until(s):
-            zr, zi, n = s
-            return (zr * zr + zi * zi > 4.0) | (n >= MAX_ITER)
-        return rune.iterate(step, (cr * 0.0, ci * 0.0, np.int64(0)), until=until,
-                            max_steps=MAX_ITER)[2]
-    return rune.vmap(lane)(cr, ci)
-
-
-def _grid(side: int) -> tuple[np.ndarray, np.ndarray]:
-    re, im = np.meshgrid(np.linspace(-2.0, 0.6, side), np.linspace(-1.3, 1.3, side))
-    return re.ravel(), im.ravel()
+    return rune.vmap(rune_impl.escape_steps(MAX_ITER))(c)
 
 
 def _rune_runs(name: str, mode: str) -> tuple[dict, str]:
@@ -53,7 +39,7 @@ def _rune_runs(name: str, mode: str) -> tuple[dict, str]:
 
     if name == "Mandelbrot":
         side = MANDELBROT[mode]
-        f, args = rune.jit(mandelbrot), _grid(side)
+        f, args = rune.jit(mandelbrot), (wl.mandelbrot_grid(side),)
         call, size = (lambda: f(*args)), f"{side}x{side} lanes, at most {MAX_ITER} steps"
     else:
         inp = wl.inputs(wl.BY_NAME[name], mode)

@@ -55,6 +55,13 @@ _NO_REMAT_RM = "no remat variant: its RM row already keeps only c per step"
 _NO_VECTOR_RM = "a Python loop of 1e6 steps of a 16-float state (seconds a call)"
 # ST: issue 19's big reduction, on every core the peer uses by default
 _ST_SIZES = {"full": dict(n=10_000_000), "quick": dict(n=1_000_000), "tiny": dict(n=10_000)}
+# MB: issue 34's Mandelbrot set, complex values in a vmapped iterate
+_MB_SIZES = {"full": dict(side=1000, max_steps=256), "quick": dict(side=300, max_steps=256),
+             "tiny": dict(side=30, max_steps=256)}
+# XLA's and NumPy's complex products fuse multiply and add (FMA), C's, Numba's and
+# rune_jit's round each: a point on the set's edge may escape a few steps apart (at full
+# size two of the 10^6, by 2 steps of 256)
+_MB_FUSED = (lambda _: 4 / 256, "fused complex products: a few edge points a step or two apart")
 # SX: issue 19's softmax cross-entropy training scan: full-batch SGD on a 300 x 5
 # logistic regression over 5 classes
 _SX_SIZES = {"full": dict(n=300, d=5, k=5, steps=1000),
@@ -204,6 +211,10 @@ WORKLOADS = [
                f"{sizes['full']['n']}, {sizes['full']['steps']} steps: the final C",
                ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_C_MC), sizes)
       for name, sizes in _MC],
+    Workload("MB", "MB", "Mandelbrot set: steps of z' = z*z + c from 0 until |z| > 2, at most "
+             "256, over a grid of complex c (vmap of iterate)",
+             ("rune_jit", "c", "numba", "jax", "numpy"), {}, _MB_SIZES,
+             {peer: _MB_FUSED for peer in ("jax", "numpy")}),
     Workload("Dmix", "Dmix", "dispatch: jitted x * s + d['a'] - d['b'] * n, x a one-element "
              "array, s a Python float, d a dict of two one-element arrays, n a static int "
              "(Numba: d's arrays as two arguments)", ("rune_jit", "numba", "jax", "numpy"),
@@ -214,6 +225,7 @@ WORKLOADS = [
              {m: {} for m in MODES}),
 ]
 BY_NAME = {w.name: w for w in WORKLOADS}
+MB_WINDOW = (-2.0, 0.6, -1.3, 1.3)  # the set and its surroundings, as bench/speedup.py's
 MU, SIGMA, HORIZON = 0.05, 0.2, 1.0  # W9
 
 
@@ -309,6 +321,8 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
                                **size)
     if w.group == "U":
         return SimpleNamespace(x=np.linspace(0.0, 1.0, 8), **size)
+    if w.group == "MB":
+        return SimpleNamespace(c=mandelbrot_grid(size["side"]), **size)
     if w.group == "Dmix":
         return SimpleNamespace(x=np.array([1.5]), s=2.0, n=3,
                                d={"a": np.array([0.5]), "b": np.array([0.25])})
@@ -386,6 +400,13 @@ def newton_steps(a: np.ndarray, max_steps: int) -> np.ndarray:
             steps[live] += 1
             live = live[~(np.abs(x[live] * x[live] - a[live]) <= 1e-12 * a[live])]
     return steps
+
+
+def mandelbrot_grid(side: int) -> np.ndarray:
+    """side x side complex points over MB_WINDOW, flattened (one lane each)."""
+    x0, x1, y0, y1 = MB_WINDOW
+    re, im = np.meshgrid(np.linspace(x0, x1, side), np.linspace(y0, y1, side))
+    return (re + 1j * im).ravel()
 
 
 def note(w: Workload, inp: SimpleNamespace) -> str:

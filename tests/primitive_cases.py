@@ -24,6 +24,7 @@ from rune_jit._src.interpret import eval_region
 from rune_jit._src.ir import Region
 from rune_jit._src.numpy.indexing import getitem
 from rune_jit._src.numpy.sorting import accumulate
+from rune_jit._src.ops import complex_parts as cp
 from rune_jit._src.ops import elementwise as ew
 from rune_jit._src.ops import gather as gt
 from rune_jit._src.ops import index as ix
@@ -41,6 +42,8 @@ SIGNED, UNSIGNED = (I64, I32, I16, I8), (U64, U32, U16, U8)
 INTS = SIGNED + UNSIGNED
 NUMERIC = FLOATS + INTS
 DTYPES = NUMERIC + (BOOL,)
+C128, C64 = np.dtype(np.complex128), np.dtype(np.complex64)
+COMPLEXES = (C128, C64)  # drawn by the rows of the complex parts (tests/primitives/test_complex.py)
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,8 @@ def draw(rng, shape: tuple, dtype: np.dtype, domain: str) -> np.ndarray:
         random = domain in RANDOM_BOOLS
         return np.asarray(rng.random(shape) < 0.5) if random else np.ones(shape, bool)
     floats, ints = DOMAINS[domain]
+    if dtype.kind == "c":  # both parts drawn from the domain
+        return np.asarray(floats(rng, shape) + 1j * floats(rng, shape), dtype)
     return np.asarray((floats if dtype.kind == "f" else ints)(rng, shape), dtype)
 
 
@@ -159,7 +164,7 @@ def expected(ref: Callable, args: list):
             out = np.asarray(ref(*args))
     except (TypeError, ValueError, OverflowError) as err:
         return next(e for e in (TypeError, OverflowError, ValueError) if isinstance(err, e))
-    return out if out.dtype in DTYPES else TypeError
+    return out if out.dtype in DTYPES + COMPLEXES else TypeError
 
 
 def is_error(want) -> bool:
@@ -179,13 +184,14 @@ def assert_outcome(run: Callable, args: list, want) -> None:
 # float32 function (its SIMD libm) and glibc's differ by an ulp, the halves may differ by one
 TOL = {F64: dict(rtol=1e-12, atol=1e-12), F32: dict(rtol=2e-6, atol=1e-6),
        F16: dict(rtol=1e-3, atol=1e-3)}
+TOL.update({C128: TOL[F64], C64: TOL[F32]})
 
 
 def assert_matches(got, want: np.ndarray) -> None:
     assert isinstance(got, np.ndarray), f"result is a {type(got).__name__}, not an ndarray"
     assert (got.dtype, got.shape) == (want.dtype, want.shape), (
         f"got {got.dtype}{list(got.shape)}, NumPy gives {want.dtype}{list(want.shape)}")
-    if want.dtype.kind == "f":
+    if want.dtype.kind in "fc":
         np.testing.assert_allclose(got, want, equal_nan=True, **TOL[want.dtype])
     else:
         np.testing.assert_array_equal(got, want)
@@ -295,6 +301,14 @@ def np_fma(a, b, c):
 FMA_SHAPES = (((), (), ()), ((3,), (3,), (3,)), ((2, 3), (), (2, 3)), ((0,), (), (0,)))
 
 
+def _np_complex(x, y):
+    """x + iy of float arrays, in NumPy's complex dtype of their parts."""
+    x, y = np.broadcast_arrays(x, y)
+    out = np.empty(x.shape, np.result_type(x.dtype, np.complex64))
+    out.real, out.imag = x, y
+    return out
+
+
 def _elementwise() -> list[Case]:
     cases = [Case(n, p, getattr(rnp, n), getattr(np, n), U, (d,), _staged_dtype(n))
              for n, (p, d) in UNARY.items()]
@@ -313,6 +327,10 @@ def _elementwise() -> list[Case]:
               Case("fma_one_rounding", "fma", lambda a, b: ew.fma(a, b, ew.neg(ew.mul(a, b))),
                    lambda a, b: np_fma(a, b, -(a * b)), (((6,), (6,)), ((), ())),
                    ("large", "large"), F64, FLOATS)]
+    cases += [Case(n, n, getattr(cp, n), getattr(np, n), U, ("any",), C128, COMPLEXES)
+              for n in ("real", "imag", "conj")]
+    cases.append(Case("complex", "complex", cp.complex_, _np_complex,
+                      (((), ()), ((3,), (3,)), ((2, 3), ()), ((0,), ())), (), F64, FLOATS))
     cases.append(Case("where", "select", rnp.where, np.where, T, ("pred",)))
     cases.append(Case("where_numeric_pred", "select", rnp.where, np.where,
                       (((3,), (3,), (3,)),), ("coarse",)))

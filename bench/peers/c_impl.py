@@ -118,6 +118,16 @@ def _lanes(fn, p):
     return run
 
 
+def mandelbrot(p):
+    f, c, n = _library().mandelbrot, _p(p.c), ctypes.c_long(p.c.size)
+
+    def run():
+        steps = np.empty(p.c.size, np.int64)
+        f(c, n, ctypes.c_long(p.max_steps), _p(steps))
+        return steps
+    return run
+
+
 def w6(p):
     f, W, xs, c0 = _library().deep_grad, _p(p.W), _p(p.xs), _p(p.c0)
     t, h = ctypes.c_long(p.t), ctypes.c_long(p.h)
@@ -224,5 +234,5 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7, "W8": w8, "W8g": w8
          "W4s": lambda p: _lanes(_library().newton, p),
          "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6,
          "RM": wl.w3g_with_no_input(w3g), "HS": heat, "HSat": heat, "HS32": heat,
-         "KF": kf, "MM": mm,
+         "KF": kf, "MM": mm, "MB": mandelbrot,
          "ST": lambda p: lambda: _library().sum_tanh(_p(p.x), ctypes.c_long(p.n))}

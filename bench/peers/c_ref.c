@@ -1,6 +1,7 @@
 /* The workloads in plain C: the loops a C programmer writes first, adjoints by hand.
    Built with cc -O3 -march=native -ffp-contract=off (no FMA contraction, no fast-math),
    so sums keep their order and results match the other peers to rounding. */
+#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,19 @@ long newton(const double *a, long n, long max_steps, double *x) {
         x[i] = xi;
     }
     return -1;
+}
+
+/* MB: the steps z -> z*z + c takes from 0 to |z| > 2, at most max_steps, with complex.h */
+void mandelbrot(const double complex *c, long n, long max_steps, long *steps) {
+    for (long i = 0; i < n; i++) {
+        double complex z = 0.0;
+        long k = 0;
+        while (!(cabs(z) > 2.0) && k < max_steps) {
+            z = z * z + c[i];
+            k++;
+        }
+        steps[i] = k;
+    }
 }
 
 /* implicit function theorem on r = x*x - a: da = -(dr/dx)^-1 (dr/da) = 1 / (2x) */

@@ -92,6 +92,15 @@ def w4(p):
     return _ready(jax.jit(lambda a: _newton(a, p.max_steps)), p.a)
 
 
+def mandelbrot(p):
+    def one(c):
+        def running(s):
+            z, k = s
+            return ~(jnp.abs(z) > 2.0) & (k < p.max_steps)
+        return jax.lax.while_loop(running, lambda s: (s[0] * s[0] + c, s[1] + 1), (0j * c, 0))[1]
+    return _ready(jax.jit(jax.vmap(one)), p.c)
+
+
 def w5(p):
     def loss(a):
         x = jax.lax.custom_root(lambda x: x * x - a, a,
@@ -300,7 +309,8 @@ IMPLS = {"W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": 
          "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_sin_loss)), p.a),
          "Escan": escan, "Escan-jit": lambda p: _ready(jax.jit(_scan1), p.xs),
          "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "SX": softmax_train,
-         "MM": matmul, **{w.name: transposed_product for w in wl.WORKLOADS if w.group == "TF"},
+         "MM": matmul, "MB": mandelbrot,
+         **{w.name: transposed_product for w in wl.WORKLOADS if w.group == "TF"},
          **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}
 UNROLLED = {"W5": w5_unrolled}
 

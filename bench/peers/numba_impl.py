@@ -94,6 +94,17 @@ def _newton(a, max_steps):
     return x
 
 
+def _mandelbrot(c, max_steps):
+    steps = np.empty(c.size, np.int64)
+    for i in range(c.size):
+        z, k = 0j, 0
+        while not abs(z) > 2.0 and k < max_steps:
+            z = z * z + c[i]
+            k += 1
+        steps[i] = k
+    return steps
+
+
 def _sqrt_adjoint(x):
     # implicit function theorem on r = x*x - a: da = -(dr/dx)^-1 (dr/da) = 1 / (2x)
     g = np.empty_like(x)
@@ -338,6 +349,7 @@ IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "KF": _make(_kalman, "F", "Q", "H", "R", "zs", "x0", "P0"),
          "W1": _make(_scan1, "xs"), "W2": _make(_scan1_adjoint, "xs"), "W3": w3, "W3g": w3g,
          "W4": _make(_newton, "a", "max_steps"), "W4s": _make(_newton, "a", "max_steps"),
+         "MB": _make(_mandelbrot, "c", "max_steps"),
          "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "W7": _make(_pendulum, "s0", "xs"),
          "RM": wl.w3g_with_no_input(w3g), "D": _make(_add1, "x"), "HS": heat, "HSat": heat,
          "HS32": heat,

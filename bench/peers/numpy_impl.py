@@ -81,6 +81,23 @@ def w4(p):
     return lambda: newton(p.a, p.max_steps)
 
 
+def mandelbrot(p):
+    """The lanes still inside |z| <= 2 step together, a shrinking set of them."""
+    def run():
+        z, steps = np.zeros_like(p.c), np.zeros(p.c.size, np.int64)
+        live = np.arange(p.c.size)
+        for _ in range(p.max_steps):
+            zl = z[live]
+            inside = ~(np.abs(zl) > 2.0)
+            live, zl = live[inside], zl[inside]
+            if not live.size:
+                break
+            z[live] = zl * zl + p.c[live]
+            steps[live] += 1
+        return steps
+    return run
+
+
 def w5(p):
     # implicit function theorem on r = x*x - a: da = -(dr/dx)^-1 (dr/da) = 1 / (2x)
     return lambda: 1.0 / (2.0 * newton(p.a, p.max_steps))
@@ -210,6 +227,6 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5
          "Egrad": _loss_grad, "Egrad-jit": _loss_grad, "Escan": w1, "Escan-jit": w1,
          "Dmix": dmix, "Dmix-arrays": dmix,
          "ST": lambda p: lambda: np.sum(np.tanh(p.x)), "SX": softmax_train,
-         "MM": lambda p: lambda: p.A @ p.B,
+         "MM": lambda p: lambda: p.A @ p.B, "MB": mandelbrot,
          **{w.name: (lambda p: lambda: p.T.T @ p.F) for w in wl.WORKLOADS if w.group == "TF"},
          **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}

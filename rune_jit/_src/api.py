@@ -15,6 +15,7 @@ import numpy as np
 from . import tree
 from .call import code_digest
 from .ad_util import Zero
+from .dtypes import is_inexact
 from .ops.tangents import instantiate, zeros
 from .interpret import eval_region
 from .ir import Region, Type
@@ -82,7 +83,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
 
 def _tangent_for(x: Any, t: Any, path: str) -> Any:
     xt, _ = leaf_type(x)
-    if xt.dtype.kind != "f":
+    if not is_inexact(xt.dtype):
         return Zero(xt)
     tt = type_of_value(as_value(t)) if is_python_scalar(t) else type_of_value(t)
     if tt.shape != xt.shape:
@@ -107,7 +108,7 @@ class Linearized(NamedTuple):
 
 def linearized(region: Region, num_caps: int) -> Linearized:
     """jvp, then partial evaluation with tangents unknown, then transposition."""
-    diff = [False] * num_caps + [p.type.dtype.kind == "f" for p in region.params[num_caps:]]
+    diff = [False] * num_caps + [is_inexact(p.type.dtype) for p in region.params[num_caps:]]
     jreg, out_nz = jvp_region(region, diff)
     n_p, n_t, n_out = len(region.params), sum(diff), len(region.outputs)
     split = partial_eval_region(jreg, [False] * n_p + [True] * n_t,
@@ -183,41 +184,67 @@ def _ct_leaf(x: Any, t: Type, path: str) -> Any:
     if is_python_scalar(x):
         x = np.asarray(x, t.dtype)
     xt = type_of_value(x)
-    if xt.shape != t.shape or (t.dtype.kind == "f" and xt.dtype != t.dtype):
+    if xt.shape != t.shape or (is_inexact(t.dtype) and xt.dtype != t.dtype):
         raise TypeError(f"pullback: cotangent{path} is {xt} but the output is {t}")
     return x
 
 
-def _diff_args(args: tuple, nums: tuple[int, ...], who: str) -> list:
+def _diff_args(args: tuple, nums: tuple[int, ...], who: str, holomorphic: bool = False,
+               kinds: str = "fc") -> list:
+    """The arguments differentiated, checked as JAX checks them: of `kinds` (complex
+    ones only with holomorphic=True)."""
     for i in nums:
         flat, treedef = tree.flatten(args[i])
         for path, x in zip(tree.leaf_paths(treedef), flat):
             dt = leaf_type(check_leaf(x, f"argument {i}{path}"))[0].dtype
-            if dt.kind != "f":
-                raise TypeError(f"{who} requires float inputs, but argument {i}{path} has "
-                                f"dtype {dt}; differentiate with respect to float arguments "
-                                "only (use argnums to choose them)")
+            if holomorphic and dt.kind != "c":
+                raise TypeError(f"{who} with holomorphic=True requires complex inputs, but "
+                                f"argument {i}{path} has dtype {dt}")
+            if not holomorphic and dt.kind not in kinds:
+                wanted = "float or complex" if "c" in kinds else "float"
+                hint = ("; for holomorphic differentiation pass holomorphic=True"
+                        if dt.kind == "c" else "")
+                raise TypeError(f"{who} requires {wanted} inputs, but argument {i}{path} "
+                                f"has dtype {dt}{hint}; differentiate with respect to "
+                                f"{wanted} arguments only (use argnums to choose them)")
     return [args[i] for i in nums]
 
 
+def _check_output(ot: Type, holomorphic: bool, who: str) -> None:
+    """JAX's rule for the outputs of grad and jacrev: real, or complex with holomorphic."""
+    if holomorphic and ot.dtype.kind != "c":
+        raise TypeError(f"{who} with holomorphic=True requires complex outputs, got dtype "
+                        f"{ot.dtype}")
+    if not holomorphic and ot.dtype.kind == "c":
+        raise TypeError(f"{who} requires real-valued outputs, got dtype {ot.dtype}; for "
+                        "holomorphic differentiation pass holomorphic=True, and for a "
+                        "function of complex outputs that is not holomorphic use vjp")
+
+
 @transformation
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False):
     """(f(*args), the gradient of f's scalar float output with respect to args[argnums]).
+    Of a complex argument z = x + iy, the gradient of a real f is df/dx - i df/dy (JAX's
+    convention); with holomorphic=True, f is complex and holomorphic and this is f'(z).
 
     >>> rune.value_and_grad(lambda x: x ** 2)(3.0)
     (array(9.), array(6.))
+    >>> rune.value_and_grad(lambda z: z ** 2, holomorphic=True)(1j)
+    (array(-1.+0.j), array(0.+2.j))
     """
 
     def vg(*args, **kwargs):
         nums = checked_argnums(argnums, len(args), "grad")
-        diff = _diff_args(args, nums, "grad")
+        diff = _diff_args(args, nums, "grad", holomorphic)
         result = vjp(with_args(f, args, nums, kwargs), *diff, has_aux=has_aux)
         out, pullback = result[0], result[1]
         ot = leaf_type(out)[0] if not isinstance(out, (tuple, list, dict)) else None
-        if ot is None or ot.shape != () or ot.dtype.kind != "f":
+        if ot is None or ot.shape != () or not is_inexact(ot.dtype):
             shown = f"shape {ot.shape} and dtype {ot.dtype}" if ot else type(out).__name__
             raise TypeError(f"grad requires a scalar float output, got {shown}; "
                             "use vjp or jacrev for other outputs")
+        _check_output(ot, holomorphic, "grad")
         g = pullback(np.ones((), ot.dtype))
         g = g[0] if isinstance(argnums, int) else g
         return ((out, result[2]), g) if has_aux else (out, g)
@@ -227,7 +254,8 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
 
 
 @transformation
-def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False):
     """The gradient of f's scalar float output with respect to args[argnums].
 
     >>> rune.grad(lambda x: rnp.sum(x ** 3))(np.array([1.0, 2.0]))
@@ -235,7 +263,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     """
     # value_and_grad's own function, not a transformed function: grad's is the one
     # called by the user (and cached, eagerly), and making it is the cost of grad(f)
-    vg = value_and_grad.__wrapped__(f, argnums, has_aux)
+    vg = value_and_grad.__wrapped__(f, argnums, has_aux, holomorphic)
 
     def g(*args, **kwargs):
         (value, grads) = vg(*args, **kwargs)
@@ -379,7 +407,9 @@ def _blocks(jac: Any, o_types: list[Type], o_tree, in_types: list[Type], in_tree
         col, blocks = 0, []
         for t in in_types:
             piece = jac[row:row + ot.size, col:col + t.size]
-            blocks.append(finish(astype(reshape(piece, ot.shape + t.shape), ot.dtype)))
+            # a real output of complex inputs has complex derivatives (jacrev's)
+            dtype = np.result_type(ot.dtype, t.dtype) if t.dtype.kind == "c" else ot.dtype
+            blocks.append(finish(astype(reshape(piece, ot.shape + t.shape), dtype)))
             col += t.size
         args_tree = tree.unflatten(in_tree, blocks)
         per_out.append(args_tree[0] if isinstance(argnums, int) else args_tree)
@@ -387,16 +417,18 @@ def _blocks(jac: Any, o_types: list[Type], o_tree, in_types: list[Type], in_tree
     return tree.unflatten(o_tree, per_out)
 
 
-def _jacobian_setup(f, args, argnums, who):
+def _jacobian_setup(f, args, argnums, who, holomorphic=False, kinds="fc"):
     nums = checked_argnums(argnums, len(args), who)
-    diff = tuple(_diff_args(args, nums, who))
+    diff = tuple(_diff_args(args, nums, who, holomorphic, kinds))
     leaves, in_tree, _ = flatten_args(diff, "args")
     return diff, in_tree, [leaf_type(x)[0] for x in leaves], with_args(f, args, nums, {})
 
 
 @transformation
-def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The Jacobian by forward mode: one jvp per input element, vectorized.
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, holomorphic: bool = False
+           ) -> Callable:
+    """The Jacobian by forward mode: one jvp per input element, vectorized. Inputs are
+    real, or complex with holomorphic=True (then the Jacobian is f'(z)), as in JAX.
 
     >>> rune.jacfwd(lambda x: x * x[::-1])(np.array([1.0, 2.0]))
     array([[2., 1.],
@@ -404,7 +436,8 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """
 
     def jf(*args):
-        diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacfwd")
+        diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacfwd",
+                                                     holomorphic, "f")
         n = sum(t.size for t in in_types)
 
         def push(vec):
@@ -420,8 +453,10 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 
 
 @transformation
-def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The Jacobian by reverse mode: one pullback per output element, vectorized.
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, holomorphic: bool = False
+           ) -> Callable:
+    """The Jacobian by reverse mode: one pullback per output element, vectorized. Outputs
+    are real, or complex with holomorphic=True, as in JAX.
 
     >>> rune.jacrev(lambda x: x * x[::-1])(np.array([1.0, 2.0]))
     array([[2., 1.],
@@ -429,10 +464,13 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """
 
     def jr(*args):
-        diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacrev")
+        diff, in_tree, in_types, g = _jacobian_setup(f, args, argnums, "jacrev",
+                                                     holomorphic)
         out, pullback = vjp(g, *diff)
         o_leaves, o_tree = tree.flatten(out)
         o_types = [leaf_type(o)[0] for o in o_leaves]
+        for t in o_types:
+            _check_output(t, holomorphic, "jacrev")
 
         def pull(vec):
             return _join_flat(tree.flatten(pullback(tree.unflatten(

@@ -16,15 +16,19 @@ uint32 = np.dtype(np.uint32)
 uint16 = np.dtype(np.uint16)
 uint8 = np.dtype(np.uint8)
 bool_ = np.dtype(np.bool_)
+complex128 = np.dtype(np.complex128)
+complex64 = np.dtype(np.complex64)
 
 FLOATS = (float64, float32, float16)
+COMPLEXES = (complex128, complex64)
 SIGNED = (int64, int32, int16, int8)
 UNSIGNED = (uint64, uint32, uint16, uint8)
-SUPPORTED = FLOATS + SIGNED + UNSIGNED + (bool_,)
+SUPPORTED = FLOATS + COMPLEXES + SIGNED + UNSIGNED + (bool_,)
+INEXACT = "fc"  # the kinds of dtypes that have tangents and derivatives
 SUPPORTED_NAMES = ", ".join(d.name for d in SUPPORTED[:-1]) + " and bool"
 
 # A weak operand takes part in promotion as the Python scalar of its kind would.
-_WEAK_STAND_IN = {"f": 0.0, "i": 0, "u": 0, "b": False}
+_WEAK_STAND_IN = {"c": 0j, "f": 0.0, "i": 0, "u": 0, "b": False}
 
 
 def name(dtype: np.dtype) -> str:
@@ -45,7 +49,7 @@ def check_supported(dtype: np.dtype, where: str) -> np.dtype:
     return dtype
 
 
-def python_scalar_dtype(value: bool | int | float) -> np.dtype:
+def python_scalar_dtype(value: bool | int | float | complex) -> np.dtype:
     """The dtype NumPy gives a Python scalar standing alone (an int that fits int64)."""
     if isinstance(value, bool):
         return bool_
@@ -55,6 +59,8 @@ def python_scalar_dtype(value: bool | int | float) -> np.dtype:
         return int64
     if isinstance(value, float):
         return float64
+    if isinstance(value, complex):
+        return complex128
     raise TypeError(f"{type(value).__name__} is not a number rune_jit accepts")
 
 
@@ -65,6 +71,8 @@ def result_type(*operands: tuple[np.dtype, bool]) -> np.dtype:
     'uint8'
     >>> result_type((uint64, False), (int64, False)).name
     'float64'
+    >>> result_type((float32, False), (complex128, True)).name  # float32 array + 1j
+    'complex64'
     """
     args = [_WEAK_STAND_IN[d.kind] if weak else d for d, weak in operands]
     return np.result_type(*args)
@@ -79,10 +87,38 @@ def float_for(dtype: np.dtype) -> np.dtype:
     'float32'
     """
     dtype = np.dtype(dtype)
-    return dtype if dtype.kind == "f" else np.result_type(dtype, float16)
+    return dtype if dtype.kind in INEXACT else np.result_type(dtype, float16)
 
 
 def int_bounds(dtype: np.dtype) -> tuple[int, int]:
     """The smallest and largest value of an integer dtype."""
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
+
+
+def is_inexact(dtype: np.dtype) -> bool:
+    """Whether values of `dtype` have tangents (a float or a complex dtype).
+
+    >>> is_inexact(complex64), is_inexact(int32)
+    (True, False)
+    """
+    return np.dtype(dtype).kind in INEXACT
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of the real and imaginary parts of `dtype` (itself if it is real).
+
+    >>> real_dtype(complex64).name
+    'float32'
+    """
+    dtype = np.dtype(dtype)
+    return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
+
+
+def complex_dtype(dtype: np.dtype) -> np.dtype:
+    """The complex dtype whose parts are `dtype` (float16 widens to complex64, as NumPy).
+
+    >>> complex_dtype(float32).name
+    'complex64'
+    """
+    return np.result_type(np.dtype(dtype), complex64)

@@ -9,9 +9,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import numpy as rnp
-from .dtypes import check_supported, int_bounds
+from .dtypes import check_supported, int_bounds, real_dtype
 from .numpy._core import accept, as_value, broadcast, dtype_weak, is_python_scalar
 from .numpy.indexing import getitem
+from .ops import complex_parts as cp
 from .ops import elementwise as ew
 from .ops import shape as sh
 from .control_flow import iterate, scan, stop_gradient
@@ -267,13 +268,18 @@ def uniform(key: Any, shape: Any = (), dtype: Any = None, minval: Any = 0.0,
 
 def normal(key: Any, shape: Any = (), dtype: Any = None) -> Any:
     """Standard normal floats (float64 unless `dtype` says), as `jax.random.normal`:
-    sqrt(2) erfinv(u) for u uniform in (-1, 1).
+    sqrt(2) erfinv(u) for u uniform in (-1, 1). A complex dtype draws its real and
+    imaginary parts from the two keys `split(key)` gives, each of variance 1/2, as JAX.
 
     >>> normal(PRNGKey(0), (3,), np.float32)
     array([ 1.6226422 ,  2.0252647 , -0.43359444], dtype=float32)
     """
     where = "rune_jit.random.normal"
     key = _check_key(key, where)
+    if dtype is not None and np.dtype(dtype).kind == "c":
+        dtype = check_supported(np.dtype(dtype), where)
+        parts = [normal(k, shape, real_dtype(dtype)) for k in split(key)]
+        return rnp.divide(cp.complex_(*parts), np.array(np.sqrt(2), dtype))
     dtype = _float_dtype(dtype, where)
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = uniform(key, _check_shape(shape, where), dtype, lo, np.array(1.0, dtype))

@@ -76,7 +76,7 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     tr = trace_fn(f, leaves, in_tree)
     tr.check(leaves)
     k = len(tr.captures)
-    diff = [False] * k + [leaf_type(x)[0].dtype.kind == "f" for x in leaves]
+    diff = [False] * k + [leaf_type(x)[0].dtype.kind in "fc" for x in leaves]
     jreg, out_nz = jvp_region(tr.region, diff, instantiate_out=True)
     n_p, n_t, n_out = len(tr.region.params), sum(diff), len(tr.region.outputs)
     split = partial_eval_region(jreg, [False] * n_p + [True] * n_t,

@@ -11,7 +11,7 @@ import numpy as np
 
 from .dtypes import python_scalar_dtype
 
-PY_SCALARS = (bool, int, float)
+PY_SCALARS = (bool, int, float, complex)
 
 
 def is_python_scalar(x: Any) -> bool:

@@ -119,9 +119,9 @@ def test_errors_keep_rune_jits_messages():
     with pytest.raises(ValueError, match=r"rune_jit.numpy.add: operands could not be "
                                          r"broadcast together with shapes \(2,\) \(3,\)"):
         rnp.add(np.ones(2), np.ones(3))
-    with pytest.raises(TypeError, match="rune_jit.numpy.sin: dtype complex128 is not "
-                                        "supported"):
-        rnp.sin(np.ones(2, complex))
+    with pytest.raises(TypeError, match=r"rune_jit.numpy.sin: dtype timedelta64\[s\] is "
+                                        "not supported"):
+        rnp.sin(np.ones(2, "timedelta64[s]"))
     with pytest.raises(np.exceptions.AxisError, match="rune_jit.numpy.sum: axis 2"):
         rnp.sum(np.ones((2, 2)), 2)
     with pytest.raises(ValueError, match="rune_jit.numpy.max: zero-size array"):
@@ -239,7 +239,8 @@ def test_transformations_give_their_results_through_the_cache():
 
 def test_errors_are_the_general_paths_at_every_call():
     for _ in range(2):
-        with pytest.raises(TypeError, match="grad requires float inputs, but argument 0"):
+        with pytest.raises(TypeError, match="grad requires float or complex inputs, but "
+                                            "argument 0"):
             rune.grad(lambda n: n * 1.0)(np.arange(3))
         with pytest.raises(TypeError, match="grad requires a scalar float output"):
             rune.grad(lambda x: x * 2.0)(x5)

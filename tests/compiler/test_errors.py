@@ -26,13 +26,13 @@ def raises(exc, *fragments):
     ((1.0, [2.0, np.array([True])]), (0, 1), "argument 1[1]", "bool"),
 ])
 def test_grad_of_integer_or_bool_input(args, argnums, where, dtype):
-    with raises(TypeError, "grad requires float inputs", where, dtype):
+    with raises(TypeError, "grad requires float or complex inputs", where, dtype):
         rune.grad(lambda *a: 0.0 * rnp.sum(rnp.zeros(1)), argnums=argnums)(*args)
 
 
 @pytest.mark.parametrize("who", [rune.jacfwd, rune.jacrev])
 def test_jacobian_of_integer_input(who):
-    with raises(TypeError, "requires float inputs", "argument 0", "int64"):
+    with raises(TypeError, "requires float", "inputs", "argument 0", "int64"):
         who(lambda x: x * 1.0)(np.arange(3))
 
 
@@ -157,7 +157,7 @@ BAD_LEAVES = {
     "jvp output": (lambda: rune.jvp(lambda a: [a, "x"], (1.0,), (1.0,)), ["output[1]", "str"]),
     "vjp output": (lambda: rune.vjp(lambda a: {"k": (a, None, "x")}, 1.0),
                    ["output['k'][2]", "str"]),
-    "grad output": (lambda: rune.grad(lambda a: 1j)(1.0), ["output", "complex"]),
+    "grad output": (lambda: rune.grad(lambda a: "x")(1.0), ["output", "str"]),
 }
 
 
@@ -223,8 +223,7 @@ def test_escaped_tracer_is_named():
 
 # ------------------------------------------------------------- unsupported dtypes
 
-@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.longdouble,
-                                   np.dtype("datetime64[s]")])
+@pytest.mark.parametrize("dtype", [np.clongdouble, np.longdouble, np.dtype("datetime64[s]")])
 def test_unsupported_dtypes_rejected(dtype):
     x = np.ones(3, dtype)
     for call in (lambda: rune.grad(lambda x: rnp.sum(x))(x),
@@ -233,18 +232,19 @@ def test_unsupported_dtypes_rejected(dtype):
                  lambda: rnp.sin(x),
                  lambda: rnp.add(x, 1)):
         with raises(TypeError, np.dtype(dtype).name, "not supported",
-                    "float64, float32, float16, int64, int32, int16, int8, uint64, uint32, "
-                    "uint16, uint8 and bool"):
+                    "float64, float32, float16, complex128, complex64, int64, int32, int16, "
+                    "int8, uint64, uint32, uint16, uint8 and bool"):
             call()
 
 
 @pytest.mark.parametrize("call", [
-    lambda: rnp.zeros(3, np.complex64), lambda: rnp.ones(2, np.longdouble),
-    lambda: rnp.astype(np.ones(3), np.complex64), lambda: rnp.sum(np.ones(3), dtype=np.complex128),
-    lambda: rnp.arange(3, dtype=np.longdouble), lambda: rnp.eye(2, dtype=np.complex64),
-    lambda: rnp.array([1j]), lambda: rnp.array([1, 2], dtype=np.clongdouble),
-    lambda: rnp.full(2, np.complex64(3)),
-    lambda: rune.vmap(lambda x: x.astype(np.complex64))(np.ones(3)),
+    lambda: rnp.zeros(3, np.clongdouble), lambda: rnp.ones(2, np.longdouble),
+    lambda: rnp.astype(np.ones(3), np.clongdouble),
+    lambda: rnp.sum(np.ones(3), dtype=np.clongdouble),
+    lambda: rnp.arange(3, dtype=np.longdouble), lambda: rnp.eye(2, dtype=np.clongdouble),
+    lambda: rnp.array([1, 2], dtype=np.clongdouble),
+    lambda: rnp.full(2, np.clongdouble(3)),
+    lambda: rune.vmap(lambda x: x.astype(np.clongdouble))(np.ones(3)),
     lambda: rune.vmap(lambda x: rnp.mean(x, dtype=np.longdouble))(np.ones((2, 3))),
 ])
 def test_unsupported_dtypes_in_rnp(call):
@@ -252,9 +252,9 @@ def test_unsupported_dtypes_in_rnp(call):
         call()
 
 
-def test_complex_python_number_rejected():
-    with raises(TypeError, "args[1]", "complex"):
-        rune.vmap(lambda x, c: x * c, in_axes=(0, None))(np.ones(3), 1j)
+def test_complex_python_number_is_weak():
+    out = rune.vmap(lambda x, c: x * c, in_axes=(0, None))(np.ones(3, np.float32), 1j)
+    assert out.dtype == np.complex64
 
 
 def test_python_int_beyond_int64():

@@ -13,6 +13,7 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src.ad_util import UndefinedPrimal, Zero
 from rune_jit._src.ir import Literal, Var, type_of
+from rune_jit._src.ops import complex_parts as cp
 from rune_jit._src.ops import elementwise as ew
 from rune_jit._src.ops import gather as gt
 from rune_jit._src.ops import index as ix
@@ -25,6 +26,8 @@ from rune_jit._src.trace import bind, bind1
 from primitive_cases import (BOOL, DTYPES, F16, F32, F64, FLOATS, I16, I32, I64, INTS, NUMERIC,
                              SIGNED, U16, U32, UNARY, checkpointed_product, diagonal_solve,
                              draw, linearized_checkpointed_product, prims_in)
+
+C128 = np.dtype(np.complex128)
 
 MEANING = ("shape", "impl")  # a primitive may lack a derivative, never a type or a value
 PRIMITIVES = sorted(Primitive.registry)
@@ -125,6 +128,10 @@ STRICT = [
     Strict("qr", "m", (F64, F32), lambda m: dc.qr(m)[1]),
     Strict("svd", "m", (F64, F32), lambda m: dc.svd(m)[1]),
     Strict("diag_solve", "xx", FLOATS),
+    # complex parts: real, imag and conj take complex values only (tests/primitives/
+    # test_complex.py), complex two floats
+    *[Strict(p, "x", ()) for p in ("real", "imag", "conj")],
+    Strict("complex", "xx", FLOATS),
     *[Strict(p, "m", ALL, params=(("axes", (0,)),))
       for p in ("reduce_prod", "reduce_max", "reduce_min")],
     Strict("reduce_sum", "m", NUMERIC, params=(("axes", (0,)),)),
@@ -300,6 +307,10 @@ LINEAR = [
              (((2, 3, 3), "wellcond"), ((2, 3, 2), "any")), (1,))
       for lo, tr, ud in ((True, False, False), (False, True, False), (True, True, True))],
     Linear("diag_solve", "diag_solve", la.diag_solve, (((3,), "nonzero"), V3), (1,)),
+    *[Linear(p, p, getattr(cp, p), (((3,), "any", C128),), (0,))
+      for p in ("real", "imag", "conj")],
+    Linear("complex", "complex", cp.complex_, (V3, V3), (0, 1)),
+    Linear("mul_complex", "mul", ew.mul, (((3,), "any", C128), ((3,), "any", C128)), (0,)),
     Linear("cond", "cond",
            lambda w, p, x: rune.cond(p, lambda v: v * w, lambda v: -v[::-1], x),
            (V3, ((), "pred"), V3), (2,)),
@@ -403,7 +414,11 @@ def _dense(x, like) -> np.ndarray:
 
 
 def _like(rng, v) -> np.ndarray:
-    return np.asarray(rng.standard_normal(np.shape(v)), np.asarray(v).dtype)
+    dtype = np.asarray(v).dtype
+    if dtype.kind == "c":
+        return np.asarray(rng.standard_normal(np.shape(v)) + 1j * rng.standard_normal(
+            np.shape(v)), dtype)
+    return np.asarray(rng.standard_normal(np.shape(v)), dtype)
 
 
 def _tol(arrays) -> float:
@@ -411,7 +426,10 @@ def _tol(arrays) -> float:
 
 
 def _vdot(xs, ys) -> float:
-    return sum(float(np.vdot(np.asarray(x, F64), np.asarray(y, F64))) for x, y in zip(xs, ys))
+    """sum Re(x * y): the pairing transposes are taken under, complex values included
+    (JAX's: no conjugate)."""
+    return sum(float(np.real(np.sum(np.asarray(x, C128) * np.asarray(y, C128))))
+               for x, y in zip(xs, ys))
 
 
 @pytest.mark.parametrize("case", LINEAR, ids=lambda c: c.id)

@@ -14,6 +14,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src.numpy.sorting import accumulate
+from rune_jit._src.ops import complex_parts as cp
 from rune_jit._src.ops import elementwise as ew
 from rune_jit._src.ops import gather as gt
 from rune_jit._src.ops import index as ix
@@ -296,13 +297,23 @@ def _sin_times(x, y):
 _sin_times.defvjp(lambda x, y: (rnp.sin(x) * y, (rnp.cos(x), rnp.sin(x), y)),
                   lambda res, ct: (res[0] * res[2] * ct, res[1] * ct))
 
+# the complex parts (more in tests/primitives/test_complex_grads.py): real functions of a
+# complex z and complex functions of real parts, along real and imaginary directions
+Z3 = np.array([0.5 - 1.2j, 2.0 + 0.3j, -0.7 + 0.9j])
+COMPLEX_PARTS = [
+    Grad("real_imag", lambda z: cp.real(z) * cp.imag(z) ** 2, _given(Z3)),
+    Grad("conj", lambda z: cp.real(cp.conj(z) * z * (1 + 2j)) + cp.imag(cp.conj(z)),
+         _given(Z3)),
+    Grad("complex", lambda x, y: cp.complex_(x, y) * cp.complex_(y, x), _draw(ANY, ANY)),
+]
+
 REVERSE_ONLY = [  # forward mode of a custom_vjp function is an error (tests/transforms/test_custom.py)
     Grad("custom_vjp", lambda x, y: _sin_times(x, y) * x, _draw(ANY, ANY), ("rev",)),
 ]
 
 GRADS = _unary() + [Grad(i, f, a if callable(a) else _draw(*a)) for i, f, a in
                     ELEMENTWISE + SHAPES + REDUCTIONS + INDEXING + SORTING + LINALG + CONTROL
-                    ] + REVERSE_ONLY
+                    ] + COMPLEX_PARTS + REVERSE_ONLY
 EXACT_ZERO = {"stop_gradient": "its derivative is zero by definition, not by differences"}
 
 

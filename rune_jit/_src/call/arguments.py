@@ -132,7 +132,7 @@ def quick_flatten(args: Any) -> tuple[tuple, list] | None:
     have equal structures, leaf dtypes and shapes, and the same weak leaves.
 
     >>> key, leaves = quick_flatten((np.zeros(2), {"n": 2.0}))
-    >>> len(leaves), quick_flatten([np.zeros(2, np.complex128)])
+    >>> len(leaves), quick_flatten([np.array(["text"])])
     (2, None)
     """
     key: list = []

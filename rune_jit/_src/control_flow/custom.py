@@ -93,7 +93,7 @@ def _check_tangents(kind: str, box: dict, t_tree, t_types: list[Type]) -> None:
         raise TypeError(f"{kind}: the rule returns tangents of structure {t_tree}, but the "
                         f"function returns {box['out_tree']}")
     for path, out, t in zip(box["paths"], box["out_types"], t_types):
-        if out.dtype.kind == "f" and t != out:
+        if out.dtype.kind in "fc" and t != out:
             raise TypeError(f"{kind}: the rule returns the tangent of {path} as {t}, but "
                             f"{path} is {out}")
 
@@ -273,6 +273,6 @@ def _check_cotangents(leaves: list, paths: list[str], in_types: list[Type]) -> N
                         f"{len(in_types)} argument leaves")
     for path, g, t in zip(paths, leaves, in_types):
         gt = leaf_type(g)[0]
-        if t.dtype.kind == "f" and gt.shape != t.shape:
+        if t.dtype.kind in "fc" and gt.shape != t.shape:
             raise TypeError(f"custom_vjp: bwd returns the cotangent {path} as {gt}, but "
                             f"that argument is {t}")

@@ -8,6 +8,7 @@ from typing import Any, Callable
 from .. import tree
 from ..call.arguments import as_value, flatten_args, leaf_type
 from ..ir import Type
+from ..ops import complex_parts as cp
 from ..ops.root import SOLVERS, root_p
 from ..trace import bind, close_together, trace_open
 from ..tracebacks import api_boundary
@@ -58,6 +59,8 @@ def implicit(residual: Callable, solve: Callable, linear_solver: str,
 
     solved = trace_open(solve_flat, [])
     x_types = solved[0].out_types
+    if any(t.dtype.kind == "c" for t in x_types):
+        return _over_real_parts(residual, solve, linear_solver, spec)
 
     def residual_flat(*xs):
         x = tree.unflatten(box["tree"], xs)
@@ -73,6 +76,35 @@ def implicit(residual: Callable, solve: Callable, linear_solver: str,
                 num_captures=len(caps), tangent=tuple(user),
                 missing="" if spec is None else spec.missing)
     return tree.unflatten(box["tree"], outs)
+
+
+def _over_real_parts(residual: Callable, solve: Callable, linear_solver: str,
+                     spec: TangentSolve | None) -> Any:
+    """The root of a complex residual as the root of a real one over the parts of x (and
+    of r): its Jacobian is the real-linear map of the complex one, whose dense solve gives
+    JAX's derivatives. A diagonal or a user's solver would be handed the parts' system,
+    which is not theirs: refused."""
+    if spec is not None or linear_solver != "dense":
+        raise TypeError("root: x is complex; the tangent system of a complex residual is "
+                        "solved over the real and imaginary parts, densely: leave "
+                        "linear_solver='dense' and give no linear_solve")
+    box: dict = {}
+
+    def split(x: Any, what: str) -> list:
+        leaves, box[what], _ = flatten_args(x, what)
+        box[what + " complex"] = [leaf_type(v)[0].dtype.kind == "c" for v in leaves]
+        return [p for v, c in zip(leaves, box[what + " complex"])
+                for p in (cp.parts(as_value(v)) if c else (v,))]
+
+    def join(flat: list, what: str) -> Any:
+        it = iter(flat)
+        leaves = [cp.complex_(next(it), next(it)) if c else next(it)
+                  for c in box[what + " complex"]]
+        return tree.unflatten(box[what], leaves)
+
+    real = implicit(lambda xs: split(residual(join(xs, "x")), "residual(x)"),
+                    lambda: split(solve(), "x"), linear_solver, None)
+    return join(real, "x")
 
 
 def _check_residual(x_tree, x_types: list[Type], r_tree, r_types: list[Type]) -> None:

@@ -17,7 +17,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops import elementwise as ew
-from .operands import ANY, BOOL, FLOAT, INT, NUMERIC, SIGNED, operands
+from ..ops import complex_parts as cp
+from .operands import ANY, BOOL, COMPLEX, FLOAT, INT, NUMERIC, SIGNED, operands
 
 ArrayLike = Any
 Array = Any
@@ -121,6 +122,26 @@ TABLE: dict[str, tuple[Callable, str, int, str]] = {
 
     >>> min(np.array([1.0, 5.0]), np.array([3.0, 2.0])).tolist()
     [1.0, 2.0]
+    """),
+    "real": (cp.real, COMPLEX, 1, """The real part of complex x.
+
+    >>> real(np.array([1.5 + 2j])).tolist()
+    [1.5]
+    """),
+    "imag": (cp.imag, COMPLEX, 1, """The imaginary part of complex x.
+
+    >>> imag(np.array([1.5 + 2j])).tolist()
+    [2.0]
+    """),
+    "conj": (cp.conj, COMPLEX, 1, """The complex conjugate of complex x.
+
+    >>> conj(np.array([1.5 + 2j])).tolist()
+    [(1.5-2j)]
+    """),
+    "complex": (cp.complex_, FLOAT, 2, """x + iy from floats of one dtype (float32: complex64).
+
+    >>> complex(np.array([1.5]), np.array([2.0])).tolist()
+    [(1.5+2j)]
     """),
     "atan2": (ew.arctan2, FLOAT, 2, """The angle of the point (y=x, x=y): atan2(x, y).
 

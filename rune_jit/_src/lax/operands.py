@@ -19,7 +19,7 @@ from ..numpy._core import (accept, broadcast_to_shape, is_python_scalar, narrows
 from ..ops import elementwise as ew
 from ..trace import Tracer, type_of_value
 
-FLOAT, INT, BOOL = "f", "iu", "b"
+FLOAT, INT, BOOL, COMPLEX = "f", "iu", "b", "c"
 NUMERIC = FLOAT + INT
 SIGNED = FLOAT + "i"
 ANY = NUMERIC + BOOL

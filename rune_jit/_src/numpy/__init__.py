@@ -23,6 +23,7 @@ float64, float32, float16 = _np.float64, _np.float32, _np.float16
 int64, int32, int16, int8 = _np.int64, _np.int32, _np.int16, _np.int8
 uint64, uint32, uint16, uint8 = _np.uint64, _np.uint32, _np.uint16, _np.uint8
 bool_ = _np.bool_
+complex128, complex64 = _np.complex128, _np.complex64
 pi = _np.pi
 e = _np.e
 inf = _np.inf
@@ -61,7 +62,7 @@ __all__ += [
 # more elementwise math: rounding, inverse functions, compositions (numpy/ufuncs.py)
 from . import ufuncs as _ufuncs  # noqa: E402
 from .methods import UFUNCS as _UFUNCS  # noqa: E402
-from .ufuncs import (arccos, arccosh, arcsin, arcsinh, arctanh,  # noqa: E402, F401
+from .ufuncs import (angle, arccos, arccosh, arcsin, arcsinh, arctanh,  # noqa: E402, F401
                                  around, cbrt, ceil, conj, conjugate, copysign, deg2rad, degrees,
                                  exp2, fix, float_power, floor, fmax, fmin, fmod, heaviside, hypot,
                                  i0, imag, isinf, isneginf, isposinf, log10, log2, logaddexp,
@@ -152,9 +153,9 @@ float_ = _np.float64  # NumPy 1's name for float64, which JAX keeps
 euler_gamma = _np.euler_gamma
 
 __all__ += [
-    "block", "bool", "bool_", "can_cast", "complexfloating", "diag_indices",
-    "diag_indices_from", "digitize", "dtype", "e", "euler_gamma", "finfo", "float16",
-    "float32", "float64", "float_", "floating", "generic", "iinfo", "inexact", "inf",
+    "block", "bool", "bool_", "can_cast", "complex128", "complex64", "complexfloating",
+    "diag_indices", "diag_indices_from", "digitize", "dtype", "e", "euler_gamma", "finfo",
+    "float16", "float32", "float64", "float_", "floating", "generic", "iinfo", "inexact", "inf",
     "int16", "int32", "int64", "int8", "integer", "isscalar", "issubdtype", "nan",
     "ndarray", "ndim", "newaxis", "number", "pi", "promote_types", "result_type", "save",
     "shape", "signedinteger", "size", "uint16", "uint32", "uint64", "uint8",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..dtypes import check_supported, float_for, int_bounds, python_scalar_dtype, result_type
+from ..ops import complex_parts as cp
 from ..ops import elementwise as ew
 from ..ops.shape import broadcast_in_dim
 from ..trace import Tracer, type_of_value
@@ -58,9 +60,28 @@ def dtype_weak(x: Any) -> tuple[np.dtype, bool]:
 
 
 def to_dtype(x: Any, dtype: np.dtype) -> Any:
+    """`x` converted to `dtype`. A complex `x` to a real dtype is a TypeError: a function
+    that converts its operands to floats has no complex form, and dropping the imaginary
+    part would be a wrong answer (the user's casts go through `cast`)."""
     if isinstance(x, PY_SCALARS):
         return np.asarray(x, dtype)
+    if dtype_weak(x)[0].kind == "c" and np.dtype(dtype).kind != "c":
+        raise TypeError(f"rune_jit: this function does not take complex values (it would "
+                        f"compute in {np.dtype(dtype).name}); pass rnp.real(z), rnp.imag(z) "
+                        "or rnp.abs(z) if that is what you mean")
     return ew.convert(x, dtype)
+
+
+def cast(x: Any, dtype: np.dtype) -> Any:
+    """The user's cast (astype, array(..., dtype=)): complex to real warns and keeps the
+    real part, as NumPy's casts do (ComplexWarning); to bool it is x != 0, silently."""
+    if dtype_weak(x)[0].kind == "c" and np.dtype(dtype).kind == "b":
+        return ew.ne(x, ew.const(0.0, x))
+    if dtype_weak(x)[0].kind == "c" and np.dtype(dtype).kind != "c":
+        warnings.warn(np.exceptions.ComplexWarning(
+            "Casting complex values to real discards the imaginary part"), stacklevel=3)
+        x = cp.real(x)
+    return to_dtype(x, dtype)
 
 
 def promote(*xs: Any, where: str = "rune_jit.numpy") -> list:
@@ -73,6 +94,15 @@ def promote(*xs: Any, where: str = "rune_jit.numpy") -> list:
         if isinstance(x, Tracer) and x.weak and x.dtype.kind == "i" and narrows(x.dtype, dtype):
             weak_int_converted(x, dtype)
     return [to_dtype(x, dtype) for x in xs]
+
+
+def real_only(x: Any, where: str) -> Any:
+    """`x`, unless it is complex: a TypeError that names `where` (a function with no
+    complex form refuses rather than drop the imaginary part)."""
+    if dtype_weak(x)[0].kind == "c":
+        raise TypeError(f"{where} does not take complex values (got "
+                        f"{dtype_weak(x)[0].name})")
+    return x
 
 
 def narrows(src: np.dtype, dst: np.dtype) -> bool:
@@ -109,18 +139,22 @@ def broadcast_to_shape(x: Any, shape: tuple) -> Any:
     return broadcast_in_dim(x, shape, tuple(range(len(shape) - len(xs), len(shape))))
 
 
-def float_operands(*xs: Any, where: str, widest: bool = False) -> list:
+def float_operands(*xs: Any, where: str, widest: bool = False,
+                   complex_ok: bool = False) -> list:
     """The operands in the float dtype NumPy's loop search picks for np.sin, np.arctan2:
     the smallest float that every operand casts to safely (`dtypes.float_for`: float16
     for bool, int8, uint8; float32 for int16, uint16), or, with `widest`, float64 when no
-    operand is a float (np.divide's rule)."""
+    operand is a float (np.divide's rule). Complex operands stay complex with
+    `complex_ok`, else they are a TypeError (`real_only`)."""
     xs = [accept(x, where) for x in xs]
     to = _float_dtype([dtype_weak(x) for x in xs], widest)
+    if not complex_ok:
+        real_only(np.empty(0, to), where)
     promote(*xs, where=where)  # for its checks (a weak int narrowed: OverflowError)
     return [to_dtype(x, to) for x in xs]
 
 
-KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2}
+KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 
 def _float_dtype(pairs: list[tuple[np.dtype, bool]], widest: bool) -> np.dtype:
@@ -132,7 +166,7 @@ def _float_dtype(pairs: list[tuple[np.dtype, bool]], widest: bool) -> np.dtype:
         return float_for(result_type(*pairs))
     top = max(KIND_RANK[d.kind] for d in strong)
     counted = strong + [d for d, w in pairs if w and KIND_RANK[d.kind] > top]
-    if widest and all(d.kind != "f" for d in counted):
+    if widest and all(d.kind not in "fc" for d in counted):
         return np.dtype(np.float64)
     return np.result_type(*[float_for(d) for d in counted])
 

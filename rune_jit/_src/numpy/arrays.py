@@ -304,10 +304,10 @@ asfortranarray = _as_array("asfortranarray")
 
 
 def iscomplexobj(x: Any) -> bool:
-    """NumPy's iscomplexobj: whether x has a complex dtype (never, for rune_jit's arrays).
+    """NumPy's iscomplexobj: whether x has a complex dtype (traced values too).
 
-    >>> rnp.iscomplexobj(np.ones(2))
-    False
+    >>> rnp.iscomplexobj(np.ones(2)), rnp.iscomplexobj(np.ones(2) * 1j)
+    (False, True)
     """
     if isinstance(x, Tracer):
         return x.dtype.kind == "c"

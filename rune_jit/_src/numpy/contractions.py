@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..dtypes import check_supported
+from ..ops import complex_parts as cp
 from ..ops import linalg as la
 from ..ops import reduce as red
 from . import math as m
@@ -231,7 +232,7 @@ def inner(a: Any, b: Any) -> Any:
 
 
 def vdot(a: Any, b: Any) -> Any:
-    """NumPy's vdot: the dot product of the flattened arrays (real arrays: no conjugate).
+    """NumPy's vdot: the dot product of the flattened arrays, the first conjugated.
 
     >>> print(rnp.vdot(np.array([[1, 2], [3, 4]]), np.array([[1, 0], [0, 1]])))
     5
@@ -240,6 +241,8 @@ def vdot(a: Any, b: Any) -> Any:
     a, b = (reshape(x, (-1,)) for x in _operands((a, b), where))
     if shape_of(a) != shape_of(b):
         raise ValueError(f"{where}: vectors have different lengths")
+    if a.dtype.kind == "c":
+        a = cp.conj(a)
     return la.dot_general(a, b, ((0,), (0,)))
 
 

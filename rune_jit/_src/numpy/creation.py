@@ -11,7 +11,7 @@ import numpy as np
 from ..dtypes import check_supported, python_scalar_dtype
 from ..ops.shape import broadcast_in_dim_p, full as staged_full
 from ..trace import Tracer, current, type_of_value
-from ._core import PY_SCALARS, as_shape, strong, to_dtype
+from ._core import PY_SCALARS, as_shape, cast, strong, to_dtype
 
 FLOAT64 = np.dtype(np.float64)
 
@@ -63,7 +63,7 @@ def ones_like(a: Any, dtype: Any = None) -> Any:
 def array(obj: Any, dtype: Any = None) -> Any:
     """Like np.array; a (nested) list holding traced values is stacked."""
     if isinstance(obj, Tracer):
-        return to_dtype(strong(obj), _dtype(dtype, obj.dtype, "rune_jit.numpy.array"))
+        return cast(strong(obj), _dtype(dtype, obj.dtype, "rune_jit.numpy.array"))
     if isinstance(obj, (list, tuple)) and _holds_tracer(obj):
         from .shapes import astype, stack
 

@@ -52,6 +52,9 @@ def _float(a: Any, where: str) -> Any:
     dtype = dtype_weak(a)[0]
     if dtype == F16:
         raise TypeError(f"{where}: array type float16 is unsupported in linalg")
+    if dtype.kind == "c":
+        raise TypeError(f"{where} does not take complex values yet (got {dtype.name}): "
+                        "rune_jit's decompositions and solves are real (issue 34)")
     return to_dtype(as_value(a), F32 if dtype == F32 else F64)
 
 
@@ -411,6 +414,15 @@ def _drop_last(x: Any) -> Any:
 
 # ------------------------------------------------------------- norms
 
+def _complex_norm_input(x: Any, ord: Any, axis: Any, nd: int, where: str) -> Any:
+    """|x|, whose norm is x's for every norm but those of singular values."""
+    matrix = (nd == 2 if axis is None else not isinstance(axis, int) and len(axis) == 2)
+    if matrix and ord in ("nuc", 2, -2):
+        raise NotImplementedError(f"{where}: the {ord!r} norm of a complex matrix needs "
+                                  "the SVD of complex matrices, which rune_jit has not yet")
+    return ew.abs(x)
+
+
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """NumPy's vector and matrix norms. One axis (or a vector): ord None or 2 (the
     2-norm), inf, -inf, 0 (the count of nonzeros), 1, or any other p; two axes (or a
@@ -423,10 +435,12 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     """
     where = "rune_jit.numpy.linalg.norm"
     x = as_value(accept(x, where))
-    if _dtype_of(x).kind != "f":
-        x = to_dtype(x, F64)
     shape = shape_of(x)
     nd = len(shape)
+    if _dtype_of(x).kind == "c":
+        x = _complex_norm_input(x, ord, axis, nd, where)
+    if _dtype_of(x).kind != "f":
+        x = to_dtype(x, F64)
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
             axes = tuple(range(nd))

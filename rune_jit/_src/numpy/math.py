@@ -10,16 +10,22 @@ import numpy as np
 from ..dtypes import int_bounds, result_type
 from ..ops import elementwise as ew
 from ..trace import Tracer
-from . import fast
+from . import complex_order, fast
 from ._core import (accept, broadcast, dtype_weak, float_operands,
                     is_python_scalar, promote, shape_of, to_dtype)
 
 INT8 = np.dtype(np.int8)
 
 
+def _takes_complex(op: Callable) -> bool:
+    """Whether the elementwise primitive behind `op` has a complex form (sin; not cbrt)."""
+    return "c" in ew.NUMPY[op.__name__][1]
+
+
 def _unary_float(name: str, op: Callable) -> Callable:
     def f(x: Any) -> Any:
-        (x,) = float_operands(x, where=f"rune_jit.numpy.{name}")
+        (x,) = float_operands(x, where=f"rune_jit.numpy.{name}",
+                              complex_ok=_takes_complex(op))
         return op(x)
 
     f.__name__ = name
@@ -35,16 +41,24 @@ def _binary(name: str, op: Callable, make_float: str | None = None,
 
     def f(a: Any, b: Any) -> Any:
         if make_float:
-            ops = float_operands(a, b, where=where, widest=make_float == "widest")
+            ops = float_operands(a, b, where=where, widest=make_float == "widest",
+                                 complex_ok=_takes_complex(op))
         else:
             ops = promote(a, b, where=where)
         if numeric and dtype_weak(ops[0])[0].kind == "b":
             ops = [to_dtype(x, INT8) for x in ops]
+        if op in ORDERED and dtype_weak(ops[0])[0].kind == "c":
+            return ORDERED[op](op, *broadcast(*ops, where=where))
         return op(*broadcast(*ops, where=where))
 
     f.__name__ = name
     return fast.binary(f, op, fast.accepted(op, floats_only=bool(make_float),
                                             bools=not numeric))
+
+
+# the operations that order their operands: of complex values, NumPy's lexicographic order
+ORDERED = {**dict.fromkeys((ew.lt, ew.le, ew.gt, ew.ge), complex_order.compare),
+           ew.max: complex_order.pick, ew.min: complex_order.pick}
 
 
 def _comparison(name: str, op: Callable, python_op: Callable) -> Callable:
@@ -189,14 +203,14 @@ def square(x: Any) -> Any:
 
 def isnan(x: Any) -> Any:
     (x,) = promote(x, where="rune_jit.numpy.isnan")
-    if dtype_weak(x)[0].kind != "f":
+    if dtype_weak(x)[0].kind not in "fc":
         return not_equal(x, x)  # never NaN; stays traced so shapes and staging agree
     return ew.isnan(x)
 
 
 def isfinite(x: Any) -> Any:
     (x,) = promote(x, where="rune_jit.numpy.isfinite")
-    if dtype_weak(x)[0].kind != "f":
+    if dtype_weak(x)[0].kind not in "fc":
         return equal(x, x)
     return ew.isfinite(x)
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..dtypes import check_supported
 from ..ops import reduce as red
 from ..ops.shape import reshape
-from . import fast
+from . import complex_order, fast
 from ._core import as_value, normalize_axes, normalize_axis, promote, shape_of, to_dtype
 from .math import _as_bool, divide
 
@@ -60,6 +60,9 @@ def _extremum(name: str, op: Callable, ufunc: np.ufunc) -> Callable:
         if builtins.any(shape[i] == 0 for i in axes):
             raise ValueError(f"{where}: zero-size array to reduction operation {name} "
                              "which has no identity")
+        if a.dtype.kind == "c":  # NumPy's order of complex values (complex_order.py)
+            return _keep(complex_order.extremum(a, axes, name == "max"), shape, axes,
+                         keepdims)
         return _keep(op(a, axes), shape, axes, keepdims)
 
     f.__name__ = name
@@ -95,7 +98,7 @@ any = _truth("any", red.reduce_max, False)  # noqa: A001
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     (a,) = promote(a, where="rune_jit.numpy.mean")
     a = as_value(a)
-    if dtype is None and a.dtype.kind != "f":
+    if dtype is None and a.dtype.kind not in "fc":
         dtype = np.float64
     # NumPy's mean of float16 sums and divides in float32, then rounds to float16
     half = (a.dtype if dtype is None else np.dtype(dtype)) == F16
@@ -114,13 +117,16 @@ def _arg(name: str, op: Callable) -> Callable:
         (a,) = promote(a, where=where)
         a = as_value(a)
         shape = shape_of(a)
+        arg = op
+        if a.dtype.kind == "c":  # NumPy's order of complex values (complex_order.py)
+            arg = lambda x, ax: complex_order.arg_extremum(x, ax, name == "argmax")  # noqa
         if axis is None:
-            out = op(reshape(a, (math.prod(shape),)), 0)
+            out = arg(reshape(a, (math.prod(shape),)), 0)
             return reshape(out, (1,) * len(shape)) if keepdims else out
         ax = normalize_axis(axis, len(shape), where)
         if shape[ax] == 0:
             raise ValueError(f"{where}: attempt to get {name} of an empty sequence")
-        return _keep(op(a, ax), shape, (ax,), keepdims)
+        return _keep(arg(a, ax), shape, (ax,), keepdims)
 
     f.__name__ = name
     return f

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..dtypes import check_supported
 from ..ops import shape as sh
-from ._core import (accept, as_shape, as_value, broadcast_shapes, broadcast_to_shape,
-                    normalize_axes, normalize_axis, promote, shape_of, to_dtype)
+from ._core import (accept, as_shape, as_value, broadcast_shapes, broadcast_to_shape, cast,
+                    normalize_axes, normalize_axis, promote, shape_of)
 
 
 def _arr(x: Any, where: str) -> Any:
@@ -134,4 +134,4 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
 
 def astype(x: Any, dtype: Any) -> Any:
     dtype = check_supported(np.dtype(dtype), "rune_jit.numpy.astype")
-    return to_dtype(as_value(accept(x, "rune_jit.numpy.astype")), dtype)
+    return cast(as_value(accept(x, "rune_jit.numpy.astype")), dtype)

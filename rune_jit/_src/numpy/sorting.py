@@ -20,8 +20,8 @@ from ..ops.shape import broadcast_in_dim, concatenate, iota, reshape, slice_op
 from ..ops.sort import cumulative, sort as sort_last
 from ..trace import Tracer, current, type_of_value
 from ..dtypes import float_for
-from ._core import (accept, as_value, dtype_weak, normalize_axis, promote, shape_of,
-                    to_dtype)
+from ._core import (accept, as_value, dtype_weak, normalize_axis, promote, real_only,
+                    shape_of, to_dtype)
 from .advanced import default_fill
 from .advanced import take as take_key
 from .shapes import moveaxis
@@ -402,7 +402,7 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     a NaN (nanmedian: the middle of the values that are not NaN)."""
     if out is not None:
         raise TypeError("rune_jit.numpy.median: out= is not supported")
-    a = _array(a, "rune_jit.numpy.median")
+    a = real_only(_array(a, "rune_jit.numpy.median"), "rune_jit.numpy.median")  # not yet
     a_dtype = type_of_value(a).dtype
     out_dtype = a_dtype if a_dtype.kind == "f" else FLOAT64
     mean_dtype = np.dtype(np.float32) if a_dtype == np.float16 else out_dtype

@@ -13,7 +13,7 @@ from ..dtypes import check_supported
 from ..trace import Tracer
 from . import math as mt
 from . import reductions as r
-from ._core import accept, as_value, normalize_axes, promote, shape_of, to_dtype
+from ._core import accept, as_value, normalize_axes, promote, real_only, shape_of, to_dtype
 
 FLOAT64 = np.dtype(np.float64)
 
@@ -58,8 +58,10 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     mean = mt.divide(r.sum(a, axes, keepdims=True), _count(shape, axes))
     mean = to_dtype(mean, a.dtype)
     d = mt.subtract(a, mean)
+    if a.dtype.kind == "c":  # |d|², real, as NumPy's var of complex values
+        d = mt.abs(d)
     ss = r.sum(mt.multiply(d, d), axes, keepdims=keepdims)
-    return to_dtype(mt.divide(ss, max(_count(shape, axes) - ddof, 0)), a.dtype)
+    return to_dtype(mt.divide(ss, max(_count(shape, axes) - ddof, 0)), d.dtype)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
@@ -104,7 +106,7 @@ def _not_nan(a: Any) -> Any:
 
 def _filled(a: Any, value: float) -> Any:
     """`a` with its NaNs replaced by `value` (integers have none)."""
-    return mt.where(mt.isnan(a), np.asarray(value, a.dtype), a) if a.dtype.kind == "f" else a
+    return mt.where(mt.isnan(a), np.asarray(value, a.dtype), a) if a.dtype.kind in "fc" else a
 
 
 def _nan_fold(name: str, fold: Callable, fill: float, empty_is_nan: bool) -> Callable:
@@ -116,6 +118,8 @@ def _nan_fold(name: str, fold: Callable, fill: float, empty_is_nan: bool) -> Cal
           keepdims: bool = False) -> Any:
         _no_out(out, where)
         a = _array(a, where)
+        if empty_is_nan:  # (complex: NumPy's order with NaNs skipped, not yet)
+            real_only(a, where)
         kw = {} if empty_is_nan else {"dtype": dtype}
         got = fold(_filled(a, fill), axis, keepdims=keepdims, **kw)
         if not empty_is_nan or a.dtype.kind != "f":
@@ -204,6 +208,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     where = "rune_jit.numpy.nanvar"
     _no_out(out, where)
     ddof = correction if correction is not None else ddof
+    real_only(_array(a, where), where)  # (complex: not yet)
     if _array(a, where).dtype.kind in "biu":  # no NaNs: NumPy's nanvar is var
         return var(a, axis, dtype, None, ddof, keepdims)
     a, keep, count, axes = _nan_moments(a, axis, dtype, keepdims, where)
@@ -232,7 +237,7 @@ def _nan_arg(name: str, fold: Callable, fill: float) -> Callable:
 
     def f(a: Any, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
         _no_out(out, where)
-        a = _array(a, where)
+        a = real_only(_array(a, where), where)  # (complex: not yet)
         got = fold(_filled(a, fill), axis, keepdims=keepdims)
         if a.dtype.kind != "f":
             return got
@@ -349,7 +354,8 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     where = "rune_jit.numpy.cov"
     if ddof is not None and ddof != int(ddof):
         raise ValueError(f"{where}: ddof must be integer")
-    xs = [as_value(accept(v, where)) for v in ((m,) if y is None else (m, y))]
+    xs = [real_only(as_value(accept(v, where)), where)  # (complex: not yet)
+          for v in ((m,) if y is None else (m, y))]
     if any(len(shape_of(v)) > 2 for v in xs):
         raise ValueError(f"{where}: m and y must have at most 2 dimensions")
     dt = check_supported(np.dtype(dtype) if dtype is not None else np.result_type(

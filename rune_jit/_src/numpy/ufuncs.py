@@ -16,9 +16,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..ops import complex_parts as cp
 from ..ops import elementwise as ew
-from ._core import accept, broadcast, dtype_weak, float_operands, promote, to_dtype
-from .math import _binary, _unary_float, not_equal
+from ._core import (accept, broadcast, dtype_weak, float_operands, promote, real_only,
+                    to_dtype)
+from .math import _binary, _unary_float, arctan2, not_equal
 
 F64, F32, F16 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16)
 INT8 = np.dtype(np.int8)
@@ -121,6 +123,7 @@ def heaviside(x1, x2):
     >>> heaviside(np.array([-1.0, 0.0, 2.0]), 0.5)
     array([0. , 0.5, 1. ])
     """
+    real_only(x1, "rune_jit.numpy.heaviside")
     zero, one = ew.const(0.0, x1), ew.const(1.0, x1)
     step = ew.select(ew.lt(x1, zero), zero, ew.select(ew.gt(x1, zero), one, x2))
     return ew.select(ew.isnan(x1), x1, step)
@@ -229,7 +232,7 @@ def signbit(x: Any) -> Any:
     array([ True, False,  True])
     """
     (x,) = promote(x, where="rune_jit.numpy.signbit")
-    dtype = dtype_weak(x)[0]
+    dtype = dtype_weak(real_only(x, "rune_jit.numpy.signbit"))[0]
     if dtype.kind == "f":
         return ew.lt(ew.bitcast_convert(x, BITS[dtype]), np.asarray(0, BITS[dtype]))
     if dtype.kind == "i":
@@ -241,6 +244,9 @@ def _infinity(name: str, test: Callable) -> Callable:
     def f(x: Any, out: None = None) -> Any:
         _no_out(out, name)
         (x,) = promote(x, where=f"rune_jit.numpy.{name}")
+        if _kind(x) == "c" and name == "isinf":  # either part infinite
+            return ew.logical_or(*(test(p) for p in cp.parts(x)))
+        real_only(x, f"rune_jit.numpy.{name}")
         return test(x) if _kind(x) == "f" else not_equal(x, x)
 
     f.__name__ = name
@@ -263,10 +269,27 @@ def reciprocal(x: Any) -> Any:
     (x,) = promote(x, where="rune_jit.numpy.reciprocal")
     if _kind(x) == "b":
         x = to_dtype(x, INT8)
+    if _kind(x) == "c":
+        return _complex_reciprocal(x)
     if _kind(x) == "f":
         return ew.div(ew.const(1.0, x), x)
     # NumPy's integer loop is C's `out = 1.0 / in`: a double converted as casts convert it
     return to_dtype(ew.div(np.float64(1.0), to_dtype(x, F64)), dtype_weak(x)[0])
+
+
+def _complex_reciprocal(z: Any) -> Any:
+    """1 / z in NumPy's reciprocal loop's order (not its division's: 1 / 0j is nan there),
+    dividing by the larger part first."""
+    x, y = cp.parts(z)
+    one = ew.const(1.0, x)
+    small_imag = ew.le(ew.abs(y), ew.abs(x))
+    r1 = ew.div(y, x)
+    d1 = ew.add(x, ew.mul(y, r1))
+    r2 = ew.div(x, y)
+    d2 = ew.add(ew.mul(x, r2), y)
+    re = ew.select(small_imag, ew.div(one, d1), ew.div(r2, d2))
+    im = ew.select(small_imag, ew.neg(ew.div(r1, d1)), ew.neg(ew.div(one, d2)))
+    return cp.complex_(re, im)
 
 
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
@@ -299,7 +322,7 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 (Nu
     _no_out(out, "round")
     decimals = int(decimals)
     (x,) = promote(a, where="rune_jit.numpy.round")
-    dtype = dtype_weak(x)[0]
+    dtype = dtype_weak(real_only(x, "rune_jit.numpy.round"))[0]  # (complex: not yet)
     if dtype.kind in "iu" and decimals >= 0:
         return x
     if dtype.kind == "b" and decimals:
@@ -321,6 +344,8 @@ around = round
 
 def conjugate(x: Any) -> Any:
     (x,) = promote(x, where="rune_jit.numpy.conjugate")
+    if _kind(x) == "c":
+        return cp.conj(x)
     return to_dtype(x, INT8) if _kind(x) == "b" else x
 
 
@@ -329,12 +354,24 @@ conj = conjugate
 
 def real(val: Any) -> Any:
     (x,) = promote(val, where="rune_jit.numpy.real")
-    return x
+    return cp.real(x) if _kind(x) == "c" else x
 
 
 def imag(val: Any) -> Any:
     (x,) = promote(val, where="rune_jit.numpy.imag")
-    return _zeros_like(x)
+    return cp.imag(x) if _kind(x) == "c" else _zeros_like(x)
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of z, in (-pi, pi] (degrees with `deg`), as arctan2(imag, real).
+
+    >>> print(angle(np.array([1j, -1.0])).tolist())
+    [1.5707963267948966, 3.141592653589793]
+    """
+    (x,) = promote(z, where="rune_jit.numpy.angle")
+    # NumPy's: arctan2(imag, real), of a real z arctan2(0, z) (a Python 0: its dtype rule)
+    out = ew.arctan2(*cp.parts(x)[::-1]) if _kind(x) == "c" else arctan2(0, x)
+    return ew.mul(out, ew.const(180.0 / math.pi, out)) if deg else out
 
 
 def _zeros_like(x: Any) -> Any:
@@ -426,12 +463,13 @@ _DOCS = {
                  "[True, False, False]"),
     "isneginf": ("Whether x is -inf.", "isneginf(np.array([np.inf, -np.inf, 1.0]))",
                  "[False, True, False]"),
-    "conjugate": ("x itself: arrays here are real (bools become int8, as NumPy's ufunc "
-                  "makes them).", "conjugate(np.array([1.5, -2.0]))", "[1.5, -2.0]"),
-    "real": ("The real part: the array itself (arrays here are real).",
-             "real(np.array([1.5, -2.0]))", "[1.5, -2.0]"),
-    "imag": ("The imaginary part: zeros of the array's dtype (arrays here are real).",
-             "imag(np.array([1.5, -2.0]))", "[0.0, 0.0]"),
+    "conjugate": ("The complex conjugate; a real x itself (bools become int8, as NumPy's "
+                  "ufunc makes them).", "conjugate(np.array([1.5 + 2j, -2.0]))",
+                  "[(1.5-2j), (-2-0j)]"),
+    "real": ("The real part (a real array itself).",
+             "real(np.array([1.5 + 2j, -2.0]))", "[1.5, -2.0]"),
+    "imag": ("The imaginary part (zeros of a real array's dtype).",
+             "imag(np.array([1.5 + 2j, -2.0]))", "[2.0, 0.0]"),
 }
 for _name, (_what, _call, _out) in _DOCS.items():
     globals()[_name].__doc__ = f"""{_what}
@@ -441,7 +479,7 @@ for _name, (_what, _call, _out) in _DOCS.items():
     """
 
 __all__ = [
-    "arccos", "arccosh", "arcsin", "arcsinh", "arctanh", "around", "cbrt", "ceil", "conj",
+    "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctanh", "around", "cbrt", "ceil", "conj",
     "conjugate", "copysign", "deg2rad", "degrees", "exp2", "fix", "float_power", "floor",
     "i0",
     "fmax", "fmin", "fmod", "heaviside", "hypot", "imag", "isinf", "isneginf", "isposinf",

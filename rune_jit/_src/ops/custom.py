@@ -120,7 +120,7 @@ def _custom_jvp_jvp(primals, tangents, *, fun, jvp, num_captures):
     tangents = [instantiate(t) for t in tangents[num_captures:]]
     touts = eval_region(region_of(jvp), caps + args + tangents)
     n = len(fun.outputs)
-    return touts[:n], [t if o.dtype.kind == "f" else Zero(o) for t, o in
+    return touts[:n], [t if o.dtype.kind in "fc" else Zero(o) for t, o in
                        zip(touts[n:], fun.out_types)]
 
 
@@ -157,7 +157,7 @@ def _custom_vjp_jvp(primals, tangents, *, fun, fwd, bwd, num_captures):
     touts = bind(custom_lin_p, *res, *[instantiate(t) for t in tangents[num_captures:]],
                  bwd=region_of(bwd), num_res=len(res), arg_types=tuple(arg_types),
                  out_types=tuple(fun.out_types), num_captures=0)
-    return outs, [t if o.dtype.kind == "f" else Zero(o) for t, o in zip(touts, fun.out_types)]
+    return outs, [t if o.dtype.kind in "fc" else Zero(o) for t, o in zip(touts, fun.out_types)]
 
 
 @custom_vjp_call_p.def_rule("batch")
@@ -195,7 +195,7 @@ def _lin_transpose(cts, *args, bwd, num_res, arg_types, out_types, num_captures)
         raise TypeError(FORWARD)
     cts = [instantiate(c) for c in cts]
     grads = eval_region(bwd, res + cts)
-    return [None] * num_res + [g if isinstance(a, UndefinedPrimal) and t.dtype.kind == "f"
+    return [None] * num_res + [g if isinstance(a, UndefinedPrimal) and t.dtype.kind in "fc"
                                else None for g, a, t in zip(grads, args[num_res:], arg_types)]
 
 

@@ -16,14 +16,16 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ad_util import Zero, is_undefined
+from ..dtypes import is_inexact, real_dtype
 from .tangents import add_tangents
 from ..ir import Type
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import Tracer, bind1, type_of_value
 from .jvp_rules import zero_jvp
 
-FLOAT, INT, BOOL = "f", "iu", "b"  # integers signed and unsigned
+FLOAT, INT, BOOL, COMPLEX = "f", "iu", "b", "c"  # integers signed and unsigned
 NUMERIC = FLOAT + INT
+INEXACT = FLOAT + COMPLEX
 
 # ------------------------------------------------------------- rule families
 
@@ -35,7 +37,10 @@ def _common_shape(types: list[Type], name: str) -> tuple[int, ...]:
     return shapes.pop() if shapes else ()
 
 
-def _shape_rule(name: str, kinds: str, out_bool: bool, n_pred: int = 0) -> Callable:
+def shape_rule(name: str, kinds: str, out_bool: bool, n_pred: int = 0,
+                out: Callable | None = None) -> Callable:
+    """The shape rule of an elementwise primitive: one dtype of `kinds` among its values
+    (after `n_pred` bool predicates); the result bool, `out(dtype)`, or that dtype."""
     def shape(*types: Type) -> list[Type]:
         preds, vals = types[:n_pred], types[n_pred:]
         if any(p.dtype.kind != BOOL for p in preds):
@@ -47,7 +52,9 @@ def _shape_rule(name: str, kinds: str, out_bool: bool, n_pred: int = 0) -> Calla
         if dtype.kind not in kinds:
             raise TypeError(f"{name} does not accept {dtype}")
         shape = _common_shape(list(types), name)
-        return [Type(np.dtype(bool) if out_bool else dtype, shape)]
+        if out_bool:
+            return [Type(np.dtype(bool), shape)]
+        return [Type(np.dtype(out(dtype)) if out else dtype, shape)]
 
     return shape
 
@@ -109,7 +116,7 @@ def defjvp(prim: Primitive, *derivs: Callable | None) -> None:
     prim.def_rule("jvp", jvp)
 
 
-def _linear_transpose(*parts: Callable | None) -> Callable:
+def linear_transpose(*parts: Callable | None) -> Callable:
     """transpose from one function per operand: part(ct, *args) -> cotangent."""
 
     def transpose(cts, *args, **params):
@@ -147,10 +154,10 @@ def _quiet(np_fn: Callable) -> Callable:
 
 
 def _define(name: str, np_fn: Callable, kinds: str, out_bool: bool = False,
-            n_pred: int = 0) -> Primitive:
+            n_pred: int = 0, out: Callable | None = None) -> Primitive:
     traits = {"elementwise", "costly"} if name in COSTLY else {"elementwise"}
     prim = Primitive(name, traits=frozenset(traits))
-    prim.def_rule("shape", _shape_rule(name, kinds, out_bool, n_pred))
+    prim.def_rule("shape", shape_rule(name, kinds, out_bool, n_pred, out))
     compute = _quiet(np_fn) if name in QUIET else np_fn
     NUMPY[name] = (compute, kinds)
 
@@ -162,18 +169,18 @@ def _define(name: str, np_fn: Callable, kinds: str, out_bool: bool = False,
     prim.def_rule("transpose", NOT_LINEAR)
 
     def apply(*xs):
-        return bind1(prim, *_coerce(xs, n_pred))
+        return bind1(prim, *coerce(xs, n_pred))
 
     apply.__name__ = name
     _FUNCS[name] = apply
     return prim
 
 
-def _coerce(xs: tuple, n_pred: int = 0) -> list:
+def coerce(xs: tuple, n_pred: int = 0) -> list:
     """Python numbers among operands take the dtype of the array operands."""
     dtype = next((type_of_value(x).dtype for x in xs[n_pred:]
                   if isinstance(x, (Tracer, np.ndarray, np.generic))), None)
-    return [np.asarray(x, dtype) if isinstance(x, (int, float, bool)) and dtype else x
+    return [np.asarray(x, dtype) if isinstance(x, (int, float, bool, complex)) and dtype else x
             for x in xs]
 
 
@@ -187,29 +194,34 @@ UNARY_FLOAT = {
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh,
     "cosh": np.cosh, "arctan": np.arctan,
 }
+# Complex operands: where NumPy defines the function for them. Ordering (lt, max, ...) is
+# real only: rune_jit.numpy orders complex numbers lexicographically over their parts.
 for _n, _f in UNARY_FLOAT.items():
-    _define(_n, _f, FLOAT)
-for _n, _f in {"neg": np.negative, "abs": np.abs, "sign": np.sign}.items():
-    _define(_n, _f, NUMERIC)
+    _define(_n, _f, INEXACT)
+for _n, _f in {"neg": np.negative, "sign": np.sign}.items():
+    _define(_n, _f, NUMERIC + COMPLEX)
+_define("abs", np.abs, NUMERIC + COMPLEX, out=real_dtype)  # |z| is real
 for _n, _f in {"isnan": np.isnan, "isfinite": np.isfinite}.items():
-    _define(_n, _f, FLOAT, out_bool=True)
+    _define(_n, _f, INEXACT, out_bool=True)
 _define("logical_not", np.logical_not, BOOL)
-for _n, _f in {"add": np.add, "mul": np.multiply, "max": np.maximum,
-               "min": np.minimum}.items():
+for _n, _f in {"add": np.add, "mul": np.multiply}.items():
+    _define(_n, _f, NUMERIC + BOOL + COMPLEX)
+for _n, _f in {"max": np.maximum, "min": np.minimum}.items():
     _define(_n, _f, NUMERIC + BOOL)
-for _n, _f in {"sub": np.subtract, "pow": np.power, "floor_divide": np.floor_divide,
-               "remainder": np.remainder}.items():
+for _n, _f in {"sub": np.subtract, "pow": np.power}.items():
+    _define(_n, _f, NUMERIC + COMPLEX)
+for _n, _f in {"floor_divide": np.floor_divide, "remainder": np.remainder}.items():
     _define(_n, _f, NUMERIC)
-_define("div", np.true_divide, FLOAT)
+_define("div", np.true_divide, INEXACT)
 _define("arctan2", np.arctan2, FLOAT)
 COMPARISONS = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
                "eq": np.equal, "ne": np.not_equal}
 for _n, _f in COMPARISONS.items():
-    _define(_n, _f, NUMERIC + BOOL, out_bool=True)
+    _define(_n, _f, NUMERIC + BOOL + (COMPLEX if _n in ("eq", "ne") else ""), out_bool=True)
 for _n, _f in {"logical_and": np.logical_and, "logical_or": np.logical_or,
                "logical_xor": np.logical_xor}.items():
     _define(_n, _f, BOOL)
-_define("select", np.where, NUMERIC + BOOL, n_pred=1)
+_define("select", np.where, NUMERIC + BOOL + COMPLEX, n_pred=1)
 # Bits of integers (bools have the logical_* primitives). Shifts are NumPy's: arithmetic
 # right shifts of signed integers, logical of unsigned ones, and a count past the bit
 # width (or negative) shifts every bit out: 0, or -1 for a negative x shifted right.
@@ -250,7 +262,7 @@ defjvp(P["tanh"], lambda t, x, ans: mul(t, sub(1.0, square(ans))))
 defjvp(P["sinh"], lambda t, x, ans: mul(t, cosh(x)))
 defjvp(P["cosh"], lambda t, x, ans: mul(t, sinh(x)))
 defjvp(P["arctan"], lambda t, x, ans: div(t, add(1.0, square(x))))
-defjvp(P["abs"], lambda t, x, ans: mul(t, sign(x)))
+defjvp(P["abs"], lambda t, x, ans: _abs_tangent(t, x, ans))
 defjvp(P["neg"], lambda t, x, ans: neg(t))
 defjvp(P["add"], lambda t, a, b, ans: t, lambda t, a, b, ans: t)
 defjvp(P["sub"], lambda t, a, b, ans: t, lambda t, a, b, ans: neg(t))
@@ -262,6 +274,21 @@ defjvp(P["arctan2"],
 defjvp(P["remainder"],
        lambda t, a, b, ans: t,
        lambda t, a, b, ans: neg(mul(t, floor_divide(a, b))))
+
+
+def _abs_tangent(t, x, ans):
+    """d|x| = sign(x) dx for real x; for complex z, Re(conj(z) dz) / |z| (0 at z = 0, as
+    JAX takes it)."""
+    if type_of_value(x).dtype.kind != COMPLEX:
+        return mul(t, sign(x))
+    from .complex_parts import conj, real
+
+    return real(mul(conj(x), mul(t, convert(_safe_inverse(ans), type_of_value(x).dtype))))
+
+
+def _safe_inverse(r):
+    zero = eq(r, 0.0)
+    return select(zero, const(0.0, r), div(const(1.0, r), select(zero, const(1.0, r), r)))
 
 
 def _pow_base(t, x, y, ans):
@@ -315,13 +342,13 @@ P["select"].def_rule("jvp", _select_jvp)
 
 # ------------------------------------------------------------- transposes
 
-P["neg"].def_rule("transpose", _linear_transpose(lambda ct, x: neg(ct)))
-P["add"].def_rule("transpose", _linear_transpose(lambda ct, a, b: ct, lambda ct, a, b: ct))
-P["sub"].def_rule("transpose", _linear_transpose(lambda ct, a, b: ct, lambda ct, a, b: neg(ct)))
-P["mul"].def_rule("transpose", _linear_transpose(lambda ct, a, b: mul(ct, b),
+P["neg"].def_rule("transpose", linear_transpose(lambda ct, x: neg(ct)))
+P["add"].def_rule("transpose", linear_transpose(lambda ct, a, b: ct, lambda ct, a, b: ct))
+P["sub"].def_rule("transpose", linear_transpose(lambda ct, a, b: ct, lambda ct, a, b: neg(ct)))
+P["mul"].def_rule("transpose", linear_transpose(lambda ct, a, b: mul(ct, b),
                                                  lambda ct, a, b: mul(a, ct)))
-P["div"].def_rule("transpose", _linear_transpose(lambda ct, a, b: div(ct, b), None))
-P["select"].def_rule("transpose", _linear_transpose(
+P["div"].def_rule("transpose", linear_transpose(lambda ct, a, b: div(ct, b), None))
+P["select"].def_rule("transpose", linear_transpose(
     None,
     lambda ct, p, a, b: select(p, ct, const(0.0, ct)),
     lambda ct, p, a, b: select(p, const(0.0, ct), ct),
@@ -338,14 +365,18 @@ def _convert_shape(x: Type, *, dtype: np.dtype) -> list[Type]:
     return [Type(np.dtype(dtype), x.shape)]
 
 
-convert_p.def_rule("impl", lambda x, *, dtype: [x.astype(dtype)])
+@convert_p.def_rule("impl")
+def _convert_impl(x, *, dtype):
+    # complex to real keeps the real part, silently: rune_jit.numpy warns where NumPy does
+    x = np.asarray(x)
+    return [(x.real if x.dtype.kind == COMPLEX else x).astype(dtype)]
 
 
 @convert_p.def_rule("jvp")
 def _convert_jvp(primals, tangents, *, dtype):
     (x,), (t,) = primals, tangents
     ans = convert(x, dtype)
-    if isinstance(t, Zero) or np.dtype(dtype).kind != FLOAT:
+    if isinstance(t, Zero) or not is_inexact(dtype):
         return [ans], [Zero(type_of_value(ans))]
     return [ans], [convert(t, dtype)]
 
@@ -517,7 +548,7 @@ def _erfinv_element(e, x):
 
 
 erfinv_p = Primitive("erfinv", traits=frozenset({"elementwise", "costly"}))
-erfinv_p.def_rule("shape", _shape_rule("erfinv", FLOAT, False))
+erfinv_p.def_rule("shape", shape_rule("erfinv", FLOAT, False))
 
 
 @erfinv_p.def_rule("impl")
@@ -548,7 +579,7 @@ def _erf_impl(x):
 
 
 erf_p = Primitive("erf", traits=frozenset({"elementwise", "costly"}))
-erf_p.def_rule("shape", _shape_rule("erf", FLOAT, False))
+erf_p.def_rule("shape", shape_rule("erf", FLOAT, False))
 erf_p.def_rule("impl", _erf_impl)
 erf_p.def_rule("batch", elementwise_batch(erf_p))
 erf_p.def_rule("transpose", NOT_LINEAR)
@@ -614,7 +645,7 @@ def _fma_impl(a, b, c):
 fma_p = _define("fma", _fma_impl, FLOAT)
 defjvp(fma_p, lambda t, a, b, c, ans: mul(t, b), lambda t, a, b, c, ans: mul(a, t),
        lambda t, a, b, c, ans: t)
-fma_p.def_rule("transpose", _linear_transpose(
+fma_p.def_rule("transpose", linear_transpose(
     lambda ct, a, b, c: mul(ct, b), lambda ct, a, b, c: mul(a, ct), lambda ct, a, b, c: ct))
 
 
@@ -641,16 +672,16 @@ def _erfc_impl(x):
 MORE_FLOAT = {
     "floor": (np.floor, FLOAT, None), "ceil": (np.ceil, FLOAT, None),
     "trunc": (np.trunc, FLOAT, None), "rint": (np.rint, FLOAT, None),
-    "arcsin": (np.arcsin, FLOAT, (lambda t, x, ans: div(t, sqrt(sub(1.0, square(x)))),)),
-    "arccos": (np.arccos, FLOAT, (lambda t, x, ans: neg(div(t, sqrt(sub(1.0, square(x))))),)),
-    "arcsinh": (np.arcsinh, FLOAT, (lambda t, x, ans: div(t, sqrt(add(square(x), 1.0))),)),
-    "arccosh": (np.arccosh, FLOAT,
+    "arcsin": (np.arcsin, INEXACT, (lambda t, x, ans: div(t, sqrt(sub(1.0, square(x)))),)),
+    "arccos": (np.arccos, INEXACT, (lambda t, x, ans: neg(div(t, sqrt(sub(1.0, square(x))))),)),
+    "arcsinh": (np.arcsinh, INEXACT, (lambda t, x, ans: div(t, sqrt(add(square(x), 1.0))),)),
+    "arccosh": (np.arccosh, INEXACT,
                 (lambda t, x, ans: div(t, mul(sqrt(sub(x, 1.0)), sqrt(add(x, 1.0)))),)),
-    "arctanh": (np.arctanh, FLOAT, (lambda t, x, ans: div(t, sub(1.0, square(x))),)),
+    "arctanh": (np.arctanh, INEXACT, (lambda t, x, ans: div(t, sub(1.0, square(x))),)),
     "cbrt": (np.cbrt, FLOAT, (lambda t, x, ans: div(t, mul(3.0, square(ans))),)),
-    "log2": (np.log2, FLOAT, (lambda t, x, ans: div(t, mul(x, const(math.log(2), x))),)),
-    "log10": (np.log10, FLOAT, (lambda t, x, ans: div(t, mul(x, const(math.log(10), x))),)),
-    "exp2": (np.exp2, FLOAT, (lambda t, x, ans: mul(t, mul(ans, const(math.log(2), x))),)),
+    "log2": (np.log2, INEXACT, (lambda t, x, ans: div(t, mul(x, const(math.log(2), x))),)),
+    "log10": (np.log10, INEXACT, (lambda t, x, ans: div(t, mul(x, const(math.log(10), x))),)),
+    "exp2": (np.exp2, INEXACT, (lambda t, x, ans: mul(t, mul(ans, const(math.log(2), x))),)),
     "erfc": (_erfc_impl, FLOAT, (lambda t, x, ans: mul(
         t, mul(const(-2 / np.sqrt(np.pi), x), exp(neg(square(x))))),)),
     # hypot's derivative at (0, 0), where it has none, is taken as 0

@@ -148,7 +148,7 @@ def _row_shape(x: Any) -> tuple:
 def _cumulative_jvp(primals, tangents, *, axis, op, reverse):
     (x,), (t,) = primals, tangents
     out = cumulative(x, axis, op, reverse)
-    if isinstance(t, Zero) or type_of_value(x).dtype.kind != "f":
+    if isinstance(t, Zero) or type_of_value(x).dtype.kind not in "fc":
         return [out], [Zero(type_of_value(out))]
     if op == "sum":
         return [out], [cumulative(t, axis, "sum", reverse)]

@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 from ...ir import Region
 from . import runtime
 from .codegen import chunks  # noqa: F401  (long regions in parts)
+from .codegen import complex_pairs
 from .codegen.pipeline import STAGES, before_lowering
 # the rules fill lower.py's tables as they are imported
 from .rules import (callback, control, elementwise, gather, lapack, linalg,  # noqa: F401
@@ -55,6 +56,8 @@ class CpuBackend:
     def lower(self, region: Region) -> "Lowered":
         from ...passes.constants import lift_constants
 
+        if complex_pairs.holds_complex(region):  # as compiled: complex values in pairs
+            region = complex_pairs.to_pairs(region)
         lifted, constants = lift_constants(region)
         final = before_lowering(lifted)
         return Lowered(final, runtime.build(final), constants)

@@ -30,7 +30,7 @@ from ....ir import UNSIZED, Region, Type, Var, digest
 from ....passes.constants import lift_constants
 from ....tracebacks import hidden
 from ...stats import counts as stats
-from ..codegen import emit, mathlib
+from ..codegen import complex_pairs, emit, mathlib
 from ..codegen.emit import PTR, Fn
 from ..codegen.failures import ErrorSites
 from ..codegen.lower import Lowerer
@@ -239,6 +239,8 @@ _cache_lock = renew_in_child(sys.modules[__name__], "_cache_lock")
 
 def prepare(region: Region) -> Executable:
     """Native code for a closed region, compiled once per program in this process."""
+    if complex_pairs.holds_complex(region):
+        return complex_pairs.Pairs(region, prepare)
     for i, t in enumerate(region.out_types):
         if t.unsized:
             raise NotImplementedError(f"rune_jit: output {i} of the program, {t}, cannot be "
