@@ -312,12 +312,14 @@ def test_a_change_to_what_the_trace_read_traces_again(tmp_path, change, want):
     assert got[:5] == want
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_a_function_that_reaches_state_is_traced_in_every_process(tmp_path):
     program = TRACED.replace("SCALE = float(", "OPTIONS = [1]\n    SCALE = float(").replace(
         "x * SCALE", "x * SCALE * OPTIONS[0]")
     assert traced(tmp_path, program)[0] == traced(tmp_path, program)[0] == 3
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_a_saved_program_is_one_file_and_a_corrupt_one_traces_again(tmp_path):
     traced(tmp_path)
     for entry in tmp_path.rglob("*.bin"):
@@ -612,6 +614,7 @@ def test_native_entry_keeps_reference_counts():
     assert count == 2 and last.flags.writeable
 
 
+@pytest.mark.slow  # a process or two of its own (the quick run's 5 minutes: issue 32)
 def test_dropped_jitted_functions_are_collected_safely(tmp_path):
     """The collector may free a jitted function and its entry in any order: freed
     memory is poisoned here (glibc fills it with 0xff) so that an entry reading a freed

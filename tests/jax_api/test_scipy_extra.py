@@ -83,6 +83,7 @@ def test_incomplete_gamma_against_scipy(name, backend):
                                getattr(sp, name)(edges_a, edges_x), rtol=1e-14)
 
 
+@pytest.mark.slow  # seconds of compiling (the quick run's 5 minutes: issue 32)
 def test_incomplete_gamma_derivatives():
     x = np.array([0.5, 3.0, 9.0])
     rune.check_grads(lambda v: rs.gammainc(2.5, v), x)

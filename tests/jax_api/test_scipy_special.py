@@ -118,6 +118,7 @@ def test_vmap_matches_a_loop(name, backend):
     np.testing.assert_allclose(got, np.stack([f(r) * r.sum() for r in x]), rtol=1e-14)
 
 
+@pytest.mark.slow  # seconds of compiling (the quick run's 5 minutes: issue 32)
 def test_inside_a_scan_step(backend):
     xs = np.linspace(0.1, 3.0, 6)
 
