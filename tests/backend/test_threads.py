@@ -16,6 +16,7 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src import config
 from rune_jit._src.backend.cpu.runtime import threads
+from interrupts import sigint_as_from_a_terminal
 
 N = 8192 + 17  # full blocks, and lanes past the last one
 pytestmark = pytest.mark.skipif(config.num_threads < 2,
@@ -134,7 +135,8 @@ def test_iterate_error_names_the_first_lane_whatever_thread_ran_it(bad):
 def run_script(script: str, timeout: float = 120, **env) -> subprocess.CompletedProcess:
     """`script` in a fresh interpreter (a deadlock fails at the timeout, not hangs)."""
     return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], timeout=timeout,
-                          capture_output=True, text=True, env={**os.environ, **env})
+                          capture_output=True, text=True, env={**os.environ, **env},
+                          preexec_fn=sigint_as_from_a_terminal)
 
 
 def test_concurrent_calls_from_python_threads():

@@ -14,6 +14,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src.backend import stats
+from interrupts import sigint_as_from_a_terminal
 from loop_helpers import PATHS, on
 
 XS = np.array([1.0, 2.0, 3.0])
@@ -219,7 +220,8 @@ INTERRUPTED = textwrap.dedent("""
 
 def test_ctrl_c_stops_compiled_loops():
     out = subprocess.run([sys.executable, "-c", INTERRUPTED], capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "RUNE_JIT_CACHE": "0"})
+                         timeout=120, env={**os.environ, "RUNE_JIT_CACHE": "0"},
+                         preexec_fn=sigint_as_from_a_terminal)
     assert out.stdout == ("iterate interrupted\nscan interrupted\nvmapped iterate "
                           "interrupted\n2.0\n"), out.stderr[-2000:]
 
