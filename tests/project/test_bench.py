@@ -23,7 +23,7 @@ def test_bench_runs_tiny_and_writes_its_json(tmp_path):
     results = json.loads(out.read_text())
     assert {"date", "cpu", "versions", "mode", "first_call"} <= set(results["meta"])
     assert results["meta"]["mode"] == "tiny"
-    assert list(results["workloads"]) == ["W1", "W4", "D"]
+    assert list(results["workloads"]) == ["W1", "W1c", "W4", "D"]  # W1c: group W1
     for name, w in results["workloads"].items():
         assert {"title", "size", "tolerance", "peers"} <= set(w), name
         assert set(w["peers"]) >= {"rune_jit", "numpy", "jax", "numba"}, name
