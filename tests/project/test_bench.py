@@ -35,7 +35,8 @@ def test_bench_runs_tiny_and_writes_its_json(tmp_path):
             else:
                 assert rec["reason"], (name, peer)
         assert w["peers"]["rune_jit"]["status"] == "ok", w["peers"]["rune_jit"]
-        assert w["peers"]["numpy"]["status"] == "ok", w["peers"]["numpy"]
+        # NumPy runs every row but W1c, whose point (a check in compiled code) it lacks
+        assert w["peers"]["numpy"]["status"] == ("n/a" if name == "W1c" else "ok"), name
         assert "first_call_s" in w["peers"]["rune_jit"]
     assert isinstance(results["targets"], list)
     assert "W1" in proc.stdout and "| workload | peer |" in proc.stdout
