@@ -74,6 +74,13 @@ class _Custom:
             return self.fun(*args)
         return self._bind(nondiff, leaves, in_tree)
 
+    def _flat(self, nondiff: list, leaves: list, in_tree) -> tuple[list, dict, Callable]:
+        """The leaves' types, the box `fun` puts its output tree in, and `fun` on flat
+        leaves (the common start of both kinds' `_bind`)."""
+        box: dict = {}
+        return ([leaf_type(x)[0] for x in leaves], box,
+                _flat_fun(self.fun, nondiff, in_tree, box, self._with))
+
 
 def _flat_fun(fun: Callable, nondiff: list, in_tree, box: dict, with_args: Callable):
     """`fun` as a function of flat leaves to flat output leaves (checked as outputs)."""
@@ -142,9 +149,7 @@ class custom_jvp(_Custom):
         if self.rule is None:
             raise AttributeError(f"no JVP rule for the custom_jvp function {self.__name__}: "
                                  "define one with defjvp")
-        types = [leaf_type(x)[0] for x in leaves]
-        box: dict = {}
-        fun = _flat_fun(self.fun, nondiff, in_tree, box, self._with)
+        types, box, fun = self._flat(nondiff, leaves, in_tree)
         n = len(leaves)
 
         def rule(*xs):
@@ -196,9 +201,7 @@ class custom_vjp(_Custom):
         if self.fwd is None:
             raise AttributeError(f"no VJP rule for the custom_vjp function {self.__name__}: "
                                  "define one with defvjp")
-        types = [leaf_type(x)[0] for x in leaves]
-        box: dict = {}
-        fun = _flat_fun(self.fun, nondiff, in_tree, box, self._with)
+        types, box, fun = self._flat(nondiff, leaves, in_tree)
 
         def fwd(*xs):
             result = self.fwd(*self._with(nondiff, tree.unflatten(in_tree, xs)))
