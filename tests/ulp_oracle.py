@@ -1,5 +1,12 @@
 """Errors in ulps against a correctly rounded reference (mpmath at high precision): the
-oracle of the vector math's accuracy (backend/cpu/vecmath, docs/accuracy.md)."""
+oracle of the vector math's accuracy (backend/cpu/vecmath, docs/accuracy.md).
+
+mpmath costs about 20 µs a point, so a million points take 20 s. Given NumPy's function
+too (`near=`), the reference is computed in long double first (x87's 64-bit significand
+here: glibc's long double functions are within a few of its ulps, 2^-11 of a double's)
+and mpmath redoes only the points whose rounding that error could change: near a
+midpoint of the target's floats, and the zeros, infinities and NaNs. The result is the
+same array, bit for bit (test_math_functions.py holds it)."""
 
 from __future__ import annotations
 
@@ -11,18 +18,60 @@ import numpy as np
 PRECISION = 200  # bits: far more than any float64 result needs to round correctly
 
 
-def correctly_rounded(fn: Callable, *xs: np.ndarray, dtype=np.float64) -> np.ndarray:
+# long double's error in units of the target's last place, at most (in ulps of the
+# long double result: 2^5 of them, where glibc documents at most a few)
+MARGIN = 2.0 ** -6
+
+
+def correctly_rounded(fn: Callable, *xs: np.ndarray, dtype=np.float64,
+                      near: Callable | None = None) -> np.ndarray:
     """`fn` (an mpmath function) of each element of `xs`, rounded to `dtype` once.
-    Non-finite or out-of-domain results come back as NaN (compare those with NumPy's)."""
+    Non-finite or out-of-domain results come back as NaN (compare those with NumPy's).
+    `near`: NumPy's function for the same values, which makes it fast (see above)."""
+    if near is None or np.finfo(np.longdouble).nmant < 63:
+        return _by_mpmath(fn, *xs, dtype=dtype)
+    shape = np.broadcast(*xs).shape
+    xs = [np.broadcast_to(x, shape).ravel() for x in xs]
+    with np.errstate(all="ignore"):
+        wide = near(*(x.astype(np.longdouble) for x in xs))
+        out = wide.astype(dtype)
+        size = np.abs(out)
+        above = np.spacing(size).astype(np.longdouble)
+        below = np.spacing(np.nextafter(size, 0)).astype(np.longdouble)  # half at 2^k
+        t = np.where(out < 0, -1, 1) * wide - size  # from the result, away from zero
+        near_midpoint = ((np.abs(t - above / 2) <= MARGIN * above)
+                         | (np.abs(t + below / 2) <= MARGIN * above))
+    redo = near_midpoint | ~np.isfinite(out) | (out == 0) | ~np.isfinite(wide)
+    for x in xs:
+        redo |= ~np.isfinite(x) | (x == 0)
+    out[redo] = _by_mpmath(fn, *(x[redo] for x in xs), dtype=dtype)
+    return out.reshape(shape)
+
+
+def _by_mpmath(fn: Callable, *xs: np.ndarray, dtype) -> np.ndarray:
     out = np.empty(np.broadcast(*xs).shape, np.float64)
     with mpmath.workprec(PRECISION):
         for i, args in enumerate(zip(*(np.broadcast_to(x, out.shape).ravel() for x in xs))):
             try:
                 value = fn(*(mpmath.mpf(float(a)) for a in args))
-                out.flat[i] = float(mpmath.re(value)) if mpmath.im(value) == 0 else np.nan
+                out.flat[i] = _rounded(mpmath.re(value), dtype) if mpmath.im(value) == 0 \
+                    else np.nan
             except (ValueError, ZeroDivisionError, OverflowError):
                 out.flat[i] = np.nan
-    return out.astype(dtype)
+    return out.astype(dtype)  # exact: each value is one of dtype's already
+
+
+def _rounded(value, dtype) -> float:
+    """An mpmath value rounded once to `dtype`, as a float (mpmath's own float() rounds
+    to 53 bits, then to a subnormal's fewer: twice)."""
+    if not mpmath.isfinite(value):
+        return float(value)
+    fi = np.finfo(dtype)
+    if abs(value) < mpmath.ldexp(1, fi.minexp):  # a multiple of the smallest subnormal
+        return float(mpmath.nint(mpmath.ldexp(value, fi.nmant - fi.minexp))) \
+            * float(fi.smallest_subnormal)
+    with mpmath.workprec(fi.nmant + 1):
+        return float(+value)  # +value rounds to dtype's bits, to nearest even
 
 
 def ulp_errors(got: np.ndarray, exact: np.ndarray) -> np.ndarray:

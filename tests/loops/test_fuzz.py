@@ -57,10 +57,10 @@ import pytest
 import fuzz_programs as fuzz
 
 # The seeds a run checks unless told (CI's: the suite has 15 minutes on 2 cores, and the
-# checks of 1000 seeds take about 3 of them); a session that changes the compiler runs
+# checks of 800 seeds take about 2.5 of them); a session that changes the compiler runs
 # RUNE_JIT_FUZZ=4000 or more. The generator's own statistics below sample SAMPLE seeds
 # (generating a program costs next to nothing; checking it, the compiles).
-DEFAULT = 1000
+DEFAULT = 800
 SAMPLE = 2000
 QUICK = 50  # seeds past these are marked slow: the quick run checks the first 50
 CHUNK = 25

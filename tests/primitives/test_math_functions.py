@@ -169,3 +169,38 @@ def test_the_oracle_rounds_once():
     e = correctly_rounded(mpmath.exp, np.array([1.0]))
     assert e[0] == np.e
     assert ulp_errors(np.nextafter(e, 3.0), e)[0] == 1.0
+
+
+
+def test_the_oracle_rounds_subnormal_results_once():
+    """Regression: mpmath's float() rounds to 53 bits, then to the subnormal's 52 here
+    (k + 0.6875 -> k + 0.5 -> k, even), where rounding once gives k + 1."""
+    import mpmath
+
+    k = 3296796636312894
+    got = correctly_rounded(lambda x: x * mpmath.ldexp(k + mpmath.mpf(0.6875), -1074),
+                            np.array([1.0]))
+    assert got[0] == (k + 1) * 2.0 ** -1074
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["exp", "cos", "log1p", "tan", "power", "arctan2"])
+def test_the_oracle_in_long_double_is_mpmaths_bit_for_bit(name, dtype):
+    """The fast path (long double, mpmath where its rounding could differ) returns what
+    mpmath alone does: on every binade, the edges, and results that are 1 or a power of
+    two (where the ulp below is half the one above)."""
+    import mpmath
+
+    fns = {"exp": mpmath.exp, "cos": mpmath.cos, "log1p": mpmath.log1p, "tan": mpmath.tan,
+           "power": mpmath.power, "arctan2": mpmath.atan2}
+    rng = np.random.default_rng(7)
+    fi = np.finfo(dtype)
+    x = np.concatenate([np.exp(rng.uniform(np.log(float(fi.smallest_subnormal)),
+                                           np.log(float(fi.max)), 1500)),
+                        rng.uniform(-30, 30, 500), np.arange(-40.0, 40.0) / 4,
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, float(fi.max)]]).astype(dtype)
+    xs = (x, np.abs(rng.permutation(x)) % 8) if name in ("power", "arctan2") else (x,)
+    fast = correctly_rounded(fns[name], *xs, dtype=dtype, near=getattr(np, name))
+    slow = correctly_rounded(fns[name], *xs, dtype=dtype)
+    np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_array_equal(np.signbit(fast), np.signbit(slow))

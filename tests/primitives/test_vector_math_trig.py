@@ -60,7 +60,7 @@ def samples(dtype, n: int, seed: int = 0, name: str = "sin") -> np.ndarray:
 
 
 def max_ulps(name: str, x: np.ndarray, got: np.ndarray) -> float:
-    exact = correctly_rounded(FUNCTIONS[name], x, dtype=x.dtype)
+    exact = correctly_rounded(FUNCTIONS[name], x, dtype=x.dtype, near=getattr(np, name))
     return float(ulp_errors(got, exact).max())
 
 
@@ -199,7 +199,7 @@ def pairs(dtype, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def test_arctan2_within_one_ulp(dtype):
     y, x = pairs(dtype, 2000)
     got = rune.jit(rnp.arctan2)(y, x)
-    exact = correctly_rounded(mpmath.atan2, y, x, dtype=dtype)
+    exact = correctly_rounded(mpmath.atan2, y, x, dtype=dtype, near=np.arctan2)
     assert got.dtype == dtype
     assert float(ulp_errors(got, exact).max()) <= 1.0
 
@@ -208,7 +208,7 @@ def test_arctan2_within_one_ulp(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_arctan2_within_one_ulp_million(dtype):
     y, x = pairs(dtype, 340_000, seed=1)
-    exact = correctly_rounded(mpmath.atan2, y, x, dtype=dtype)
+    exact = correctly_rounded(mpmath.atan2, y, x, dtype=dtype, near=np.arctan2)
     assert float(ulp_errors(rune.jit(rnp.arctan2)(y, x), exact).max()) <= 1.0
 
 
@@ -223,7 +223,7 @@ def test_arctan2_special_values_as_numpy(dtype):
     y, x = np.array([(a, c) for a in v for c in v], dtype).T
     special = ~(np.isfinite(y) & np.isfinite(x) & (y != 0) & (x != 0))
     want = np.arctan2(y, x)
-    exact = correctly_rounded(mpmath.atan2, y, x, dtype=dtype)
+    exact = correctly_rounded(mpmath.atan2, y, x, dtype=dtype, near=np.arctan2)
     one = rune.jit(rnp.arctan2)
     for got in (rune.jit(rnp.arctan2)(y, x), np.array([one(a, c) for a, c in zip(y, x)])):
         np.testing.assert_array_equal(got[special], want[special])

@@ -56,11 +56,12 @@ class CpuBackend:
     def lower(self, region: Region) -> "Lowered":
         from ...passes.constants import lift_constants
 
-        if complex_pairs.holds_complex(region):  # as compiled: complex values in pairs
+        paired = complex_pairs.holds_complex(region)
+        if paired:  # as compiled: complex values in pairs
             region = complex_pairs.to_pairs(region)
         lifted, constants = lift_constants(region)
         final = before_lowering(lifted)
-        return Lowered(final, runtime.build(final), constants)
+        return Lowered(final, runtime.build(final), constants, paired)
 
 
 def _instructions(module) -> int:
@@ -71,8 +72,17 @@ class Lowered(MlirStages):
     """A program's stages as text: `.ir` (rune_jit IR), `.mlir` (upstream MLIR dialects),
     `.llvm_ir` (and its native entry's, `.entry_llvm_ir`), `.asm`; `as_text(dialect)`."""
 
-    def __init__(self, region: Region, built: runtime.Built, constants: list):
+    def __init__(self, region: Region, built: runtime.Built, constants: list,
+                 paired: bool = False):
         self.region, self.built, self.constants = region, built, constants
+        self.paired = paired
+
+    @property
+    def mlir(self) -> str:
+        if self.paired:  # the pairs are this backend's: MLIR would show a signature not the user's
+            raise NotImplementedError("no MLIR form for complex values yet (docs/mlir.md): "
+                                      "the program holds complex64 or complex128 values")
+        return super().mlir
 
     @property
     def ir(self) -> str:

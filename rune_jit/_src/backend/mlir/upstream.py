@@ -70,13 +70,27 @@ def for_iree(text: str) -> str:
 def iree_function(text: str, name: str = "main", device: str = "local-task") -> Callable:
     """`text` compiled by iree-compile for the CPU and loaded into IREE's runtime: a
     function of NumPy arrays that returns a list of them."""
+    return iree_load(iree_compile(text), name, device)
+
+
+def iree_compile(text: str) -> bytes:
+    """`text` (a module of one function or many) compiled by iree-compile for the CPU:
+    IREE's VM module, to load with `iree_load`."""
     try:
         import iree.compiler as compiler
+    except ImportError as e:
+        raise ImportError(EXTRA) from e
+    return compiler.compile_str(for_iree(text), target_backends=["llvm-cpu"],
+                                extra_args=list(IREE_FLAGS))
+
+
+def iree_load(vmfb: bytes, name: str = "main", device: str = "local-task") -> Callable:
+    """The function `name` of a compiled module, in a runtime context of its own (one
+    function's failure leaves the others' untouched)."""
+    try:
         import iree.runtime as runtime
     except ImportError as e:
         raise ImportError(EXTRA) from e
-    vmfb = compiler.compile_str(for_iree(text), target_backends=["llvm-cpu"],
-                                extra_args=list(IREE_FLAGS))
     context = runtime.SystemContext(config=runtime.Config(device))
     context.add_vm_module(runtime.VmModule.copy_buffer(context.instance, vmfb))
     fn = context.modules.module[name]
