@@ -158,11 +158,11 @@ def test_nested_loops_branches_and_threaded_maps_in_parts(tiny_parts):
     agree(rune.grad(f, argnums=1), x, ys, rtol=1e-10)
 
 
-@pytest.mark.parametrize("start", [0] + [pytest.param(s, marks=pytest.mark.slow)
-                                        for s in range(25, 100, 25)])
+@pytest.mark.slow
+@pytest.mark.parametrize("start", range(0, 100, 25))
 def test_generated_programs_agree_in_parts(tiny_parts, start):
-    """The fuzzer's programs (tests/loops/test_fuzz.py), every region cut into tiny parts: the
-    first 25 seeds, and 75 more in the slow run (test_fuzz.py runs 800 whole)."""
+    """The fuzzer's programs (tests/loops/test_fuzz.py), every region cut into tiny parts:
+    100 seeds (test_fuzz.py runs 800 whole)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reports, stats = fuzz.run_chunk(range(start, start + 25))

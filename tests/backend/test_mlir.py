@@ -300,7 +300,7 @@ def compiled_ahead(corpus: str) -> None:
     iree_batches.compile_all(upstream(), texts)
 
 
-@pytest.mark.slow  # the quick run has test_iree_runs_most_of_a_quick_loop_sample
+@pytest.mark.slow  # the quick run has IREE run fuzz seeds 0 to 3
 @pytest.mark.xdist_group("iree loops")
 @pytest.mark.parametrize("name", list(LOOP_CORPUS))
 def test_iree_runs_the_loop_corpus_as_the_native_code_does(name):
@@ -310,6 +310,7 @@ def test_iree_runs_the_loop_corpus_as_the_native_code_does(name):
     assert outcome in OUTCOMES or outcome in upstream().IREE_GAPS
 
 
+@pytest.mark.slow
 def test_iree_runs_most_of_a_quick_loop_sample():
     """Loops of every kind under every transformation run under IREE and agree with the
     native code (the gaps are a minority)."""

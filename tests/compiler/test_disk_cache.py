@@ -260,6 +260,7 @@ def test_a_cache_directory_another_user_made_is_not_used(filled, tmp_path):
     assert f"not using {cache}" in done.stderr and "owned by uid 65534" in done.stderr
 
 
+@pytest.mark.slow
 def test_world_writable_entries_and_directories_are_not_loaded(filled):
     cache, value = filled
     (entry,) = _entries(cache)
@@ -272,6 +273,7 @@ def test_world_writable_entries_and_directories_are_not_loaded(filled):
     assert _program_result(cache) == (value, 1, 0)
 
 
+@pytest.mark.slow
 def test_symlinked_subdirectories_and_entries_are_not_followed(filled, tmp_path):
     cache, value = filled
     (entry,) = _entries(cache)
@@ -309,6 +311,7 @@ def test_swapped_entries_are_recompiled_not_run(tmp_path):
     assert _program_result(cache) == (value, 1, 0)
 
 
+@pytest.mark.slow
 def test_malformed_metadata_under_a_valid_checksum_is_recompiled(filled):
     cache, value = filled
     (entry,) = _entries(cache)
@@ -347,6 +350,7 @@ def test_the_cache_is_bounded_and_evicts_the_least_recently_used(tmp_path, monke
     assert disk_cache.usage().bytes <= 5 * size
 
 
+@pytest.mark.slow
 def test_a_process_keeps_the_cache_under_its_cap(tmp_path):
     cache = tmp_path / "cache"
     many = """

@@ -225,6 +225,7 @@ def test_second_process_loads_from_disk_without_compiling(tmp_path):
     assert first[0] == second[0]
 
 
+@pytest.mark.slow
 def test_corrupt_entry_is_recompiled(tmp_path):
     _run_fresh(PROGRAM, tmp_path)
     (entry,) = list(tmp_path.rglob("*.bin"))
@@ -251,6 +252,7 @@ def test_entries_that_check_out_but_do_not_load_are_compiled_again(tmp_path, mon
         assert _run_fresh(PROGRAM, tmp_path).split()[1:] == ["1", "0"]
 
 
+@pytest.mark.slow
 def test_cache_can_be_disabled(tmp_path):
     _run_fresh(PROGRAM, tmp_path, RUNE_JIT_CACHE="0")
     assert [traced(tmp_path, RUNE_JIT_CACHE="0")[0] for _ in range(2)] == [3, 3]

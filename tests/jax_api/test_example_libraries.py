@@ -34,6 +34,7 @@ def run(lib, grad, name, args, steps=20, jit=lambda f: f):
 
 
 @pytest.mark.parametrize("name,args", OPTIMIZERS, ids=[o[0] for o in OPTIMIZERS])
+@pytest.mark.slow
 def test_trajectories_are_jaxs(name, args):
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

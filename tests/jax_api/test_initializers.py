@@ -35,6 +35,7 @@ def test_every_jax_initializer_is_provided():
 
 @pytest.mark.parametrize("name", BUILT)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.slow
 def test_builders_match_jax(name, dtype):
     got = getattr(init, name)()(random.PRNGKey(0), (5, 4), dtype)
     close(got, getattr(jinit, name)()(jax.random.PRNGKey(0), (5, 4), dtype), dtype)
@@ -79,6 +80,7 @@ def test_variance_scaling_axes(distribution):
         close(got, want, np.float64)
 
 
+@pytest.mark.slow
 def test_orthogonal_column_axis_and_delta_orthogonal():
     key, jkey = random.PRNGKey(2), jax.random.PRNGKey(2)
     close(init.orthogonal(2.0, column_axis=0)(key, (3, 2, 4)),

@@ -61,6 +61,7 @@ XS = np.linspace(-1.0, 1.5, 28).reshape(7, 4)
 
 
 @pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.slow
 def test_loops_against_jax(jax, compiled):
     ours, theirs = _programs(lax), _programs(jax.lax)
     run = lambda xs: {n: f(xs) for n, f in ours.items()}  # noqa: E731
@@ -71,6 +72,7 @@ def test_loops_against_jax(jax, compiled):
 
 @pytest.mark.parametrize("name", ["scan", "fori_loop", "cond", "cond_operand", "switch",
                                   "map_batched", "associative_scan", "stop_gradient"])
+@pytest.mark.slow
 def test_gradients_against_jax(jax, name):
     def loss(programs):
         return lambda xs: sum((leaf ** 2).sum() for leaf in jax.tree.leaves(

@@ -84,6 +84,7 @@ def _against_jax(jlax, groups, compiled, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.slow
 def test_float_operations_against_jax(jlax, dtype, compiled):
     x, y = FLOATS.astype(dtype), FLOATS_2.astype(dtype)
     _against_jax(jlax, [(UNARY_FLOAT, (x,)), (BINARY_FLOAT, (x, y))], compiled, dtype)
@@ -212,6 +213,7 @@ def test_derivatives_of_smooth_operations(name):
     rune.check_grads(lambda v: f(v), np.array([0.3, 0.55, 0.8]), modes=("fwd", "rev"))
 
 
+@pytest.mark.slow
 def test_gradients_against_jax(jlax):
     import jax
 
@@ -297,6 +299,7 @@ def test_reduce_precision_against_jax(jlax, backend, dtype):
     assert rune.grad(lambda v: lax.reduce_precision(v * 3.0, 5, 10))(0.1) == 3.0
 
 
+@pytest.mark.slow
 def test_bessel_functions_across_their_two_forms_against_jax(jlax, backend):
     """The power series below |x| = 25 and the asymptotic expansion above, both signs, the
     edges (0, -0.0, inf, nan), and the derivatives (1/2 for i1e at 0) against JAX's."""

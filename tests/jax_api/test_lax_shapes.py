@@ -64,6 +64,7 @@ def _check(got, want):
 
 @pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+@pytest.mark.slow
 def test_shape_operations_against_jax(jlax, compiled, dtype):
     x = X.astype(dtype)
     run = lambda x: {n: f(lax, x) for n, f in CASES.items()}  # noqa: E731

@@ -133,6 +133,7 @@ THETA = np.array([1.0, -2.0, 0.5])
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.slow
 def test_custom_root_iterative_tangent_solve_against_jax(jit):
     jax, jroot, _ = jax_versions()
     wrap = rune.jit if jit else (lambda f: f)
@@ -152,6 +153,7 @@ def test_custom_root_iterative_tangent_solve_against_jax(jit):
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.slow
 def test_custom_linear_solve_iterative_against_jax(jit):
     jax, _, jgeneral = jax_versions()
     import jax.numpy as jnp

@@ -104,6 +104,7 @@ def _nested(outer, max_steps):
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("outer", ["scan", "remat scan", "fori_loop", "iterate"])
+@pytest.mark.slow
 def test_while_loop_without_max_steps_inside_a_loop_step_is_recomputed(outer, path, monkeypatch):
     """Reverse mode runs the inner loop again in each backward step of the outer one
     (its tape is never stacked); derivatives equal the bounded loop's, which stacks."""

@@ -179,6 +179,7 @@ def test_iterate_with_the_key_in_the_carry(backend):
     np.testing.assert_array_equal(counts, want)
 
 
+@pytest.mark.slow
 def test_draws_inside_a_compiled_loop_are_staged_not_called():
     """Threefry is uint32 arithmetic in the loop's own step: no Python per draw."""
     f = lambda key: rune.scan(lambda c, i: (c + rr.uniform(rr.fold_in(key, i)), None),  # noqa
@@ -284,6 +285,7 @@ MOMENTS = [  # (id, draw of N, mean, variance)
 
 @pytest.mark.parametrize("draw, mean, var", [m[1:] for m in MOMENTS],
                          ids=[m[0] for m in MOMENTS])
+@pytest.mark.slow
 def test_moments_of_the_distributions(draw, mean, var):
     _moments(rune.jit(draw)(rr.PRNGKey(20)), mean, var)
 

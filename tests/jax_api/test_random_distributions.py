@@ -45,6 +45,7 @@ def same(got, want, dtype=np.float64):
 
 
 @pytest.mark.parametrize("name", sorted(SAME_AS_JAX))
+@pytest.mark.slow
 def test_same_numbers_as_jax(name):
     args, shape = SAME_AS_JAX[name]
     for seed in (0, 11):
@@ -60,12 +61,14 @@ def test_float32_and_jit(name):
     same(got, getattr(jr, name)(jr.PRNGKey(3), *args, shape, np.float32), np.float32)
 
 
+@pytest.mark.slow
 def test_binomial_edges_match_jax():
     n = np.array([5.0, 50.0, 500.0, np.inf, -1.0, 30.0, 0.0, 20.0])
     p = np.array([0.7, 0.2, 0.9, 0.5, 0.5, np.nan, 0.5, 1.0])
     same(random.binomial(random.PRNGKey(1), n, p), jr.binomial(jr.PRNGKey(1), n, p))
 
 
+@pytest.mark.slow
 def test_binomial_under_jit_and_vmap_match_jax():
     keys = random.split(random.PRNGKey(2), 3)
     got = rune.jit(rune.vmap(lambda k: random.binomial(k, 100.0, 0.4, (4,))))(keys)
@@ -73,6 +76,7 @@ def test_binomial_under_jit_and_vmap_match_jax():
     same(got, want)
 
 
+@pytest.mark.slow
 def test_multinomial_matches_jax():
     p = np.array([0.2, 0.3, 0.5])
     same(random.multinomial(random.PRNGKey(0), 10.0, p, shape=(3, 3)),

@@ -32,6 +32,7 @@ def beta_args():
     return a, b, rng.uniform(0, 1, 3000)
 
 
+@pytest.mark.slow
 def test_betainc_against_scipy(beta_args, backend):
     a, b, x = beta_args
     got, want = backend(rs.betainc)(a, b, x), sp.betainc(a, b, x)
@@ -271,6 +272,7 @@ def test_krylov_solvers(solver, mats, backend):
     np.testing.assert_allclose(x, np.linalg.solve(spd, b[:, 0]), rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_cg_as_jax_does(mats):
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

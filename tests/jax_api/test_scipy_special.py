@@ -183,6 +183,7 @@ DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
 
 
 @pytest.mark.parametrize("name", DTYPE_NAMES)
+@pytest.mark.slow
 def test_result_dtypes_are_scipys_loop_search(name):
     """Regression: int16 gave float32 (NumPy's rule for sin, not SciPy's loops: erf's
     first loop is float64's), and float16 gave float64 for erfinv (its first is float32's)."""

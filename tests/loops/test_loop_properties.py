@@ -109,6 +109,7 @@ def test_scan_derivatives_match_central_differences(case):
 
 @SETTINGS
 @given(scan_cases)
+@pytest.mark.slow
 def test_scan_second_derivatives_match_central_differences(case):
     """The gradient's own jvp and pullback (reverse mode of the reverse loop)."""
     prog, reverse, n, seed = case

@@ -541,6 +541,7 @@ def test_pad_matches_numpy(case):
 
 
 @pytest.mark.parametrize("case", PAD_MODES)
+@pytest.mark.slow
 def test_pad_under_jit(case):
     widths = PAD_WIDTHS[3:5]  # per axis, and a dict: two, as each compiles its own code
     f = rune.jit(lambda *arrays: [pad_call(rnp, a, case, w) for a in arrays for w in widths])

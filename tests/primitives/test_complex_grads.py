@@ -55,6 +55,7 @@ def _close(got, want, rtol=1e-10):
 
 
 @pytest.mark.parametrize("name", sorted(REAL_OF_COMPLEX))
+@pytest.mark.slow
 def test_grad_of_a_real_function_is_jaxs(name, jax, backend):
     f = REAL_OF_COMPLEX[name]
     want = jax.grad(lambda z: f(jax.numpy, z))(Z)

@@ -114,6 +114,7 @@ def test_the_no_rule_error_names_the_function_where_users_find_it(fn, name):
 
 
 @pytest.mark.parametrize("kind", ["sin_mul", "horner", "concatenate"])
+@pytest.mark.slow
 def test_long_fused_chains_lower_without_recursion_error(kind):
     """A fused chain was lowered by Python recursion, about three frames an op (about 325
     ops were enough to fail). Budget: a few seconds for 2000 ops."""

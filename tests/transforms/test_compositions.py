@@ -177,6 +177,7 @@ def test_grad_of_vmap(backend, program):
           np.stack([rune.grad(p.f)(row) for row in p.batch]), exact(p))
 
 
+@pytest.mark.slow
 def test_jacfwd_equals_jacrev(backend, program):
     p = program
     g = rune.grad(p.f)(p.x)
