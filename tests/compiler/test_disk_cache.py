@@ -240,6 +240,7 @@ def filled(tmp_path):
 
 
 @needs_root
+@pytest.mark.slow
 def test_entries_of_another_user_are_not_loaded(filled):
     cache, value = filled
     for entry in _entries(cache):
@@ -248,6 +249,7 @@ def test_entries_of_another_user_are_not_loaded(filled):
 
 
 @needs_root
+@pytest.mark.slow
 def test_a_cache_directory_another_user_made_is_not_used(filled, tmp_path):
     """A squatter who made the cache root (a shared RUNE_JIT_CACHE_DIR, a cache under
     /tmp) and planted entries with good checksums gets nothing run."""
@@ -298,6 +300,7 @@ def test_the_cache_root_is_private(tmp_path):
 # ------------------------------------------------------------- self-describing entries
 
 
+@pytest.mark.slow
 def test_swapped_entries_are_recompiled_not_run(tmp_path):
     """Two valid entries swapped (a sync tool, a collision): each holds its own key."""
     cache = tmp_path / "cache"
@@ -362,6 +365,7 @@ def test_a_process_keeps_the_cache_under_its_cap(tmp_path):
     assert len(_entries(cache)) <= 270 - 256  # checked at the first write, then every 256
 
 
+@pytest.mark.slow
 def test_cache_info_and_clear(tmp_path):
     cache = tmp_path / "cache"
     _program_result(cache)
