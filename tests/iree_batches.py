@@ -35,11 +35,12 @@ LIKELY_GAP = re.compile(r"math\.(erfc?|asinh?|acosh?|atanh|sinh|cosh|tanh?|cbrt|
 
 def compile_all(up, texts: Iterable[str]) -> None:
     """Compile every text not compiled yet: in batches, but those LIKELY_GAP finds."""
-    todo = list(dict.fromkeys(t for t in texts if t not in COMPILED))
-    alone = [t for t in todo if LIKELY_GAP.search(t)]
-    batched = [t for t in todo if not LIKELY_GAP.search(t)]
-    for text in alone:
-        _compile(up, [text])
+    batched = []
+    for text in dict.fromkeys(t for t in texts if t not in COMPILED):
+        if LIKELY_GAP.search(text):
+            _compile(up, [text])
+        else:
+            batched.append(text)
     for i in range(0, len(batched), BATCH):
         _compile(up, batched[i:i + BATCH])
 

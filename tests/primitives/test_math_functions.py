@@ -171,7 +171,6 @@ def test_the_oracle_rounds_once():
     assert ulp_errors(np.nextafter(e, 3.0), e)[0] == 1.0
 
 
-
 def test_the_oracle_rounds_subnormal_results_once():
     """Regression: mpmath's float() rounds to 53 bits, then to the subnormal's 52 here
     (k + 0.6875 -> k + 0.5 -> k, even), where rounding once gives k + 1."""
