@@ -74,6 +74,11 @@ def _num_threads() -> int:
 # once: programs traced with and without the checks are different programs.
 debug_nans: bool = os.environ.get("RUNE_JIT_DEBUG_NANS", "") not in ("", "0")
 
+# Repeated layers of a traced function (the same computation applied K times in a row)
+# become a scan over them, so later stages see one (ops/repeated_layers.py);
+# RUNE_JIT_FOLD_LAYERS=0 keeps them as traced.
+fold_layers: bool = os.environ.get("RUNE_JIT_FOLD_LAYERS", "") != "0"
+
 # Threads compiled code may use (backend/cpu/runtime/threads.py); 1 compiles serial code only.
 num_threads: int = _num_threads()
 

@@ -23,6 +23,7 @@ from .primitive import Primitive
 
 class _State(threading.local):
     builder: "Builder | None" = None  # every thread starts outside any trace
+    transforming: int = 0  # passes running (`transforming`): they trace no user code
 
 
 # this thread's builder: `current()`, or `state.builder` where a call costs too much
@@ -42,6 +43,18 @@ def using(builder: "Builder | None") -> Iterator["Builder | None"]:
         yield builder
     finally:
         state.builder = saved
+
+
+@contextmanager
+def transforming() -> Iterator[None]:
+    """While a pass (jvp, partial evaluation, transposition, vmap) runs: the regions it
+    traces are its rewriting of a program traced before, not the user's code, and are
+    kept as the pass builds them (`finishing` does not run)."""
+    state.transforming += 1
+    try:
+        yield
+    finally:
+        state.transforming -= 1
 
 
 class Tracer:
@@ -267,6 +280,9 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> list:
 # primitive).
 after_staging: Callable[[Primitive, Sequence[Any], list, dict], None] | None = None
 after_eager: Callable[[Primitive, Sequence[Any], list], None] | None = None
+# Called with each builder whose function (the user's: not a pass's, see `transforming`)
+# has been traced, and its results, before its region is made: folds repeated layers into a loop (ops/repeated_layers.py installs it).
+finishing: Callable[["Builder", list], None] | None = None
 
 
 def _check_impl(prim: Primitive, args, params: dict, outs: list) -> None:
@@ -294,6 +310,8 @@ def trace_open(fn, in_types, weak=None) -> tuple[Region, Builder]:
     with using(builder):
         params = [builder.new_param(t, w) for t, w in zip(in_types, weak)]
         outs = [builder.atom(o) for o in fn(*params)]
+    if finishing is not None and not state.transforming:
+        finishing(builder, outs)
     region = Region(tuple(p.ir_var for p in params), tuple(builder.eqns), tuple(outs))
     return checked(region), builder
 

@@ -247,6 +247,8 @@ def test_compile_log_names_each_stage_and_why_a_call_recompiles(caplog, monkeypa
 
 
 def test_an_unrolled_python_loop_warns_once_naming_scan():
+    """On arrays too big to be carried as folded layers (ops/repeated_layers.py): its
+    elementwise layers stay unrolled, fused into one loop."""
     def unrolled(x):
         for _ in range(200):
             x = rnp.sin(x) * 1.5
@@ -255,11 +257,11 @@ def test_an_unrolled_python_loop_warns_once_naming_scan():
     f = rune.jit(unrolled)
     with pytest.warns(UserWarning, match=r"transforms/test_debugging.py:\d+ \(unrolled\) was traced 400 "
                                          r"times.*rune_jit.scan") as seen:
-        f(np.ones(2))
+        f(np.ones(200))
     assert seen[0].filename == __file__  # the warning points at the user's call
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        f(np.ones(3))  # once per line
+        f(np.ones(300))  # once per line
 
 
 def test_lower_reports_what_a_program_costs_to_compile():

@@ -40,8 +40,9 @@ def record_key(f: Callable, in_tree: tree.TreeDef, spec: tuple, statics: tuple) 
     if code is None or args is None:
         return None
     machine = backend.current()
-    return cache.key(json.dumps([code, args, repr(spec), machine.name,
-                                 config.debug_nans]),  # (the trace has NaN checks)
+    # the trace has NaN checks, its repeated layers folded, or not
+    return cache.key(json.dumps([code, args, repr(spec), machine.name, config.debug_nans,
+                                 config.fold_layers]),
                      machine.fingerprint())
 
 

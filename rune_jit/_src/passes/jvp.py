@@ -7,10 +7,11 @@ from typing import Any, Sequence
 from ..ad_util import Zero
 from ..ops.tangents import instantiate
 from ..ir import Literal, Region
-from ..trace import bind, trace_flat
+from ..trace import bind, trace_flat, transforming
 from . import at_eqn
 
 
+@transforming()
 def jvp_eval(region: Region, primals: Sequence[Any], tangents: Sequence[Any]):
     """Evaluate `region` (closed) and its tangent; tangents may be Zero."""
     env_p = dict(zip(region.params, primals))
@@ -37,6 +38,7 @@ def jvp_eval(region: Region, primals: Sequence[Any], tangents: Sequence[Any]):
     return [read_p(o) for o in region.outputs], [read_t(o) for o in region.outputs]
 
 
+@transforming()
 def jvp_region(
     region: Region, nonzeros: Sequence[bool], instantiate_out: bool | Sequence[bool] = False
 ) -> tuple[Region, list[bool]]:

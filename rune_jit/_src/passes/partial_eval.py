@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..ir import Atom, Eqn, Literal, Region, Var, map_regions, renamed
-from ..trace import Builder, Tracer, bind, checked, current, using
+from ..trace import Builder, Tracer, bind, checked, current, transforming, using
 from . import at_eqn
 
 
@@ -95,6 +95,7 @@ class PartialEval:
             return bind(prim, *args, **params)
 
 
+@transforming()
 def partial_eval_region(
     region: Region, unknowns: Sequence[bool], instantiate: bool | Sequence[bool] = False,
     custom_rules: bool = True, recompute_unsized: bool = False,

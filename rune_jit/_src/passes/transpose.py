@@ -13,10 +13,11 @@ from typing import Any, Sequence
 from ..ad_util import UndefinedPrimal, Zero
 from ..ops.tangents import add_tangents, instantiate
 from ..ir import Literal, Region, Var
-from ..trace import bind, trace_flat
+from ..trace import bind, trace_flat, transforming
 from . import at_eqn
 
 
+@transforming()
 def backward_pass(region: Region, linear: Sequence[bool], args: Sequence[Any],
                   cts: Sequence[Any]) -> list:
     """Cotangents of the linear params (Zero where none flows); `args` are the others."""
@@ -63,6 +64,7 @@ def backward_pass(region: Region, linear: Sequence[bool], args: Sequence[Any],
     return [ct_env.get(p, Zero(p.type)) for p, is_l in zip(region.params, linear) if is_l]
 
 
+@transforming()
 def transpose_region(region: Region, linear: Sequence[bool],
                      instantiate_out: bool = True) -> tuple[Region, list[bool]]:
     """The transpose of a closed region linear in its `linear` params, as a region.

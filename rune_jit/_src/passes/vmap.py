@@ -12,7 +12,7 @@ from typing import Any, Iterator, Sequence
 
 from ..ir import Literal, Region, Type
 from ..ops.shape import materialize
-from ..trace import bind, trace_flat
+from ..trace import bind, trace_flat, transforming
 from . import at_eqn
 
 
@@ -76,6 +76,7 @@ def axis_lanes(size: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     return given if given is not None else ((size,), (not hidden_axis(),))
 
 
+@transforming()
 def batch_eval(region: Region, size: int, vals: Sequence[Any], dims: Sequence[int | None]):
     """Evaluate `region` (closed) on batched values; -> (outputs, their dims)."""
     env = dict(zip(region.params, zip(vals, dims)))
@@ -100,6 +101,7 @@ def batched_type(t: Type, size: int) -> Type:
     return t.with_shape((size,) + t.shape)
 
 
+@transforming()
 def batch_region(
     region: Region, size: int, dims: Sequence[int | None], force_out: bool | Sequence[bool] = False
 ) -> tuple[Region, list[int | None]]:

@@ -1,0 +1,309 @@
+"""Repeated layers as a loop: a traced region that applies the same computation K times
+in a row, each time to what the one before computed (a network's layers applied in a
+Python loop), is rewritten, as its trace finishes, into a scan over the K layers whose
+step is one layer. Every later stage (differentiation, vmap, lowering, LLVM) then sees
+one layer, not K: compile time stops growing with K (issue 42 item 4).
+
+    h = x                                   carry h
+    for _ in range(k):          ==>         scan over k steps: h = tanh(W @ h + b)
+        h = tanh(W @ h + b)                 (W and b read by the step: the same each time)
+
+A *layer* is a run of equations; K layers in a row fold when they are the same
+computation up to renaming, judged on the traced equations (not the Python source):
+
+- each equation has the same primitive, parameters and operand types as the one at the
+  same place in the other layers (so layers that differ in a shape, a dtype or a
+  parameter never fold);
+- each operand is, in every layer, the same: a value of the same layer at the same place
+  (computed in the step), a value of the layer before at the same place (a carry, whose
+  first value is what the first layer reads there), or a value from before the run: the
+  same one in every layer (read by the step), or one per layer (stacked: a row a step);
+- a constant that differs between layers is a row of a stacked constant (an operand);
+- values of the layers used after the run are the scan's final carries, or rows of its
+  outputs.
+
+It folds only where the loop costs nothing that the unrolled code saved: the layers
+hold no effect (a check or a callback names its step and line as written) and no
+region; and either the carries are small or a layer holds an operation that ends
+elementwise fusion anyway (a matrix product: unrolled big elementwise layers fuse into
+one loop over memory, which a scan would split into K). Per-layer values from before
+the run are stacked only while small (stacking distinct weight matrices would copy them
+at every call). `RUNE_JIT_FOLD_LAYERS=0` turns it off (docs/design.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from .. import config, source_info, trace
+from ..ir import Eqn, Literal, Var
+from ..trace import Builder, Tracer, bind, using
+from .scan import scan_flat
+from .shape import broadcast_in_dim_p, concatenate, reshape, slice_op
+
+MIN_LAYERS = 3  # fewer repeats than this stay as written
+MIN_EQUATIONS = 24  # nor a run shorter than this: nothing to gain
+SMALL = 64  # elements: a carry this small is cheaper carried than fused
+SMALL_ROWS = 1024  # elements of a layer's own operands, stacked before the loop
+MAX_PERIODS = 32  # candidate layer lengths tried, the most frequent first
+MAX_SHIFTS = 4  # first equations of a run tried as the layer's start
+
+
+class Plan(NamedTuple):
+    start: int
+    period: int
+    count: int
+    kinds: list  # per template equation, per operand: see _operand_kind
+    carries: list[tuple[int, int]]  # (equation in the layer, output) carried
+    init: list  # the carries' values for the first layer: atoms from before the run
+    rows: list[list]  # per stacked operand: its atom in each layer
+    ys: list[tuple[int, int]]  # (equation, output) stacked as the scan's outputs
+    escapes: dict  # var of the run used after it -> ("carry", i) | ("ys", i, layer)
+
+
+def fold(builder: Builder, outputs: Sequence[Any]) -> None:
+    """Fold the repeated layers of the region `builder` traced (its results `outputs`),
+    in place: its equations then hold the scan where the layers were."""
+    if not config.fold_layers or len(builder.eqns) < MIN_EQUATIONS:
+        return
+    used_after = {o for o in outputs if isinstance(o, Var)}
+    for _ in range(8):  # a fold may leave another run to fold
+        plan = _find(builder.eqns, used_after)
+        if plan is None:
+            return
+        _rewrite(builder, plan)
+
+
+# ------------------------------------------------------------- finding a run
+
+
+def _find(eqns: list[Eqn], used_after: set) -> Plan | None:
+    sigs = _signatures(eqns)
+    for start, period, count in _runs(sigs):
+        for shift in range(min(period, MAX_SHIFTS)):
+            k = count - (1 if shift else 0)
+            if k < MIN_LAYERS or k * period < MIN_EQUATIONS:
+                break
+            plan = _plan(eqns, start + shift, period, k, used_after)
+            if plan is not None:
+                return plan
+    return None
+
+
+def _signatures(eqns: list[Eqn]) -> np.ndarray:
+    """One int per equation, equal for equations that may be the same place of two
+    layers; unique (negative) for those that never fold."""
+    ids: dict = {}
+    out = np.empty(len(eqns), np.int64)
+    for i, e in enumerate(eqns):
+        key = _signature(e)
+        out[i] = -1 - i if key is None else ids.setdefault(key, len(ids))
+    return out
+
+
+def _signature(e: Eqn) -> tuple | None:
+    if e.regions or e.prim.effectful(e.params) or "ordered" in e.prim.traits:
+        return None
+    try:
+        key = (e.prim, _key(e.params), tuple((a.type, isinstance(a, Literal)) for a in e.inputs),
+               tuple(v.type for v in e.outputs))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _key(v: Any) -> Any:
+    """A hashable key equal only for equal parameters: 0.0 and -0.0, 1 and True and
+    1.0 differ (Python's == would merge them)."""
+    if isinstance(v, dict):
+        return ("dict", tuple(sorted((k, _key(x)) for k, x in v.items())))
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_key(x) for x in v))
+    if isinstance(v, float):
+        return ("float", v.hex())
+    if isinstance(v, complex):
+        return ("complex", v.real.hex(), v.imag.hex())
+    if isinstance(v, (np.ndarray, np.generic)):
+        a = np.asarray(v)
+        return ("array", a.dtype.str, a.shape, a.tobytes())
+    return (type(v), v)
+
+
+def _runs(sigs: np.ndarray) -> list[tuple[int, int, int]]:
+    """(start, period, count) of the runs of `count` >= 2 repeats of a period of
+    signatures, the most equations covered first."""
+    gaps: Counter = Counter()
+    last: dict = {}
+    for i, s in enumerate(sigs.tolist()):
+        if s >= 0:
+            if s in last:
+                gaps[i - last[s]] += 1
+            last[s] = i
+    # a layer of equations that look alike (two chains of adds, interleaved) is a
+    # multiple of the gap between them
+    periods = dict.fromkeys(g * m for g, _ in gaps.most_common(MAX_PERIODS) for m in (1, 2, 3, 4))
+    found = []
+    for p in periods:
+        if 2 * p > len(sigs):
+            continue
+        same = np.concatenate([[False], sigs[:-p] == sigs[p:], [False]])
+        edges = np.flatnonzero(same[1:] != same[:-1])
+        for a, b in zip(edges[::2], edges[1::2]):
+            if b - a >= p:
+                count = int(b - a + p) // p
+                found.append((count * p, -p, int(a), count))
+    found.sort(reverse=True)
+    return [(a, -neg_p, count) for _, neg_p, a, count in found]
+
+
+# ------------------------------------------------------------- checking it
+
+
+def _plan(eqns: list[Eqn], start: int, period: int, count: int, used_after: set) -> Plan | None:
+    run = eqns[start:start + period * count]
+    where = {v: divmod(q, period) + (o,) for q, e in enumerate(run)
+             for o, v in enumerate(e.outputs)}  # var -> (layer, equation, output)
+    kinds, init, rows = [], {}, []
+    for j in range(period):
+        kinds.append([])
+        for i in range(len(run[j].inputs)):
+            kind = _operand_kind([run[m * period + j].inputs[i] for m in range(count)], where)
+            if kind is None:
+                return None
+            if kind[0] == "carry":
+                first = init.setdefault(kind[1], kind[2])
+                if not _same(first, kind[2]):
+                    return None
+                kind = kind[:2]
+            elif kind[0] == "rows":
+                rows.append(kind[1])
+                kind = ("rows", len(rows) - 1)
+            kinds[j].append(kind)
+    carries = sorted(init)
+    escapes = _escapes(eqns[start + period * count:], used_after, where, count, carries)
+    if escapes is None or not _worth_it(run[:period], carries, rows):
+        return None
+    ys = sorted({(j, o) for kind, _, j, o in escapes.values() if kind == "ys"})
+    escapes = {v: ("carry", carries.index((j, o))) if kind == "carry"
+               else ("ys", ys.index((j, o)), m) for v, (kind, m, j, o) in escapes.items()}
+    return Plan(start, period, count, kinds, carries, [init[c] for c in carries], rows, ys,
+                escapes)
+
+
+def _operand_kind(atoms: list, where: dict) -> tuple | None:
+    """What one operand of an equation of the layer is, from its atom in each layer:
+    ("local", (j, o)), ("carry", (j, o), first layer's atom), ("same", atom),
+    ("rows", atoms), or None if the layers differ in a way that does not fold."""
+    at = [where.get(a) if isinstance(a, Var) else None for a in atoms]
+    if all(r is not None and r[0] == m for m, r in enumerate(at)):
+        places = {r[1:] for r in at}
+        return ("local", places.pop()) if len(places) == 1 else None
+    if at[0] is None and all(r is not None and r[0] == m - 1 for m, r in enumerate(at) if m):
+        places = {r[1:] for r in at[1:]}
+        return ("carry", places.pop(), atoms[0]) if len(places) == 1 else None
+    if any(r is not None for r in at):
+        return None  # a value of a layer two or more before, or mixed
+    if all(_same(atoms[0], a) for a in atoms[1:]):
+        return ("same", atoms[0])
+    values = [a for a in atoms if isinstance(a, Var)]
+    if len(set(values)) < len(values):
+        return None  # values that come back: the layer is longer (a multiple of this one)
+    return ("rows", atoms)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, Literal) and isinstance(b, Literal):
+        return a.type == b.type and a.value.tobytes() == b.value.tobytes()
+    return a is b
+
+
+def _escapes(after: list[Eqn], used_after: set, where: dict, count: int,
+             carries: list) -> dict | None:
+    """The run's values used after it -> ("carry" | "ys", layer, equation, output)."""
+    used = set(used_after)
+    for e in after:
+        used.update(a for a in e.inputs if isinstance(a, Var))
+        used.update(e.captures)
+    out = {}
+    for v in used:
+        at = where.get(v)
+        if at is not None:
+            last_carry = at[0] == count - 1 and at[1:] in carries
+            out[v] = ("carry" if last_carry else "ys",) + at
+    return out
+
+
+def _worth_it(layer: list[Eqn], carries: list, rows: list) -> bool:
+    types = {(j, o): v.type for j, e in enumerate(layer) for o, v in enumerate(e.outputs)}
+    small = all(types[c].size <= SMALL for c in carries)
+    fusion_ends = any(not ("elementwise" in e.prim.traits or "view" in e.prim.traits
+                           or e.prim is broadcast_in_dim_p) for e in layer)
+    row_elements = sum(atoms[0].type.size for atoms in rows
+                       if not all(isinstance(a, Literal) for a in atoms))
+    return (small or fusion_ends) and row_elements <= SMALL_ROWS
+
+
+# ------------------------------------------------------------- rewriting
+
+
+def _rewrite(builder: Builder, plan: Plan) -> None:
+    """The run replaced by the scan, in `builder`, whose trace has finished: the
+    equations before it stay, then the scan's, then those after it, reading the scan's
+    results under the vars they read before."""
+    end = plan.start + plan.period * plan.count
+    template = builder.eqns[plan.start:plan.start + plan.period]
+    after = builder.eqns[end:]
+    del builder.eqns[plan.start:]
+    builder.seen = {}  # no equation of the run may be reused (CSE)
+
+    def outer(atom):
+        if isinstance(atom, Literal):
+            return atom.value
+        captured = builder.captured.get(atom)
+        return Tracer(atom, builder) if captured is None else captured
+
+    def step(_laned, carry, rows):
+        at: dict = {}
+
+        def operand(kind):
+            tag, what = kind
+            return {"local": lambda: at[what], "carry": lambda: carry[plan.carries.index(what)],
+                    "same": lambda: outer(what), "rows": lambda: rows[what]}[tag]()
+
+        for j, (e, kinds) in enumerate(zip(template, plan.kinds)):
+            with source_info.at(e.source):
+                outs = bind(e.prim, *[operand(k) for k in kinds], **e.params)
+            at.update(((j, o), x) for o, x in enumerate(outs))
+        return [at[c] for c in plan.carries], [at[y] for y in plan.ys]
+
+    with using(builder), source_info.at(template[0].source):
+        init = [outer(a) for a in plan.init]
+        xs = [_stacked([outer(a) for a in atoms]) for atoms in plan.rows]
+        outs = scan_flat(step, init, xs, length=plan.count)
+        made = {v: _result(outs, len(plan.carries), esc) for v, esc in plan.escapes.items()}
+    renamed = {t.ir_var: v for v, t in made.items()}
+    builder.eqns[plan.start:] = [e.rebuilt(outputs=tuple(renamed.get(o, o) for o in e.outputs))
+                                 for e in builder.eqns[plan.start:]] + after
+
+
+def _result(outs: list, num_carry: int, escape: tuple) -> Tracer:
+    if escape[0] == "carry":
+        return outs[escape[1]]
+    ys, m = outs[num_carry + escape[1]], escape[2]
+    shape = ys.type.shape
+    return reshape(slice_op(ys, (m,) + (0,) * (len(shape) - 1), (m + 1,) + shape[1:]),
+                   shape[1:])
+
+
+def _stacked(values: list) -> Any:
+    if not any(isinstance(v, Tracer) for v in values):
+        return np.stack(values)
+    return concatenate([reshape(v, (1,) + np.shape(v) if not isinstance(v, Tracer)
+                                else (1,) + v.shape) for v in values], 0)
+
+
+trace.finishing = fold
