@@ -138,6 +138,7 @@ class Builder:
         self.captured: dict[Var, Tracer] = {}  # outer values this region uses
         self.seen: dict[tuple, list[Tracer]] = {}  # equations recorded, for CSE
         self.producers: dict[Var, Eqn] = {}  # for peephole simplifications
+        self.kept: set[Var] = set()  # values read from outside the region (weak-int checks)
         # partial evaluation: tracers of `lift_from` used here become params via `lift`
         self.lift = lift
         self.lift_from = lift_from

@@ -279,3 +279,25 @@ def test_generated_layers_fold_and_agree_with_numpy_and_finite_differences(examp
 
     check()
     assert sum(folded) >= len(folded) // 2, folded  # most of them fold
+
+
+def test_a_weak_int_computed_in_the_layers_is_still_checked():
+    """Regression: a Python int argument turned into each layer's own value, then
+    converted to int16 (NumPy raises OverflowError where it does not fit), was checked
+    by reading that value after the trace; folding removed it (KeyError)."""
+    def f(h, n):
+        for i in range(K):
+            h = (h * 3 + (n * 2 + i)) % 100
+        return h
+
+    h = np.arange(4, dtype=np.int16)
+    want = h
+    for i in range(K):
+        want = (want * 3 + (3 * 2 + i)) % 100
+    assert scans(f, h, 3)
+    np.testing.assert_array_equal(rune.jit(f)(h, 3), want)
+    with pytest.raises(OverflowError, match="40000 out of bounds for int16"):
+        rune.jit(f)(h, 20000)
+    # the values the checks read are rows of the scan, in program order: the same
+    # program at every trace (a disk cache's key)
+    assert len({str(rune.make_ir(f)(h, 3)) for _ in range(3)}) == 1

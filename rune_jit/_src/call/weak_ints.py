@@ -50,6 +50,7 @@ def weak_int_converted(x: Any, dtype: np.dtype) -> None:
         for builder, into in reversed(getattr(_collecting, "stack", ())):
             if builder is x.builder:
                 into.append((x.ir_var, np.dtype(dtype)))
+                builder.kept.add(x.ir_var)  # the checks read it: a rewrite keeps it
                 return
         outer = _in_enclosing_trace(x)
         if outer is not None:

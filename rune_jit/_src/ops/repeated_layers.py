@@ -69,7 +69,7 @@ def fold(builder: Builder, outputs: Sequence[Any]) -> None:
     in place: its equations then hold the scan where the layers were."""
     if not config.fold_layers or len(builder.eqns) < MIN_EQUATIONS:
         return
-    used_after = {o for o in outputs if isinstance(o, Var)}
+    used_after = {o for o in outputs if isinstance(o, Var)} | builder.kept
     for _ in range(8):  # a fold may leave another run to fold
         plan = _find(builder.eqns, used_after)
         if plan is None:
@@ -185,7 +185,7 @@ def _plan(eqns: list[Eqn], start: int, period: int, count: int, used_after: set)
             kinds[j].append(kind)
     carries = sorted(init)
     escapes = _escapes(eqns[start + period * count:], used_after, where, count, carries)
-    if escapes is None or not _worth_it(run[:period], carries, rows):
+    if not _worth_it(run[:period], carries, rows):
         return None
     ys = sorted({(j, o) for kind, _, j, o in escapes.values() if kind == "ys"})
     escapes = {v: ("carry", carries.index((j, o))) if kind == "carry"
@@ -222,19 +222,15 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _escapes(after: list[Eqn], used_after: set, where: dict, count: int,
-             carries: list) -> dict | None:
+             carries: list) -> dict:
     """The run's values used after it -> ("carry" | "ys", layer, equation, output)."""
     used = set(used_after)
     for e in after:
         used.update(a for a in e.inputs if isinstance(a, Var))
         used.update(e.captures)
-    out = {}
-    for v in used:
-        at = where.get(v)
-        if at is not None:
-            last_carry = at[0] == count - 1 and at[1:] in carries
-            out[v] = ("carry" if last_carry else "ys",) + at
-    return out
+    # in program order: the rows read after the scan are equations of the program
+    return {v: ("carry" if at[0] == count - 1 and at[1:] in carries else "ys",) + at
+            for v, at in where.items() if v in used}
 
 
 def _worth_it(layer: list[Eqn], carries: list, rows: list) -> bool:
