@@ -105,32 +105,39 @@ def _signatures(eqns: list[Eqn]) -> np.ndarray:
 
 
 def _signature(e: Eqn) -> tuple | None:
-    if e.regions or e.prim.effectful(e.params) or "ordered" in e.prim.traits:
+    if (e.params and e.regions) or e.prim.effectful(e.params) or "ordered" in e.prim.traits:
         return None
     try:
-        key = (e.prim, _key(e.params), tuple((a.type, isinstance(a, Literal)) for a in e.inputs),
-               tuple(v.type for v in e.outputs))
+        key = (e.prim, _key(e.params) if e.params else (),
+               tuple((a.type.dtype.num, a.type.shape, type(a) is Literal) for a in e.inputs),
+               tuple((v.type.dtype.num, v.type.shape) for v in e.outputs))
         hash(key)
     except TypeError:
         return None
     return key
 
 
+_EXACT = (int, bool, str, type(None))  # types whose == is exact and never crosses types
+
+
 def _key(v: Any) -> Any:
     """A hashable key equal only for equal parameters: 0.0 and -0.0, 1 and True and
     1.0 differ (Python's == would merge them)."""
-    if isinstance(v, dict):
-        return ("dict", tuple(sorted((k, _key(x)) for k, x in v.items())))
-    if isinstance(v, (tuple, list)):
-        return (type(v).__name__, tuple(_key(x) for x in v))
-    if isinstance(v, float):
-        return ("float", v.hex())
-    if isinstance(v, complex):
-        return ("complex", v.real.hex(), v.imag.hex())
+    t = type(v)
+    if t in _EXACT:
+        return (t, v)
+    if t is dict:
+        return tuple(sorted((k, _key(x)) for k, x in v.items()))
+    if t is tuple or t is list:
+        return (t, tuple(map(_key, v)))
+    if t is float:
+        return (t, v.hex())
+    if t is complex:
+        return (t, v.real.hex(), v.imag.hex())
     if isinstance(v, (np.ndarray, np.generic)):
         a = np.asarray(v)
         return ("array", a.dtype.str, a.shape, a.tobytes())
-    return (type(v), v)
+    return (t, v)
 
 
 def _runs(sigs: np.ndarray) -> list[tuple[int, int, int]]:
