@@ -14,7 +14,9 @@ log(t2 / t1) / log(k2 / k1), which linear compile time keeps near 1.
 
 The step, on a carry of 4 float64 and one row of xs, cycles through four operations,
 `sin`, a scale, adding the carry rolled by one times the row, and `tanh`: k of them in
-all, traced once (the step is a loop's body: rule 1). (The carry reversed, `c[::-1]`,
+all, traced once (the step is a loop's body: rule 1). The four repeat, so the trace
+folds them into a loop over the repeats (issue 42, docs/design.md); RUNE_JIT_FOLD_LAYERS=0
+in the environment measures them compiled as traced (the children inherit it). (The carry reversed, `c[::-1]`,
 in place of the roll, took XLA 170 s and 24 GB at k = 200, until the kernel killed it:
 not a comparison of compilers.)
 

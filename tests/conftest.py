@@ -30,6 +30,13 @@ def backend(request, monkeypatch):
 
 
 @pytest.fixture
+def layers_as_written(monkeypatch):
+    """Repeated layers compiled as traced, not folded into a loop over them
+    (rune_jit/_src/ops/repeated_layers.py): for tests of what long programs compile to."""
+    monkeypatch.setattr(config, "fold_layers", False)
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(0)
 

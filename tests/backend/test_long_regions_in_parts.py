@@ -25,6 +25,10 @@ from rune_jit._src.backend.cpu.codegen import chunks
 from rune_jit._src.backend.cpu import runtime
 
 
+# compiled as traced: their repeated operations, not a loop over them
+pytestmark = pytest.mark.usefixtures("layers_as_written")
+
+
 @pytest.fixture
 def tiny_parts(monkeypatch):
     """Parts of a few equations, compiled afresh (no cached code made with other parts)."""

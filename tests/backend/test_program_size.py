@@ -14,7 +14,8 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src import config
 
-pytestmark = pytest.mark.slow
+# compiled as traced: their repeated operations, not a loop over them
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("layers_as_written")]
 
 
 def _agree(f, *args, rtol=1e-12):

@@ -50,6 +50,7 @@ SMALL = 64  # elements: a carry this small is cheaper carried than fused
 SMALL_ROWS = 1024  # elements of a layer's own operands, stacked before the loop
 MAX_PERIODS = 32  # candidate layer lengths tried, the most frequent first
 MAX_SHIFTS = 4  # first equations of a run tried as the layer's start
+MAX_TRIES = 24  # runs checked, the most equations first
 
 
 class Plan(NamedTuple):
@@ -82,14 +83,13 @@ def fold(builder: Builder, outputs: Sequence[Any]) -> None:
 
 def _find(eqns: list[Eqn], used_after: set) -> Plan | None:
     sigs = _signatures(eqns)
-    for start, period, count in _runs(sigs):
-        for shift in range(min(period, MAX_SHIFTS)):
-            k = count - (1 if shift else 0)
-            if k < MIN_LAYERS or k * period < MIN_EQUATIONS:
-                break
-            plan = _plan(eqns, start + shift, period, k, used_after)
-            if plan is not None:
-                return plan
+    tries = [(start + shift, period, count - (1 if shift else 0))
+             for start, period, count in _runs(sigs) for shift in range(min(period, MAX_SHIFTS))]
+    tries = [t for t in tries if t[2] >= MIN_LAYERS and t[1] * t[2] >= MIN_EQUATIONS]
+    for start, period, count in tries[:MAX_TRIES]:  # a bounded search: compile time
+        plan = _plan(eqns, start, period, count, used_after)
+        if plan is not None:
+            return plan
     return None
 
 
@@ -192,7 +192,7 @@ def _plan(eqns: list[Eqn], start: int, period: int, count: int, used_after: set)
             kinds[j].append(kind)
     carries = sorted(init)
     escapes = _escapes(eqns[start + period * count:], used_after, where, count, carries)
-    if not _worth_it(run[:period], carries, rows):
+    if not _worth_it(run[:period], carries, rows, escapes, count):
         return None
     ys = sorted({(j, o) for kind, _, j, o in escapes.values() if kind == "ys"})
     escapes = {v: ("carry", carries.index((j, o))) if kind == "carry"
@@ -240,7 +240,13 @@ def _escapes(after: list[Eqn], used_after: set, where: dict, count: int,
             for v, at in where.items() if v in used}
 
 
-def _worth_it(layer: list[Eqn], carries: list, rows: list) -> bool:
+def _worth_it(layer: list[Eqn], carries: list, rows: list, escapes: dict, count: int) -> bool:
+    # the loop's equations: one layer, the scan, two a row read after it (a slice, a
+    # reshape), one a stacked value and layer
+    rows_read = sum(kind == "ys" for kind, *_ in escapes.values())
+    stacked = sum(not all(isinstance(a, Literal) for a in atoms) for atoms in rows)
+    if len(layer) + 1 + 2 * rows_read + (count + 1) * stacked >= len(layer) * count:
+        return False  # no fewer equations than unrolled
     types = {(j, o): v.type for j, e in enumerate(layer) for o, v in enumerate(e.outputs)}
     small = all(types[c].size <= SMALL for c in carries)
     fusion_ends = any(not ("elementwise" in e.prim.traits or "view" in e.prim.traits
