@@ -33,7 +33,7 @@ seed's program and what disagreed.
     python -m pytest -n 2 tests/loops/test_fuzz.py                        # seeds 0..999
     RUNE_JIT_FUZZ=20000 python -m pytest -n 2 tests/loops/test_fuzz.py    # seeds 0..19999
 
-Seeds from 100 on are marked slow (`-m "not slow"` checks the first 100; CI runs all).
+Seeds from 25 on are marked slow (`-m "not slow"` checks the first 25; CI runs all).
 `RUNE_JIT_FUZZ=N` checks seeds 0..N-1; the cases past the default 1000 seeds only
 exist then (their ids start with `long-`; the default run collects, and so never
 skips, them). `RUNE_JIT_FUZZ_START=S` starts at seed S instead of 0.
@@ -62,7 +62,7 @@ import fuzz_programs as fuzz
 # (generating a program costs next to nothing; checking it, the compiles).
 DEFAULT = 800
 SAMPLE = 2000
-QUICK = 50  # seeds past these are marked slow: the quick run checks the first 50
+QUICK = 25  # seeds past these are marked slow: the quick run checks the first 25
 CHUNK = 25
 START = int(os.environ.get("RUNE_JIT_FUZZ_START", "0"))
 COUNT = int(os.environ.get("RUNE_JIT_FUZZ", str(DEFAULT)))

@@ -251,7 +251,7 @@ def layered(prog: Program, k: int, xp, seen_inputs: list | None = None):
     return f
 
 
-@pytest.mark.parametrize("examples", [pytest.param(12, id="sample"),
+@pytest.mark.parametrize("examples", [pytest.param(6, id="sample"),
                                       pytest.param(30, id="whole", marks=pytest.mark.slow)])
 def test_generated_layers_fold_and_agree_with_numpy_and_finite_differences(examples,
                                                                            monkeypatch):

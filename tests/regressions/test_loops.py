@@ -133,6 +133,7 @@ def p4(x, s):
     return rune.scan(outer, s, x)[0]
 
 
+@pytest.mark.slow  # 8 s of compiles (three paths, two gradients): the quick run's 5 minutes
 def test_grad_of_a_scan_holding_an_iterate_that_takes_zero_steps():
     args = [np.array([0.3, -0.5]), np.float64(0.4)]
     agree(p4, *args)
