@@ -6,6 +6,7 @@ steps; and what must not fold does not: layers that differ in a shape, a dtype o
 parameter, layers with effects, big elementwise layers (unrolled, they fuse into one
 loop over memory), a program without repetition, two layers."""
 
+import functools
 import warnings
 
 import numpy as np
@@ -301,3 +302,20 @@ def test_a_weak_int_computed_in_the_layers_is_still_checked():
     # the values the checks read are rows of the scan, in program order: the same
     # program at every trace (a disk cache's key)
     assert len({str(rune.make_ir(f)(h, 3)) for _ in range(3)}) == 1
+
+
+def test_a_value_and_its_tangent_are_never_stacked_together():
+    """Regression (found by tests/transforms/test_properties.py): a chain of adds whose jvp
+    interleaves the value's adds with the tangent's was folded, in the jvp's own trace,
+    with a period of three and the value and the tangent stacked as one row: partial
+    evaluation then found the value unknown ("a primal output came out unknown"). Now
+    passes' traces are left as they build them, and a row whose values come back asks for
+    a longer layer."""
+    def f(x):
+        vs = [rnp.sin(x) for _ in range(14)]
+        vs.append(rnp.sin(vs[0]))
+        return functools.reduce(lambda a, b: a + b, [rnp.sum(v) for v in vs[1:]])
+
+    rune.check_grads(f, 0.3)
+    np.testing.assert_allclose(rune.jit(rune.grad(f))(0.3),
+                               np.cos(0.3) * (13 + np.cos(np.sin(0.3))), rtol=1e-12)
