@@ -22,13 +22,15 @@ computation up to renaming, judged on the traced equations (not the Python sourc
 - values of the layers used after the run are the scan's final carries, or rows of its
   outputs.
 
-It folds only where the loop costs nothing that the unrolled code saved: the layers
+It folds where the loop should cost nothing that the unrolled code saved: the layers
 hold no effect (a check or a callback names its step and line as written) and no
 region; and either the carries are small or a layer holds an operation that ends
 elementwise fusion anyway (a matrix product: unrolled big elementwise layers fuse into
 one loop over memory, which a scan would split into K). Per-layer values from before
 the run are stacked only while small (stacking distinct weight matrices would copy them
-at every call). `RUNE_JIT_FOLD_LAYERS=0` turns it off (docs/design.md).
+at every call), and the loop must have fewer equations than the layers unrolled.
+Passes' own traces (`trace.transforming`) are left as built. `RUNE_JIT_FOLD_LAYERS=0`
+turns it off (docs/design.md).
 """
 
 from __future__ import annotations
