@@ -246,15 +246,14 @@ def _worth_it(layer: list[Eqn], carries: list, rows: list, escapes: dict, count:
     # the loop's equations: one layer, the scan, two a row read after it (a slice, a
     # reshape), one a stacked value and layer
     rows_read = sum(kind == "ys" for kind, *_ in escapes.values())
-    stacked = sum(not all(isinstance(a, Literal) for a in atoms) for atoms in rows)
-    if len(layer) + 1 + 2 * rows_read + (count + 1) * stacked >= len(layer) * count:
+    traced = [atoms for atoms in rows if not all(isinstance(a, Literal) for a in atoms)]
+    if len(layer) + 1 + 2 * rows_read + (count + 1) * len(traced) >= len(layer) * count:
         return False  # no fewer equations than unrolled
     types = {(j, o): v.type for j, e in enumerate(layer) for o, v in enumerate(e.outputs)}
     small = all(types[c].size <= SMALL for c in carries)
     fusion_ends = any(not ("elementwise" in e.prim.traits or "view" in e.prim.traits
                            or e.prim is broadcast_in_dim_p) for e in layer)
-    row_elements = sum(atoms[0].type.size for atoms in rows
-                       if not all(isinstance(a, Literal) for a in atoms))
+    row_elements = sum(atoms[0].type.size for atoms in traced)
     return (small or fusion_ends) and row_elements <= SMALL_ROWS
 
 
@@ -277,13 +276,18 @@ def _rewrite(builder: Builder, plan: Plan) -> None:
         captured = builder.captured.get(atom)
         return Tracer(atom, builder) if captured is None else captured
 
+    carried = {c: i for i, c in enumerate(plan.carries)}
+
     def step(_laned, carry, rows):
         at: dict = {}
 
         def operand(kind):
             tag, what = kind
-            return {"local": lambda: at[what], "carry": lambda: carry[plan.carries.index(what)],
-                    "same": lambda: outer(what), "rows": lambda: rows[what]}[tag]()
+            if tag == "local":
+                return at[what]
+            if tag == "carry":
+                return carry[carried[what]]
+            return outer(what) if tag == "same" else rows[what]
 
         for j, (e, kinds) in enumerate(zip(template, plan.kinds)):
             with source_info.at(e.source):
