@@ -6,7 +6,11 @@ inside one they stage primitives. Promotion follows NumPy 2 (NEP 50).
 
 from .._src.numpy import *  # noqa: F401, F403
 from .._src.numpy import __all__  # noqa: F401
-from . import linalg  # the public face of rune_jit._src.numpy.linalg
+import importlib as _importlib
+
+# `from . import linalg` would keep the internal module the star import bound when
+# rune_jit._src.numpy was imported first: import the public face by its full name.
+linalg = _importlib.import_module(f"{__name__}.linalg")
 
 
 def __getattr__(name: str):

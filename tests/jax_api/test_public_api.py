@@ -3,6 +3,7 @@ covers every public module, and the internal modules' old names still answer, wi
 DeprecationWarning naming where they went (issue 33)."""
 
 import importlib
+import subprocess
 import sys
 import types
 
@@ -52,6 +53,15 @@ def test_public_modules_only_re_export():
                  and v.__name__.startswith("rune_jit._src") and not k.startswith("_")
                  and f"{name}.{k}" != "rune_jit.config"]  # the settings themselves
         assert not inner, f"{name}.{inner} are internal modules: import the public faces"
+
+
+def test_numpy_linalg_is_the_public_face_whatever_was_imported_first():
+    """CI regression: with rune_jit._src.numpy imported first, rnp.linalg was the internal module."""
+    code = ("import rune_jit._src.numpy, rune_jit.numpy as rnp; "
+            "print(rnp.linalg.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO).stdout
+    assert out.strip() == "rune_jit.numpy.linalg"
 
 
 @pytest.mark.parametrize("old", ["ir", "trace", "passes", "backend"])
