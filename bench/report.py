@@ -27,6 +27,9 @@ SPEED_TARGETS = [("W1", ("jax", "numba"), 4.0), ("W2", ("jax",), 4.0), ("W2", ("
                  ("MM", ("c",), 1.0),
                  # issue 34: the Mandelbrot set at most half Numba's time, no slower than C
                  ("MB", ("numba",), 2.0), ("MB", ("c",), 1.0),
+                 # issue 34: the split-step solver and its gradient no slower than JAX,
+                 # the transforms alone within 1.5x NumPy's
+                 ("NLS", ("jax",), 1.0), ("NLSg", ("jax",), 1.0), ("FT", ("numpy",), 1 / 1.5),
                  *[(w.name, ("jax",), 1.0) for w in wl.WORKLOADS if w.group == "MC"]]
 COMPILE_TARGET_WORKLOADS = ("W1", "W2", "W3", "W3g", "W4", "W4s", "W5", "U")
 # issue 18: eager rnp calls at most 2x NumPy's time

@@ -93,6 +93,21 @@ def heat(at: bool):
     return make
 
 
+def nls(p):
+    f = rune.jit(wl.nls(rnp, rune.scan, p))
+    return lambda: f(p.params)
+
+
+def nls_grad(p):
+    f = rune.jit(rune.grad(wl.nls(rnp, rune.scan, p)))
+    return lambda: f(p.params)
+
+
+def ft(p):
+    f = rune.jit(rnp.fft.fft)
+    return lambda: f(p.z)
+
+
 def kf(p):
     f = rune.jit(wl.kalman(rnp, rnp.linalg.solve, rune.scan))
     return lambda: f(p.F, p.Q, p.H, p.R, p.zs, p.x0, p.P0)
@@ -321,7 +336,7 @@ def dmix_arrays(p):
     return lambda: f(p.x, s, a, b)
 
 
-IMPLS = {"W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
+IMPLS = {"NLS": nls, "NLSg": nls_grad, "FT": ft, "W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
          "RMr": _grad_of("RMr"), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
          "W10": w10, "W10b": w10, "HS": heat(False), "HSat": heat(True), "HS32": heat(False),

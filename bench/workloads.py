@@ -94,6 +94,14 @@ _MC = [(f"MC{n}", {"full": dict(n=n, steps=steps), "quick": dict(n=n, steps=step
        for n, steps in ((8, 100_000), (64, 1000), (256, 50))]
 _NO_C_MC = "a matrix product a step: the Numba row calls BLAS as C would"
 
+# NLS: issue 34's split-step Fourier solver of i u_t + u_xx / 2 + |u|^2 u = 0
+_NLS_SIZES = {"full": dict(n=4096, steps=1000), "quick": dict(n=4096, steps=100),
+              "tiny": dict(n=256, steps=10)}
+_FT_SIZES = {"full": dict(rows=256, n=4096), "quick": dict(rows=64, n=4096),
+             "tiny": dict(rows=4, n=256)}
+_NO_FFT = "no FFT it can call from compiled code (C would call a library: NumPy's row)"
+_NO_AD_NLS = "no automatic differentiation, and no adjoint of the solver by hand"
+
 WORKLOADS = [
     Workload("W1", "W1", "scalar scan c' = c*0.999999 + sin(x), ys = c'",
              ("rune_jit", "c", "numba", "jax", "numpy"), {},
@@ -215,6 +223,15 @@ WORKLOADS = [
              "256, over a grid of complex c (vmap of iterate)",
              ("rune_jit", "c", "numba", "jax", "numpy"), {}, _MB_SIZES,
              {peer: _MB_FUSED for peer in ("jax", "numpy")}),
+    Workload("NLS", "NLS", "split-step Fourier solver of the nonlinear Schrödinger "
+             "equation: 1000 steps of u <- ifft(L fft(u)) exp(i dt |u|^2), 4096 points, in a "
+             "scan, from a sech pulse (amp, width): the spread sum(|u|^2 x^2) dx",
+             ("rune_jit", "jax", "numpy"), dict(c=_NO_FFT, numba=_NO_FFT), _NLS_SIZES),
+    Workload("NLSg", "NLS", "gradient of NLS's spread with respect to the pulse's (amp, "
+             "width)", ("rune_jit", "jax"), dict(c=_NO_FFT, numba=_NO_FFT, numpy=_NO_AD_NLS),
+             _NLS_SIZES),
+    Workload("FT", "FT", "fft of 256 complex128 signals of 4096 points: the transforms alone",
+             ("rune_jit", "jax", "numpy"), dict(c=_NO_FFT, numba=_NO_FFT), _FT_SIZES),
     Workload("Dmix", "Dmix", "dispatch: jitted x * s + d['a'] - d['b'] * n, x a one-element "
              "array, s a Python float, d a dict of two one-element arrays, n a static int "
              "(Numba: d's arrays as two arguments)", ("rune_jit", "numba", "jax", "numpy"),
@@ -323,6 +340,14 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         return SimpleNamespace(x=np.linspace(0.0, 1.0, 8), **size)
     if w.group == "MB":
         return SimpleNamespace(c=mandelbrot_grid(size["side"]), **size)
+    if w.group == "NLS":  # a grid of length 40, an initial pulse near a soliton's
+        n, length = size["n"], 40.0
+        return SimpleNamespace(x=np.linspace(-length / 2, length / 2, n, endpoint=False),
+                               k=2 * np.pi * np.fft.fftfreq(n, length / n), dx=length / n,
+                               dt=1e-3, params=np.array([1.2, 0.8]), **size)
+    if w.group == "FT":
+        shape = (size["rows"], size["n"])
+        return SimpleNamespace(z=rng.normal(size=shape) + 1j * rng.normal(size=shape), **size)
     if w.group == "Dmix":
         return SimpleNamespace(x=np.array([1.5]), s=2.0, n=3,
                                d={"a": np.array([0.5]), "b": np.array([0.25])})
@@ -386,6 +411,23 @@ def w3g_with_no_input(w3g):
             return gW, gb
         return grads
     return make
+
+
+def nls(np_like, scan, p: SimpleNamespace):
+    """NLS's solver for a NumPy-like namespace with `fft` and its `scan`: (amp, width) ->
+    the spread of |u|^2 after p.steps steps."""
+    linear = np.exp(-0.5j * p.k ** 2 * p.dt)  # the dispersion step, exact in Fourier space
+
+    def spread(params):
+        u0 = params[0] / np_like.cosh(p.x / params[1]) + 0j
+
+        def step(u, _):
+            u = np_like.fft.ifft(linear * np_like.fft.fft(u))
+            return u * np_like.exp(1j * p.dt * np_like.abs(u) ** 2), None
+
+        u = scan(step, u0, None, length=p.steps)[0]
+        return np_like.sum(np_like.abs(u) ** 2 * p.x ** 2) * p.dx
+    return spread
 
 
 def newton_steps(a: np.ndarray, max_steps: int) -> np.ndarray:

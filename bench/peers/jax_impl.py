@@ -169,6 +169,14 @@ def w_heat(p):
     return _ready(jax.jit(loop), p.u0)
 
 
+def nls(p):
+    return _ready(jax.jit(wl.nls(jnp, jax.lax.scan, p)), p.params)
+
+
+def nls_grad(p):
+    return _ready(jax.jit(jax.grad(wl.nls(jnp, jax.lax.scan, p))), p.params)
+
+
 def kf(p):
     return _ready(jax.jit(wl.kalman(jnp, jnp.linalg.solve, jax.lax.scan)), p.F, p.Q, p.H,
                   p.R, p.zs, p.x0, p.P0)
@@ -299,7 +307,8 @@ def dmix_arrays(p):
     return _ready(f, p.x, np.asarray(p.s), p.d["a"], p.d["b"])
 
 
-IMPLS = {"W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
+IMPLS = {"NLS": nls, "NLSg": nls_grad, "FT": lambda p: _ready(jax.jit(jnp.fft.fft), p.z),
+         "W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
          "RMr": _grad_of("RMr"), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
          "W10": w10, "W10b": w10, "HS": w_heat, "HSat": w_heat, "HS32": w_heat, "KF": kf,

@@ -27,7 +27,6 @@ ABSENT: dict[str, dict[str, tuple[str, str | None]]] = {
          "axis_index", "pshuffle", "psum_scatter")
     } | {"with_sharding_constraint": (_SHARDING, None)},
     "rune_jit.numpy": {
-        "fft": ("rune_jit has no FFT yet (issue 34, item 5)", None),
         **{name: ("rune_jit's complex dtypes are complex64 and complex128", None)
            for name in ("complex_", "csingle", "cdouble")},
         **{name: ("rune_jit's floats are float16, float32 and float64", None)

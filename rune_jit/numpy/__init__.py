@@ -9,8 +9,9 @@ from .._src.numpy import __all__  # noqa: F401
 import importlib as _importlib
 
 # `from . import linalg` would keep the internal module the star import bound when
-# rune_jit._src.numpy was imported first: import the public face by its full name.
+# rune_jit._src.numpy was imported first: import the public faces by their full names.
 linalg = _importlib.import_module(f"{__name__}.linalg")
+fft = _importlib.import_module(f"{__name__}.fft")
 
 
 def __getattr__(name: str):

@@ -118,8 +118,6 @@ def test_a_jax_name_not_provided_says_so_and_names_the_spelling():
 
 
 def test_jax_numpy_names_not_provided_say_why():
-    with pytest.raises(AttributeError, match=r"jax\.numpy\.fft is not provided.*no FFT yet"):
-        rnp.fft
     with pytest.raises(AttributeError, match=r"jax\.numpy\.bfloat16 is not provided"):
         rnp.bfloat16
     with pytest.raises(AttributeError, match=r"jax\.lax\.psum is not provided"):

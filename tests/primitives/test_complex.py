@@ -366,3 +366,12 @@ def test_vmap_of_a_scan_with_complex_carries(backend):
 def test_integer_powers_are_numpys_products(n, backend):
     """A constant integer exponent under 100 multiplies, in NumPy's order."""
     np.testing.assert_array_equal(backend(lambda z: z ** n)(Z[Z != 0]), Z[Z != 0] ** n)
+
+
+def test_a_complex_number_of_an_array_and_a_zero_scalar_moves_as_one_array():
+    """Regression (found by the FFT's tests): reverse mode of real(z.T) builds complex(ct,
+    0) with a 0-d zero; compiled, its imaginary part stayed 0-d and its transpose failed
+    ("(1, 0) is not a permutation of the axes of float64[]")."""
+    z, w = np.ones((2, 3)) * (1 + 2j), np.arange(6.0).reshape(3, 2)
+    g = rune.jit(rune.grad(lambda z: rnp.sum(rnp.real(z.T) * w)))(z)
+    np.testing.assert_array_equal(g, w.T.astype(complex))

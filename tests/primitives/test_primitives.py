@@ -15,6 +15,7 @@ from rune_jit._src.ad_util import UndefinedPrimal, Zero
 from rune_jit._src.ir import Literal, Var, type_of
 from rune_jit._src.ops import complex_parts as cp
 from rune_jit._src.ops import elementwise as ew
+from rune_jit._src.ops import fft as ffts
 from rune_jit._src.ops import gather as gt
 from rune_jit._src.ops import index as ix
 from rune_jit._src.ops import decomp as dc
@@ -132,6 +133,14 @@ STRICT = [
     # test_complex.py), complex two floats
     *[Strict(p, "x", ()) for p in ("real", "imag", "conj")],
     Strict("complex", "xx", FLOATS),
+    # the FFT: c2c and c2r transform complex values only, r2c floats; fft_parts takes the
+    # parts of complex values (tests/numpy_api/test_fft.py)
+    Strict("fft", "x", (), params=(("kind", "c2c"), ("forward", True), ("n", 3),
+                                   ("scale", 1.0))),
+    Strict("fft", "x", (F64, F32), params=(("kind", "r2c"), ("forward", True), ("n", 3),
+                                           ("scale", 1.0))),
+    Strict("fft_parts", "xx", (F64, F32), lambda re, im: ffts.fft_parts(
+        [re, im], "c2c", True, 3, 1.0)[0]),
     *[Strict(p, "m", ALL, params=(("axes", (0,)),))
       for p in ("reduce_prod", "reduce_max", "reduce_min")],
     Strict("reduce_sum", "m", NUMERIC, params=(("axes", (0,)),)),
@@ -310,6 +319,11 @@ LINEAR = [
     *[Linear(p, p, getattr(cp, p), (((3,), "any", C128),), (0,))
       for p in ("real", "imag", "conj")],
     Linear("complex", "complex", cp.complex_, (V3, V3), (0, 1)),
+    *[Linear(f"fft_{kind}_{n}", "fft", lambda x, kind=kind, fw=fw, n=n: ffts.fft(
+        x, kind, fw, n, 0.5), (((2, ffts.in_length(kind, n)), "any", dt),), (0,))
+      for kind, fw, n, dt in (("c2c", True, 5, C128), ("c2c", False, 4, C128),
+                              ("r2c", True, 6, F64), ("r2c", True, 5, F64),
+                              ("c2r", False, 6, C128), ("c2r", False, 5, C128))],
     Linear("mul_complex", "mul", ew.mul, (((3,), "any", C128), ((3,), "any", C128)), (0,)),
     Linear("cond", "cond",
            lambda w, p, x: rune.cond(p, lambda v: v * w, lambda v: -v[::-1], x),

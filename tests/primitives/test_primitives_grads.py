@@ -307,13 +307,20 @@ COMPLEX_PARTS = [
     Grad("complex", lambda x, y: cp.complex_(x, y) * cp.complex_(y, x), _draw(ANY, ANY)),
 ]
 
+# the FFT (more in tests/numpy_api/test_fft.py): each kind, complex and real inputs
+FFT = [
+    Grad("fft", lambda z: rnp.fft.fft(z * z, n=5, norm="ortho"), _given(Z3)),
+    Grad("rfft_irfft", lambda x: rnp.fft.irfft(rnp.fft.rfft(x * x) * (1 + 2j), n=5),
+         _draw(ANY)),
+]
+
 REVERSE_ONLY = [  # forward mode of a custom_vjp function is an error (tests/transforms/test_custom.py)
     Grad("custom_vjp", lambda x, y: _sin_times(x, y) * x, _draw(ANY, ANY), ("rev",)),
 ]
 
 GRADS = _unary() + [Grad(i, f, a if callable(a) else _draw(*a)) for i, f, a in
                     ELEMENTWISE + SHAPES + REDUCTIONS + INDEXING + SORTING + LINALG + CONTROL
-                    ] + COMPLEX_PARTS + REVERSE_ONLY
+                    ] + COMPLEX_PARTS + FFT + REVERSE_ONLY
 EXACT_ZERO = {"stop_gradient": "its derivative is zero by definition, not by differences"}
 
 

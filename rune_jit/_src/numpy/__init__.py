@@ -2,7 +2,7 @@
 
 import numpy as _np
 
-from . import linalg
+from . import fft, linalg
 from .creation import (arange, array, asarray, eye, full, full_like, linspace, ones,
                                    ones_like, zeros, zeros_like)
 from .math import (abs, absolute, add, arctan, arctan2, bitwise_and, bitwise_count,
@@ -34,7 +34,7 @@ __all__ = [
     "argmax", "argmin", "array", "asarray", "astype", "bitwise_and", "bitwise_count",
     "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_to", "clip", "concatenate",
     "cos", "cosh", "divide", "dot", "equal", "exp", "expand_dims", "expm1", "eye",
-    "floor_divide", "full", "full_like", "greater", "greater_equal", "invert", "isfinite",
+    "fft", "floor_divide", "full", "full_like", "greater", "greater_equal", "invert", "isfinite",
     "isnan", "left_shift", "less", "less_equal", "linalg", "linspace", "log", "log1p",
     "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "max", "maximum",
     "mean", "min", "minimum", "mod", "moveaxis", "multiply", "negative", "not_equal",

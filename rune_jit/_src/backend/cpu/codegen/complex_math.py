@@ -6,7 +6,8 @@ primitive of complex values with, in terms of real primitives.
   abs is hypot (no overflow); exp, log, sqrt, sin, cos, sinh, cosh, tanh and tan go
   through the real functions of the parts (tanh and tan by Kahan's formula, as NumPy's;
   expm1 and log1p by NumPy's formulas);
-- sort is NumPy's lexicographic order, as two stable sorts; prod halves pairwise.
+- sort is NumPy's lexicographic order, as two stable sorts; prod halves pairwise;
+- fft keeps its complex operands and results as parts (ops/fft.py: fft_parts).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ....dtypes import real_dtype
 from ....ir import Type
 from ....ops import complex_parts as cp
 from ....ops import elementwise as ew
+from ....ops import fft as fft_ops
 from ....ops import gather, index, reduce, sort
 from ....ops import shape as sh
 from ....ops.control import stop_gradient_p
@@ -49,7 +51,7 @@ def per_part(prim: Primitive, args: list, params: dict, out_types: list[Type]) -
 
 # the primitives of complex values only: complex_pairs.py rewrites every use of them away,
 # so no lowering rule has them
-ONLY_COMPLEX = frozenset({cp.real_p, cp.imag_p, cp.conj_p, cp.complex_p})
+ONLY_COMPLEX = frozenset({cp.real_p, cp.imag_p, cp.conj_p, cp.complex_p, fft_ops.fft_p})
 # the primitives that act on each part alone (linear over the reals, or moving elements)
 PER_PART = {sh.broadcast_in_dim_p, sh.reshape_p, sh.transpose_p, sh.rev_p, sh.slice_p,
             sh.pad_p, sh.concatenate_p, index.dynamic_slice_p, index.dynamic_update_slice_p,
@@ -355,6 +357,21 @@ def reduce_prod(z: Pair, *, axes: tuple) -> Pair:
     return Pair(*(sh.reshape(p, lead) for p in z))
 
 
+def _same_shape(*xs: Any) -> list:
+    """Operands of an elementwise primitive (a 0-d one broadcasts) at their common shape:
+    each part of a Pair goes through structural primitives on its own."""
+    shape = np.broadcast_shapes(*(type_of_value(x).shape for x in xs))
+    return [x if type_of_value(x).shape == shape else ew.broadcast_to_shape(x, shape)
+            for x in xs]
+
+
+def fft(x: Any, *, kind: str, **params) -> Any:
+    """The transform on parts: compiled code joins them where pocketfft reads them."""
+    parts = [x] if kind == "r2c" else list(_pair(x))
+    outs = fft_ops.fft_parts(parts, kind=kind, **params)
+    return Pair(*outs) if len(outs) == 2 else outs[0]
+
+
 def _both(combine: Callable) -> Callable:
     return lambda a, b: combine(*(_pair(a)), *(_pair(b)))
 
@@ -366,10 +383,10 @@ RULES: dict[str, Callable] = {
     "log2": _scaled(log, np.log(2), False), "log10": _scaled(log, np.log(10), False),
     "reduce_prod": reduce_prod,
     "pow": power, "convert": convert, "dot_general": dot_general, "scatter": scatter,
-    "sort": sort_pairs, "cumulative": cumulative,
+    "sort": sort_pairs, "cumulative": cumulative, "fft": fft,
     "real": lambda z: z.re, "imag": lambda z: z.im,
     "conj": lambda z: Pair(z.re, ew.neg(z.im)),
-    "complex": lambda x, y: Pair(x, y),
+    "complex": lambda x, y: Pair(*_same_shape(x, y)),
     "eq": _both(lambda ar, ai, br, bi: ew.logical_and(ew.eq(ar, br), ew.eq(ai, bi))),
     "ne": _both(lambda ar, ai, br, bi: ew.logical_or(ew.ne(ar, br), ew.ne(ai, bi))),
     "isnan": lambda z: ew.logical_or(ew.isnan(z.re), ew.isnan(z.im)),

@@ -23,7 +23,7 @@ from .... import config
 from .... import target_cpu
 from ....call import disk_cache
 from ....call.forks import renew_in_child
-from . import elf_loader, openblas
+from . import elf_loader, openblas, pocketfft
 
 _lock = renew_in_child(sys.modules[__name__], "_lock")
 _names = itertools.count()
@@ -250,6 +250,8 @@ def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
     math_libraries()
     if openblas.needed_by(obj):  # LAPACK's symbols: the library keeps them to itself
         imports = {**openblas.addresses(obj), **imports}
+    if pocketfft.needed_by(obj):  # NumPy's FFT loops: their addresses, not symbols
+        imports = {**pocketfft.addresses(obj), **imports}
     try:
         return elf_loader.load(obj, symbols, lambda name: imports.get(name) or
                                elf_loader.process_symbol(name) or llvm.address_of_symbol(name))
