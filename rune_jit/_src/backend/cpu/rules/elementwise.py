@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import llvmlite.ir as ir
 import numpy as np
 
 from ....ops import elementwise as ew
@@ -28,11 +29,20 @@ def _compare(op: str) -> Callable:
 
 
 def _power(lw, x, y):
+    if A.is_float(x) and _is_two(y):  # x ** 2: x * x is pow's correctly rounded square
+        return A.mul(lw.b, x, x)
     if A.is_float(x):
         return mathlib.call(lw.b, "pow", x, y)
     if not A.is_unsigned(y):
         lw.fail_if_any(lw.b.icmp_signed("<", y, A.const_like(y, 0)), "negative_power")
     return A.int_power(lw.fn, x, y)
+
+
+def _is_two(y) -> bool:
+    """Whether y is the constant 2 (an exponent written as a literal), in every lane."""
+    values = y.constant if isinstance(y, ir.Constant) else None
+    values = values if isinstance(values, list) else [values]
+    return all(isinstance(v, ir.Constant) and v.constant == 2.0 or v == 2.0 for v in values)
 
 
 def _divmod(part: int) -> Callable:
