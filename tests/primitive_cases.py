@@ -649,36 +649,33 @@ def _linalg() -> list[Case]:
     return [Case(*r) for r in rows]
 
 
-def _parts_ref(kind: str, n: int, part: int) -> Callable:
-    """NumPy's transform, as fft_parts computes it from parts (part: which of a complex
-    result's parts)."""
-    def ref(*xs):
-        x = xs[0] + 1j * xs[1] if len(xs) == 2 else xs[0]
-        # scale 1: the inverse unscaled, which is NumPy's norm="forward"
-        y = {"c2c": np.fft.fft, "r2c": np.fft.rfft, "c2r": np.fft.irfft}[kind](x, n, norm=(
-            "forward" if kind == "c2r" else "backward"))
-        y = (y.real, y.imag)[part] if y.dtype.kind == "c" else y
-        return y.astype(xs[0].dtype)
+def _memory_ref(kind: str, n: int) -> Callable:
+    """NumPy's transform, as fft_memory computes it: complex sides as their memory (a
+    last axis of 2), scale 1 (the inverse unscaled: NumPy's norm="forward")."""
+    def ref(x):
+        if kind != "r2c":
+            x = np.ascontiguousarray(x).view(np.result_type(x.dtype, np.complex64))[..., 0]
+        y = {"c2c": np.fft.fft, "r2c": np.fft.rfft, "c2r": np.fft.irfft}[kind](
+            x, n, norm="forward" if kind == "c2r" else "backward")
+        return y.view(y.real.dtype).reshape(y.shape + (2,)) if y.dtype.kind == "c" else y
     return ref
 
 
 def _fft() -> list[Case]:
     """The transforms (ops/fft.py; NumPy's pocketfft when compiled), through numpy.fft's
-    functions, and fft_parts, the form compiled code computes, bound on its parts."""
+    functions, and fft_memory, the form compiled code computes, bound on NumPy's memory
+    of complex numbers."""
     rows = [
         ("fft", "fft", rnp.fft.fft, np.fft.fft, (((5,),), ((2, 3, 4),), ((1,),))),
         ("ifft_n", "fft", lambda a: rnp.fft.ifft(a, 6, 0), lambda a: np.fft.ifft(a, 6, 0),
          (((5,),), ((3, 2),))),
         ("rfft", "fft", rnp.fft.rfft, np.fft.rfft, (((5,),), ((2, 6),))),
         ("irfft", "fft", rnp.fft.irfft, np.fft.irfft, (((5,),), ((2, 3, 4),))),
-        ("fft_parts_c2c", "fft_parts", lambda re, im: ffts.fft_parts(
-            [re, im], "c2c", True, 4, 1.0)[1], _parts_ref("c2c", 4, 1),
-         (((4,), (4,)), ((2, 4), (2, 4))), (), F64, (F64, F32)),
-        ("fft_parts_r2c", "fft_parts", lambda x: ffts.fft_parts([x], "r2c", True, 5, 1.0)[0],
-         _parts_ref("r2c", 5, 0), (((5,),), ((3, 5),)), (), F64, (F64, F32)),
-        ("fft_parts_c2r", "fft_parts", lambda re, im: ffts.fft_parts(
-            [re, im], "c2r", False, 6, 1.0)[0], _parts_ref("c2r", 6, 0),
-         (((4,), (4,)), ((2, 4), (2, 4))), (), F64, (F64, F32)),
+        *[(f"fft_memory_{kind}", "fft_memory", lambda x, kind=kind, n=n: ffts.fft_memory(
+            x, kind, kind != "c2r", n, 1.0), _memory_ref(kind, n), shapes, (), F64, (F64, F32))
+          for kind, n, shapes in (("c2c", 4, (((4, 2),), ((2, 4, 2),))),
+                                  ("r2c", 5, (((5,),), ((3, 5),))),
+                                  ("c2r", 6, (((4, 2),), ((2, 4, 2),))))],
     ]
     return [Case(*r) for r in rows]
 

@@ -13,9 +13,11 @@ matrix is symmetric, so c2c is its own transpose; r2c is c2c of the zero-padded
 cotangent, real part; c2r is the conjugate of r2c of the cotangent, its frequencies that
 stand for two (k and n - k) counted twice.
 
-`fft_parts` is the form compiled code computes, each complex operand or result as its
-real and imaginary parts (backend/cpu/codegen/complex_pairs.py): it exists only after
-that rewrite, so it has no derivatives (a batch rule, for the tests that bind it).
+`fft_memory` is the form compiled code computes, where complex values are pairs of
+real arrays (backend/cpu/codegen/complex_pairs.py): a complex operand or result is
+NumPy's memory of it, a real array with a last axis of 2 (real, imaginary), which
+pocketfft reads and writes. It exists only after that rewrite, so it has no derivatives
+(a batch rule, for the tests that bind it).
 """
 
 from __future__ import annotations
@@ -28,14 +30,14 @@ from numpy.fft import _pocketfft_umath as pocketfft
 from ..dtypes import complex_dtype, real_dtype
 from ..ir import Type
 from ..primitive import Absent, Primitive
-from ..trace import bind, bind1, type_of_value
+from ..trace import bind1, type_of_value
 from . import complex_parts as cp
 from . import elementwise as ew
 from .jvp_rules import linear_jvp
-from .shape import broadcast_in_dim, materialize, pad_p, slice_op
+from .shape import broadcast_in_dim, pad_p, slice_op
 
 fft_p = Primitive("fft", traits=frozenset({"costly"}))
-fft_parts_p = Primitive("fft_parts", traits=frozenset({"costly"}))
+fft_memory_p = Primitive("fft_memory", traits=frozenset({"costly"}))
 
 KINDS = ("c2c", "r2c", "c2r")
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -121,50 +123,47 @@ fft_p.def_rule("batch", lambda size, args, dims, **params: ([bind1(fft_p, args[0
                                                            [0]))
 
 
-# ------------------------------------------------------------- fft_parts
+# ------------------------------------------------------------- fft_memory
 
-def _joined(parts: tuple, kind: str, side: str) -> tuple:
-    """The fft's operand (side "in") or result ("out") types from their parts' types."""
-    complex_side = kind == "c2c" or (kind == "r2c") == (side == "out")
+def _as_complex_side(t: Type, complex_side: bool) -> Type:
+    """The fft's type of a side of fft_memory: (..., m, 2) reals are (..., m) complex."""
     if not complex_side:
-        return parts
-    re, im = parts
-    return (Type(complex_dtype(re.dtype), re.shape),)
+        return t
+    if t.ndim < 1 or t.shape[-1] != 2:
+        raise ValueError(f"fft_memory: {t} is not complex numbers' memory (a last axis of 2)")
+    return Type(complex_dtype(t.dtype), t.shape[:-1])
 
 
-@fft_parts_p.def_rule("shape")
-def _parts_shape(*parts: Type, kind, forward, n, scale) -> list[Type]:
-    if parts[0].dtype not in FLOATS or any(p != parts[0] for p in parts):
-        raise TypeError(f"fft_parts ({kind}): parts {', '.join(map(str, parts))} must be "
-                        "float32 or float64, of one type")
-    (whole,) = _fft_shape(*_joined(parts, kind, "in"), kind=kind, forward=forward, n=n,
-                          scale=scale)
-    if whole.dtype.kind != "c":
-        return [whole]
-    return [Type(real_dtype(whole.dtype), whole.shape)] * 2
+def _complex_in(kind: str) -> bool:
+    return kind != "r2c"
 
 
-@fft_parts_p.def_rule("impl")
-def _parts_impl(*parts, kind, forward, n, scale):
-    x = parts[0]
-    if len(parts) == 2:  # exactly (re + 1j * im would make inf * 0j a nan)
-        x = np.empty(x.shape, complex_dtype(x.dtype))
-        x.real, x.imag = parts
+@fft_memory_p.def_rule("shape")
+def _memory_shape(x: Type, *, kind, forward, n, scale) -> list[Type]:
+    if x.dtype not in FLOATS:
+        raise TypeError(f"fft_memory ({kind}): operand {x} must be float32 or float64")
+    (out,) = _fft_shape(_as_complex_side(x, _complex_in(kind)), kind=kind, forward=forward,
+                        n=n, scale=scale)
+    return [Type(real_dtype(out.dtype), out.shape + (2,)) if out.dtype.kind == "c" else out]
+
+
+@fft_memory_p.def_rule("impl")
+def _memory_impl(x, *, kind, forward, n, scale):
+    if _complex_in(kind):
+        x = np.ascontiguousarray(x).view(complex_dtype(x.dtype))[..., 0]
     (y,) = _fft_impl(x, kind=kind, forward=forward, n=n, scale=scale)
-    return [y.real.copy(), y.imag.copy()] if y.dtype.kind == "c" else [y]
+    if y.dtype.kind == "c":
+        y = y.view(real_dtype(y.dtype)).reshape(y.shape + (2,))
+    return [y]
 
 
-def fft_parts(parts: list, kind: str, forward: bool, n: int, scale: float) -> list:
-    return bind(fft_parts_p, *parts, kind=kind, forward=forward, n=n, scale=scale)
+def fft_memory(x: Any, kind: str, forward: bool, n: int, scale: float) -> Any:
+    return bind1(fft_memory_p, x, kind=kind, forward=forward, n=n, scale=scale)
 
 
-def _parts_batch(size, args, dims, **params):
-    outs = fft_parts([materialize(a, d, size) for a, d in zip(args, dims)], **params)
-    return outs, [0] * len(outs)
-
-
-fft_parts_p.def_rule("batch", _parts_batch)
+fft_memory_p.def_rule("batch", lambda size, args, dims, **params: (
+    [fft_memory(args[0], **params)], [0]))
 _AFTER_PAIRS = Absent("exists only in compiled code's rewrite of complex values into "
                       "parts, after every derivative is taken")
 for _slot in ("jvp", "transpose"):
-    fft_parts_p.def_rule(_slot, _AFTER_PAIRS)
+    fft_memory_p.def_rule(_slot, _AFTER_PAIRS)

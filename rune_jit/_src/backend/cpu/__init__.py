@@ -57,8 +57,8 @@ class CpuBackend:
         from ...passes.constants import lift_constants
 
         paired = complex_pairs.holds_complex(region)
-        if paired:  # as compiled: complex values in pairs
-            region = complex_pairs.to_pairs(region)
+        if paired:  # as compiled: complex values in pairs, interleaved at the boundary
+            region = complex_pairs.at_boundary(region)
         lifted, constants = lift_constants(region)
         final = before_lowering(lifted)
         return Lowered(final, runtime.build(final), constants, paired)

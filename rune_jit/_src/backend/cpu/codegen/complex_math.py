@@ -7,7 +7,8 @@ primitive of complex values with, in terms of real primitives.
   through the real functions of the parts (tanh and tan by Kahan's formula, as NumPy's;
   expm1 and log1p by NumPy's formulas);
 - sort is NumPy's lexicographic order, as two stable sorts; prod halves pairwise;
-- fft keeps its complex operands and results as parts (ops/fft.py: fft_parts).
+- fft reads and writes NumPy's memory of complex numbers (ops/fft.py: fft_memory), whose
+  parts are slices (`Interleaved`), as the program's complex arguments and results are.
 """
 
 from __future__ import annotations
@@ -365,11 +366,37 @@ def _same_shape(*xs: Any) -> list:
             for x in xs]
 
 
+class Interleaved(Pair):
+    """A Pair read from NumPy's memory of complex numbers (`memory`: a real array with a
+    last axis of 2, real then imaginary part): its parts are slices of that memory, and
+    what reads the memory whole (the FFT, the program's results) takes it as it is."""
+
+    memory: Any
+
+
+def from_memory(memory: Any) -> Interleaved:
+    shape = type_of_value(memory).shape
+    parts = [sh.reshape(sh.slice_op(memory, (0,) * (len(shape) - 1) + (k,),
+                                    shape[:-1] + (k + 1,)), shape[:-1]) for k in (0, 1)]
+    z = Interleaved(*parts)
+    z.memory = memory
+    return z
+
+
+def to_memory(z: Pair) -> Any:
+    """z as NumPy's memory of it (its parts side by side on a new last axis)."""
+    if isinstance(z, Interleaved):
+        return z.memory
+    shape = type_of_value(z.re).shape
+    return sh.concatenate([sh.reshape(p, shape + (1,)) for p in z], len(shape))
+
+
 def fft(x: Any, *, kind: str, **params) -> Any:
-    """The transform on parts: compiled code joins them where pocketfft reads them."""
-    parts = [x] if kind == "r2c" else list(_pair(x))
-    outs = fft_ops.fft_parts(parts, kind=kind, **params)
-    return Pair(*outs) if len(outs) == 2 else outs[0]
+    """The transform on NumPy's memory of complex numbers, which pocketfft reads: a
+    complex operand is interleaved (unless it is memory already), a complex result's
+    parts are slices of the memory pocketfft writes."""
+    y = fft_ops.fft_memory(x if kind == "r2c" else to_memory(_pair(x)), kind=kind, **params)
+    return y if kind == "c2r" else from_memory(y)
 
 
 def _both(combine: Callable) -> Callable:

@@ -18,11 +18,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ....dtypes import complex_dtype, real_dtype
+from ....dtypes import real_dtype
 from ....ir import Literal, Region, Type, map_regions
 from ....ops.checkpointed import checkpointed_p
 from ....ops.control import cond_p
 from ....ops.custom import custom_jvp_call_p, custom_vjp_call_p
+from ....ops import elementwise as ew
 from ....ops.iterate import iterate_p
 from ....ops.remat import remat_p
 from ....ops.root import root_p
@@ -30,7 +31,7 @@ from ....ops.scan import scan_p
 from ....primitive import Primitive
 from ....trace import bind, trace_flat, type_of_value
 from .... import source_info
-from .complex_math import PER_PART, RULES, Pair, is_complex, per_part
+from .complex_math import PER_PART, RULES, Pair, from_memory, is_complex, per_part, to_memory
 
 
 def holds_complex(region: Region) -> bool:
@@ -91,6 +92,34 @@ def to_pairs(region: Region) -> Region:
         return flatten(eval_pairs(region, unflatten(flat, region.in_types)))
 
     return trace_flat(run, split_types(region.in_types))
+
+
+def interleaved_types(types: Sequence[Type]) -> list[Type]:
+    """The types of a program's complex arguments and results as its compiled code takes
+    and gives them: NumPy's memory of complex numbers, real and imaginary parts side by
+    side, as a real array with a last axis of 2."""
+    return [Type(real_dtype(t.dtype), t.shape + (2,)) if is_complex(t) else t for t in types]
+
+
+def at_boundary(region: Region) -> Region:
+    """`to_pairs` of a program whose complex params and outputs are interleaved
+    (`interleaved_types`): the caller passes and receives NumPy's complex arrays as they
+    are in memory, with no copy into parts, and the parts are read and written in place
+    (slices of the last axis, fused into their uses)."""
+    def run(*flat):
+        args = [from_memory(x) if is_complex(t) else x for x, t in zip(flat, region.in_types)]
+        outs = eval_pairs(region, args)
+        return [to_memory(_parts_of(v, t)) if is_complex(t) else v
+                for v, t in zip(outs, region.out_types)]
+
+    return trace_flat(run, interleaved_types(region.in_types))
+
+
+def _parts_of(z: Pair, t: Type) -> Pair:
+    """z's parts in t's real dtype (complex(x, y) of float16 parts is complex64)."""
+    part = real_dtype(t.dtype)
+    return z if all(type_of_value(p).dtype == part for p in z) else Pair(
+        *(ew.convert(p, part) for p in z))
 
 
 def eval_pairs(region: Region, args: Sequence[Any]) -> list:
@@ -189,27 +218,18 @@ class Pairs:
 
     def __init__(self, region: Region, prepare: Callable):
         self.in_types, self.out_types = list(region.in_types), list(region.out_types)
-        self.inner = prepare(to_pairs(region))
+        self.inner = prepare(at_boundary(region))
 
     def _split(self, values: Sequence[Any]) -> list:
-        out = []
-        for v, t in zip(values, self.in_types):
-            if is_complex(t):
-                a = np.asarray(v, t.dtype)
-                out += [np.array(a.real), np.array(a.imag)]
-            else:
-                out.append(v)
-        return out
+        """Complex arguments as their memory: views, unless NumPy must convert or copy
+        (another dtype, or not C-contiguous)."""
+        return [np.ascontiguousarray(np.asarray(v, t.dtype)).view(real_dtype(t.dtype))
+                .reshape(t.shape + (2,)) if is_complex(t) else v
+                for v, t in zip(values, self.in_types)]
 
     def _join(self, flat: Sequence[Any]) -> list:
-        out = []
-        for v, t in zip(unflatten(flat, self.out_types), self.out_types):
-            if isinstance(v, Pair):
-                z = np.empty(t.shape, complex_dtype(np.asarray(v.re).dtype))
-                z.real, z.imag = v.re, v.im
-                v = z
-            out.append(v)
-        return out
+        return [np.asarray(v).view(t.dtype).reshape(t.shape) if is_complex(t) else v
+                for v, t in zip(flat, self.out_types)]
 
     def run(self, values: Sequence[Any]) -> list:
         return self._join(self.inner.run(self._split(values)))

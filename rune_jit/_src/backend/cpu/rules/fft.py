@@ -1,13 +1,10 @@
 """The FFT in compiled code: a call of NumPy's pocketfft loop (runtime/pocketfft.py) per
 transform, over all of its batch at once.
 
-After complex_pairs.py, complex values are their parts; pocketfft reads and writes
-complex numbers interleaved (NumPy's layout). So a complex operand is interleaved into a
-buffer of this call, and a complex result split out of one, with vector shuffles: two
-passes over memory beside the transform's n log n. Operands are put in memory first (a
-lazy one is computed there by the vectorised stores, not element by element in the
-copy). A real operand of r2c is read where it is, a real result of c2r written where
-it goes.
+After complex_pairs.py the transform is `fft_memory`: a complex operand or result is
+NumPy's memory of it (a real array with a last axis of 2), which pocketfft reads and
+writes as it is; complex_math.py interleaves the parts of an operand that is not memory
+already and reads a result's parts as slices of it.
 """
 
 from __future__ import annotations
@@ -17,62 +14,11 @@ import math
 import llvmlite.ir as ir
 import numpy as np
 
-from ....ir import Type
-from ....ops.fft import fft_parts_p, gufunc
+from ....ops.fft import fft_memory_p, gufunc
 from ..codegen.emit import I64, PTR, declare
 from ..codegen.lower import lowering
 from ..codegen.values import Array
 from ..runtime import pocketfft
-
-
-# elements a vector of each part holds in the copies (32 bytes: AVX2's registers; LLVM
-# splits or joins them for the target)
-CHUNK_BYTES = 32
-
-
-def _chunks(lw, count: int, dt: np.dtype, body) -> None:
-    """body(offset, width) over `count` elements: vectors of a chunk, then single ones."""
-    width = CHUNK_BYTES // dt.itemsize
-    whole = count // width
-    lw.fn.loop(lw.i64(0), lw.i64(whole), 1, [], lambda i, _: body(
-        lw.b.mul(i, lw.i64(width)), width) or [])
-    lw.fn.loop(lw.i64(whole * width), lw.i64(count), 1, [], lambda i, _: body(i, None) or [])
-
-
-def _interleave(lw, parts: list[ir.Value], dt: np.dtype, count: int, dest: ir.Value) -> None:
-    """The complex numbers of parts (re, im) in memory, interleaved at `dest`."""
-    def body(at, width):
-        re, im = (lw.load_at(p, dt, at, width) for p in parts)
-        out = lw.b.mul(at, lw.i64(2))
-        if width is None:
-            lw.store_at(dest, dt, out, re)
-            lw.store_at(dest, dt, lw.b.add(out, lw.i64(1)), im)
-            return
-        mask = [k // 2 + (k % 2) * width for k in range(2 * width)]
-        lw.store_at(dest, dt, out, lw.b.shuffle_vector(re, im, _indices(mask)))
-
-    _chunks(lw, count, dt, body)
-
-
-def _split(lw, src: ir.Value, dt: np.dtype, count: int, outs: list[ir.Value]) -> None:
-    """Interleaved complex numbers at `src`, into their parts' buffers."""
-    def body(at, width):
-        at2 = lw.b.mul(at, lw.i64(2))
-        if width is None:
-            for k, out in enumerate(outs):
-                lw.store_at(out, dt, at, lw.load_at(src, dt, lw.b.add(at2, lw.i64(k))))
-            return
-        both = lw.load_at(src, dt, at2, 2 * width)
-        for k, out in enumerate(outs):
-            part = lw.b.shuffle_vector(both, both, _indices(range(k, 2 * width, 2)))
-            lw.store_at(out, dt, at, part)
-
-    _chunks(lw, count, dt, body)
-
-
-def _indices(ks) -> ir.Constant:
-    ks = list(ks)
-    return ir.Constant(ir.VectorType(ir.IntType(32), len(ks)), ks)
 
 
 def _in_memory(lw, v) -> ir.Value:
@@ -89,29 +35,23 @@ def _slots(lw, values: list[ir.Value], typ: ir.Type) -> ir.Value:
     return slot
 
 
-@lowering(fft_parts_p)
+def _transform_shape(t, complex_side: bool) -> tuple[int, ...]:
+    return t.shape[:-1] if complex_side else t.shape
+
+
+@lowering(fft_memory_p)
 def _fft_lower(lw, args, out_types, *, kind, forward, n, scale):
-    dt = out_types[0].dtype
-    rows = math.prod(args[0].type.shape[:-1])
-    m_in, m_out = args[0].type.shape[-1], out_types[0].shape[-1]
-    if len(args) == 2:
-        src = lw.buffer(Type(dt, args[0].type.shape + (2,)))
-        _interleave(lw, [_in_memory(lw, a) for a in args], dt, args[0].type.size, src)
-    else:
-        src = _in_memory(lw, args[0])
-    if len(out_types) == 2:
-        dest = lw.buffer(Type(dt, out_types[0].shape + (2,)))
-    else:
-        dest = lw.out_buffer(0, out_types[0])
+    (x,), (out,) = args, out_types
+    dt = out.dtype
+    shape_in = _transform_shape(x.type, kind != "r2c")
+    shape_out = _transform_shape(out, kind != "c2r")
+    src, dest = _in_memory(lw, x), lw.out_buffer(0, out)
+    rows = math.prod(shape_in[:-1])
     if rows:
         _call(lw, gufunc(kind, forward, n).__name__, dt, src, dest,
-              (rows, m_in, m_out), (2 if len(args) == 2 else 1, 2 if len(out_types) == 2 else 1),
-              scale)
-    if len(out_types) == 1:
-        return [Array(out_types[0], dest)]
-    outs = [Array(t, lw.out_buffer(i, t)) for i, t in enumerate(out_types)]
-    _split(lw, dest, dt, out_types[0].size, [o.ptr for o in outs])
-    return outs
+              (rows, shape_in[-1], shape_out[-1]),
+              (2 if kind != "r2c" else 1, 2 if kind != "c2r" else 1), scale)
+    return [Array(out, dest)]
 
 
 def _call(lw, name: str, dt: np.dtype, src, dest, dims: tuple, widths: tuple, scale: float
