@@ -2,8 +2,9 @@
 lowering rule meets a complex value.
 
 A complex value becomes its real and imaginary parts, two float values of the same shape;
-the program's complex arguments are passed as their parts and its complex results built
-from theirs (`Pairs`, around the compiled code of the rewritten program). Each primitive
+the program's complex arguments and results cross its boundary as NumPy's memory of them
+(`Pairs`, around the compiled code: views, no copies), their parts slices of that memory
+and their results' parts written into it (`at_boundary`). Each primitive
 that may meet a complex value has a rule in real arithmetic (complex_math.py); loops
 (scan, iterate, cond) carry the parts in place of the value, their steps rewritten alike,
 and so do remat, root, a checkpointed scan and custom derivatives' calls.
