@@ -375,3 +375,20 @@ def test_a_complex_number_of_an_array_and_a_zero_scalar_moves_as_one_array():
     z, w = np.ones((2, 3)) * (1 + 2j), np.arange(6.0).reshape(3, 2)
     g = rune.jit(rune.grad(lambda z: rnp.sum(rnp.real(z.T) * w)))(z)
     np.testing.assert_array_equal(g, w.T.astype(complex))
+
+
+def test_complex_arguments_and_results_cross_the_boundary_as_numpys_memory():
+    """Compiled code takes complex arrays as their memory (views) and gives results the
+    same way: strided, Fortran-ordered and converted arguments, results that own their
+    memory apart from the arguments', float16 parts widened as NumPy's complex64."""
+    z = np.arange(12).reshape(3, 4) * (1 - 2j)
+    f = rune.jit(lambda a, b: (a * b + 1, a))
+    for a in (z, z[:, ::2].T, np.asfortranarray(z), z.astype(np.complex64)):
+        got, same = f(a, 0.5j)
+        np.testing.assert_array_equal(got, a * 0.5j + 1)
+        same[...] = 0
+        assert np.any(a != 0)
+    h = np.array([1.5, -2.0], np.float16)
+    got = rune.jit(lambda x, y: rnp.real(x) + 1j * y)(h, h)
+    assert got.dtype == np.complex64
+    np.testing.assert_array_equal(got, h.astype(np.float32) * (1 + 1j))
