@@ -131,6 +131,12 @@ def test_bad_input_is_numpys_error(bad, error, match, numpys, run):
         bad(np, Z)
 
 
+def test_a_traced_length_is_refused_by_name():
+    """n fixes the result's shape, so it is static (as in JAX, whose message differs)."""
+    with pytest.raises(TypeError, match="irfft: the length n must be static"):
+        rune.jit(rnp.fft.irfft)(Z[0], 6)
+
+
 # ------------------------------------------------------------- derivatives
 
 # f(m, a) with m rune_jit.numpy or jax.numpy: real-valued functions of the transforms

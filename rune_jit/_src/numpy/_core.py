@@ -47,6 +47,15 @@ def accept(x: Any, where: str = "rune_jit.numpy") -> Any:
     raise TypeError(f"{where}: expected an array or a number, got {type(x).__name__}")
 
 
+def static(x: Any, what: str, where: str) -> Any:
+    """x, unless it is traced: a TypeError naming `what` (a length, a shift...) that fixes
+    the shape of the result."""
+    if isinstance(x, Tracer):
+        raise TypeError(f"{where}: {what} must be static (Python ints or a NumPy array), "
+                        "since it fixes the shape of the result; got a traced value")
+    return x
+
+
 def dtype_weak(x: Any) -> tuple[np.dtype, bool]:
     if is_python_scalar(x):
         if isinstance(x, int) and not isinstance(x, bool):

@@ -22,7 +22,7 @@ from . import math as mt
 from . import reductions as r
 from . import ufuncs as uf
 from ._core import (accept, as_value, dtype_weak, normalize_axes, normalize_axis, shape_of,
-                    strong, to_dtype, weak)
+                    static, strong, to_dtype, weak)
 from .arrays import atleast_1d, atleast_2d, atleast_3d
 from .shapes import astype, broadcast_to, concatenate, moveaxis, ravel, reshape, transpose
 from .sorting import cumsum, median, searchsorted, take
@@ -41,13 +41,6 @@ def along_axis(a: Any, axis: int | None, where: str) -> tuple[Any, int, int]:
         x, axis = ravel(x), 0
     ax = normalize_axis(axis, len(shape_of(x)), where)
     return x, ax, shape_of(x)[ax]
-
-
-def _static(x: Any, what: str, where: str) -> Any:
-    if isinstance(x, Tracer):
-        raise TypeError(f"{where}: {what} must be static (Python ints or a NumPy array), "
-                        "since it fixes the shape of the result; got a traced value")
-    return x
 
 
 def _take_static(x: Any, idx: np.ndarray, axis: int) -> Any:
@@ -132,7 +125,7 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     x = _arr(ary, where)
     ax = normalize_axis(axis, len(shape_of(x)), where)
     n = shape_of(x)[ax]
-    spec = _static(indices_or_sections, "indices_or_sections", where)
+    spec = static(indices_or_sections, "indices_or_sections", where)
     if np.ndim(spec) == 0:
         sections = int(spec)
         if sections <= 0:
@@ -155,7 +148,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     >>> [p.tolist() for p in rnp.split(np.arange(4), [1])]
     [[0], [1, 2, 3]]
     """
-    spec = _static(indices_or_sections, "indices_or_sections", "rune_jit.numpy.split")
+    spec = static(indices_or_sections, "indices_or_sections", "rune_jit.numpy.split")
     if np.ndim(spec) == 0:
         x = _arr(ary, "rune_jit.numpy.split")
         n = shape_of(x)[normalize_axis(axis, len(shape_of(x)), "rune_jit.numpy.split")]
@@ -201,7 +194,7 @@ def tile(A: Any, reps: Any) -> Any:
     """
     where = "rune_jit.numpy.tile"
     x = _arr(A, where)
-    reps = _static(reps, "reps", where)
+    reps = static(reps, "reps", where)
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
     s = shape_of(x)
     d = max(len(reps), len(s))
@@ -404,7 +397,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     where = "rune_jit.numpy.pad"
     x = _arr(array, where)
     shape = shape_of(x)
-    widths = np.asarray(_static(_widths_by_axis(pad_width, len(shape), where), "pad_width",
+    widths = np.asarray(static(_widths_by_axis(pad_width, len(shape), where), "pad_width",
                                 where))
     if widths.dtype.kind not in "iu":
         raise TypeError(f"{where}: pad_width must be of integral type")
@@ -465,7 +458,7 @@ def _pad_mode(mode: Any, kwargs: dict, where: str) -> tuple[str | None, Callable
 def _index_pairs(value: Any, nd: int, what: str, where: str) -> list:
     """`value` (pad_width, stat_length) as nd (before, after) pairs of static ints,
     rounded as NumPy's pad rounds them."""
-    v = np.round(np.asarray(_static(value, what, where))).astype(np.intp)
+    v = np.round(np.asarray(static(value, what, where))).astype(np.intp)
     if np.any(v < 0):
         raise ValueError(f"{where}: {what} can't contain negative values")
     return [tuple(p) for p in np.broadcast_to(v, (nd, 2)).tolist()]
@@ -681,7 +674,7 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Any:
 
 def _positions(obj: Any, n: int, where: str) -> np.ndarray:
     """Static positions along an axis of length n: from a slice, ints or a mask."""
-    obj = _static(obj, "the positions (obj)", where)
+    obj = static(obj, "the positions (obj)", where)
     if isinstance(obj, slice):
         return np.arange(*obj.indices(n))
     idx = np.asarray(obj)

@@ -17,7 +17,8 @@ from ..dtypes import complex_dtype, real_dtype
 from ..ops import complex_parts as cp
 from ..ops import fft as fp
 from ..ops import shape as sh
-from ._core import accept, as_value, dtype_weak, normalize_axis, shape_of, to_dtype
+from ._core import (accept, as_value, dtype_weak, normalize_axis, shape_of, static,
+                    to_dtype)
 from .arrange import roll
 from .math import divide, multiply
 
@@ -77,7 +78,7 @@ def _raw(a: Any, n: int | None, axis: int, kind: str, forward: bool, norm: str |
     axis = normalize_axis(axis, ndim, where)
     if n is None:
         n = shape_of(a)[axis] if kind != "c2r" else 2 * (shape_of(a)[axis] - 1)
-    n = int(n)
+    n = int(static(n, "the length n", where))
     if n < 1:
         raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
     part = real_dtype(dtype_weak(a)[0]) if kind != "r2c" else dtype_weak(a)[0]
