@@ -441,3 +441,48 @@ def test_lapack_stays_out_of_the_process_global_scope():
     for name in ("scipy_dgelsd_64_", "claqz0_", "clarft_lvl2_"):
         assert not hasattr(process, name), name
     np.testing.assert_allclose(np.linalg.lstsq(a, b, rcond=None)[0], want)
+
+
+# ------------------------------------------------------------- complex systems
+
+def _complex_system(rng, batch=(), k=2):
+    a = rng.normal(size=batch + (3, 3)) + 1j * rng.normal(size=batch + (3, 3)) + 3 * np.eye(3)
+    b = rng.normal(size=batch + (3, k)) + 1j * rng.normal(size=batch + (3, k))
+    return a, b
+
+
+def test_complex_solve_and_inv_are_numpys(backend, rng):
+    a, b = _complex_system(rng, (2,))
+    np.testing.assert_allclose(backend(rnp.linalg.solve)(a, b), np.linalg.solve(a, b),
+                               rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(backend(rnp.linalg.solve)(a[0], b[0, :, 0]),
+                               np.linalg.solve(a[0], b[0, :, 0]), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(backend(rnp.linalg.inv)(a), np.linalg.inv(a), rtol=1e-12,
+                               atol=1e-13)
+    for x, y in ((a.astype(np.complex64), b.real.astype(np.float32)), (a, b.real),
+                 (a.real, b)):
+        got, want = backend(rnp.linalg.solve)(x, y), np.linalg.solve(x, y)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(rnp.linalg.LinAlgError):
+        backend(rnp.linalg.inv)(np.zeros((2, 2), complex))
+
+
+def test_complex_solve_derivatives_are_jaxs(rng):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    a, b = _complex_system(rng)
+
+    def f(m, a, b):
+        x = m.linalg.solve(a, b) + m.linalg.inv(a) @ b * 0.5j
+        return m.sum(m.abs(x) ** 2 + m.real(x) * m.imag(x))
+
+    for argnums in (0, 1):
+        want = jax.grad(lambda a, b: f(jax.numpy, a, b), argnums)(a, b)
+        for g in (rune.grad(lambda a, b: f(rnp, a, b), argnums),
+                  rune.jit(rune.grad(lambda a, b: f(rnp, a, b), argnums))):
+            np.testing.assert_allclose(g(a, b), want, rtol=1e-10, atol=1e-12)
+    lanes = rune.vmap(rune.grad(lambda a, b: f(rnp, a, b)))(np.stack([a, a.T]), np.stack([b, b]))
+    np.testing.assert_allclose(lanes[1], jax.grad(lambda a: f(jax.numpy, a, b))(a.T),
+                               rtol=1e-10, atol=1e-12)
+    rune.check_grads(lambda a, b: f(rnp, a, b), a, b)

@@ -54,7 +54,8 @@ def _float(a: Any, where: str) -> Any:
         raise TypeError(f"{where}: array type float16 is unsupported in linalg")
     if dtype.kind == "c":
         raise TypeError(f"{where} does not take complex values yet (got {dtype.name}): "
-                        "rune_jit's decompositions and solves are real (issue 34)")
+                        "rune_jit's decompositions are real (solve and inv take complex "
+                        "matrices)")
     return to_dtype(as_value(a), F32 if dtype == F32 else F64)
 
 
@@ -220,13 +221,20 @@ def det(a: Any) -> Any:
 
 def inv(a: Any) -> Any:
     """The inverse of each matrix; a singular one raises LinAlgError, compiled too.
+    Complex matrices are inverted by `solve`'s complex form.
 
     >>> import rune_jit.numpy as rnp
     >>> print(rnp.linalg.inv(np.array([[2.0, 0.0], [0.0, 4.0]])))
     [[0.5  0.  ]
      [0.   0.25]]
     """
-    a = _stack(a, "rune_jit.numpy.linalg.inv")
+    where = "rune_jit.numpy.linalg.inv"
+    if dtype_weak(accept(a, where))[0].kind == "c":  # solve's complex form
+        shape = shape_of(a)
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise LinAlgError("Last 2 dimensions of the array must be square")
+        return solve(a, dc.eye_like(as_value(a)))
+    a = _stack(a, where)
     return la.solve(a, dc.eye_like(a))
 
 

@@ -7,8 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import complex_dtype
+from ..ops import complex_parts as cp
+from ..ops import elementwise as ew
 from ..ops import linalg as la
-from ..ops.shape import reshape
+from ..ops.shape import concatenate, reshape, slice_op
 from ._core import (accept, as_value, broadcast_shapes, broadcast_to_shape, dtype_weak,
                     promote, shape_of, to_dtype)
 from .math import multiply
@@ -69,15 +72,19 @@ def _size(x: Any) -> int:
 
 
 def solve(a: Any, b: Any) -> Any:
-    """x with a @ x = b; b is [M] or [..., M, K], as in NumPy 2."""
+    """x with a @ x = b; b is [M] or [..., M, K], as in NumPy 2. Complex systems are
+    solved as the real system of twice their size that they are (`_complex_solve`)."""
     where = "rune_jit.numpy.linalg.solve"
-    # as numpy.linalg: float32 only when both are float32, float64 otherwise
+    # as numpy.linalg: single precision only when both are, double otherwise
     dtypes = [dtype_weak(accept(x, where))[0] for x in (a, b)]
     if np.dtype(np.float16) in dtypes:
         raise TypeError(f"{where}: array type float16 is unsupported in linalg (as in NumPy)")
-    single = all(d == np.float32 for d in dtypes)
+    single = all(d in (np.float32, np.complex64) for d in dtypes)
+    dtype = np.dtype(np.float32 if single else np.float64)
+    if any(d.kind == "c" for d in dtypes):
+        dtype = complex_dtype(dtype)
     a, b = [as_value(x) for x in promote(a, b, where=where)]
-    a, b = [to_dtype(x, np.dtype(np.float32 if single else np.float64)) for x in (a, b)]
+    a, b = [to_dtype(x, dtype) for x in (a, b)]
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) < 2 or sa[-1] != sa[-2]:
         raise ValueError(f"{where}: a must be square in its last two axes, got shape {sa}")
@@ -87,5 +94,22 @@ def solve(a: Any, b: Any) -> Any:
     if len(sb2) < 2 or sb2[-2] != sa[-1]:
         raise ValueError(f"{where}: b of shape {sb} does not match a of shape {sa}")
     batch, a2, b2 = _broadcast_batch(a, b2, where)
-    x = la.solve(a2, b2)
+    x = _complex_solve(a2, b2) if dtype.kind == "c" else la.solve(a2, b2)
     return reshape(x, batch + (sa[-1],)) if vector else x
+
+
+def _complex_solve(a: Any, b: Any) -> Any:
+    """(ar + i ai)(xr + i xi) = br + i bi as [[ar, -ai], [ai, ar]] [xr; xi] = [br; bi]:
+    the real solve's LU and derivatives, with twice the rows (the embedding is singular
+    exactly when a is, and as well conditioned). Its rounding is not LAPACK's zgesv's."""
+    ar, ai, br, bi = cp.real(a), cp.imag(a), cp.real(b), cp.imag(b)
+    n = shape_of(a)[-1]
+    nd = len(shape_of(a))
+    big = concatenate([concatenate([ar, ew.neg(ai)], nd - 1), concatenate([ai, ar], nd - 1)],
+                      nd - 2)
+    x = la.solve(big, concatenate([br, bi], nd - 2))
+    sx = shape_of(x)
+    lo, hi = (0,) * nd, sx
+    xr = slice_op(x, lo, sx[:-2] + (n, sx[-1]))
+    xi = slice_op(x, lo[:-2] + (n, 0), hi)
+    return cp.complex_(xr, xi)
