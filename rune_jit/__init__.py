@@ -4,7 +4,7 @@ from ._src.version import __version__  # noqa: F401
 
 from . import checkpoint_policies, numpy, random, tree
 from . import flatten_util, tree_util
-from . import compile_log, debug, errors, ops
+from . import compile_log, debug, dtypes, errors, ops
 from . import nn, scipy
 from . import experimental
 from ._src.call.python_mode import disable_jit
@@ -39,7 +39,7 @@ __version_info__ = tuple(int(part) for part in __version__.split(".")[:3])
 
 __all__ = [
     "associative_scan", "check", "check_grads", "CheckError", "checkpoint", "checkpoint_name", "checkpoint_policies",
-    "compile_log", "ConcretizationError", "cond", "custom_jvp", "custom_vjp", "debug",
+    "compile_log", "ConcretizationError", "cond", "custom_jvp", "custom_vjp", "debug", "dtypes",
     "disable_jit", "eval_shape", "flatten_util", "fori_loop", "grad", "GradCheckError",
     "hessian", "iterate",
     "IterateError", "jacfwd", "jacrev", "jit", "jvp", "lax", "linear_transpose", "linearize",

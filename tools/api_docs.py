@@ -8,7 +8,8 @@ import sys
 import warnings
 from pathlib import Path
 
-PUBLIC = ["rune_jit", "rune_jit.numpy", "rune_jit.numpy.linalg", "rune_jit.nn",
+PUBLIC = ["rune_jit", "rune_jit.numpy", "rune_jit.numpy.linalg", "rune_jit.numpy.fft",
+          "rune_jit.dtypes", "rune_jit.nn",
           "rune_jit.scipy", "rune_jit.scipy.special", "rune_jit.scipy.stats",
           "rune_jit.scipy.linalg", "rune_jit.random", "rune_jit.debug", "rune_jit.tree",
           "rune_jit.checkpoint_policies", "rune_jit.compile_log", "rune_jit.lax",

@@ -99,7 +99,7 @@ LAYERS = {
     "libraries": ["_src." + m for m in (
         "numpy", "scipy", "random", "random_distributions", "lax", "nn", "initializers",
         "optimizers", "stax", "linalg", "linalg_array_api", "special", "sparse_linalg",
-        "numpy_extras", "ufunc", "ufunc_reduce", "vectorize", "dtype_vocabulary",
+        "numpy_extras", "ufunc", "ufunc_reduce", "vectorize", "dtype_vocabulary", "jax_dtypes",
         "array_type", "flatten_util", "typing", "devices", "staging_names",
         "absent", "moved", "segment")],
     "user api": ["_src." + m for m in (

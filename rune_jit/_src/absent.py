@@ -26,6 +26,9 @@ ABSENT: dict[str, dict[str, tuple[str, str | None]]] = {
         ("psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute",
          "axis_index", "pshuffle", "psum_scatter")
     } | {"with_sharding_constraint": (_SHARDING, None)},
+    "rune_jit.dtypes": {
+        "bfloat16": ("rune_jit's floats are float16, float32 and float64", None),
+    },
     "rune_jit.numpy": {
         **{name: ("rune_jit's complex dtypes are complex64 and complex128", None)
            for name in ("complex_", "csingle", "cdouble")},

@@ -10,9 +10,10 @@ import warnings
 from types import ModuleType
 
 # each old name and its module now (python_loops held disable_jit, now call.python_mode;
-# `check`, which held check_grads, is the name of rune_jit.check now)
+# `check`, which held check_grads, is the name of rune_jit.check now, and `dtypes` JAX's
+# jax.dtypes: rune_jit.dtypes)
 MODULES = {name: name for name in (
-    "ad_util api backend control_flow dtypes eager interpret ir jit primitive passes "
+    "ad_util api backend control_flow eager interpret ir jit primitive passes "
     "source_info trace tracebacks transforms version tour").split()}
 MODULES.update({name: f"call.{name}" for name in (
     "arguments code_digest disk_cache dispatch eager_cache forks gc_pause guard "
