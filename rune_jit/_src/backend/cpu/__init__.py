@@ -4,7 +4,7 @@ Three wings (docs/design.md maps them):
 
     rules/     each primitive family's lowering rules, a row of lower.py's tables each:
                elementwise, views, gather, reduce, sort, linalg (with small_lu,
-               small_products, blas, lapack), control, loops (lane_loops, lane_blocks),
+               small_products, blas, lapack), fft, control, loops (lane_loops, lane_blocks),
                callback, checks (rune_jit.check: a failure status, and the call
                replayed in the interpreter to name it), parallel_maps
     codegen/   how a region becomes LLVM IR: the pipeline of passes before lowering
@@ -16,7 +16,7 @@ Three wings (docs/design.md maps them):
     runtime/   programs built, compiled, cached and called (runtime/__init__.py), LLVM
                set up once (llvm, elf_loader), native entries (entry, front), threads
                and memory (threads, pool_code, pool), Ctrl-C (interrupt, sigint),
-               OpenBLAS loaded (openblas)
+               OpenBLAS loaded (openblas), NumPy's FFT loops found (pocketfft)
 """
 
 from __future__ import annotations
