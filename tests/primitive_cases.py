@@ -25,6 +25,7 @@ from rune_jit._src.ir import Region
 from rune_jit._src.numpy.indexing import getitem
 from rune_jit._src.numpy.sorting import accumulate
 from rune_jit._src.ops import complex_parts as cp
+from rune_jit._src.ops import decomp as dc
 from rune_jit._src.ops import elementwise as ew
 from rune_jit._src.ops import fft as ffts
 from rune_jit._src.ops import gather as gt
@@ -645,6 +646,15 @@ def _linalg() -> list[Case]:
          (((4, 3),), ((2, 3, 4),)), ("pos",)),
         ("svd_values", "svd", lambda a: rnp.linalg.svd(a, compute_uv=False),
          lambda a: np.linalg.svd(a, compute_uv=False), (((4, 3),), ((2, 3, 4),)), ("pos",)),
+        # eig's eigenvalues (in LAPACK's order, which LAPACK builds may differ in: sorted)
+        ("eigvals", "eig", lambda a: rnp.sort(rnp.linalg.eigvals(a)),
+         lambda a: np.sort(np.linalg.eigvals(a).astype(np.result_type(a, np.complex64))),
+         (((3, 3),), ((2, 4, 4),)), ("any",)),
+        # a decomposition on NumPy's memory of complex matrices, as compiled code runs it
+        ("decomp_memory_eigvalsh", "decomp_memory", lambda x: dc.decomp_memory(
+            "eigh", [x], [True], {"vectors": False})[0], lambda x: np.linalg.eigvalsh(
+            np.ascontiguousarray(x).view(np.result_type(x, np.complex64))[..., 0]),
+         (((3, 3, 2),), ((2, 4, 4, 2),)), ("any",), F64, (F64, F32)),
     ]
     return [Case(*r) for r in rows]
 

@@ -120,7 +120,7 @@ STRICT = [
     Strict("fma", "sxs", FLOATS),
     Strict("dot_general", "mx", ALL, lambda m, x: la.dot_general(m, x, ((1,), (0,)))),
     Strict("solve", "mm", (F64, F32)),  # as numpy.linalg: no float16
-    # decompositions: LAPACK's dtypes (float32, float64)
+    # decompositions: LAPACK's real dtypes (float32, float64)
     Strict("cholesky", "m", (F64, F32)),
     Strict("triangular_solve", "mm", (F64, F32),
            lambda a, b: dc.triangular_solve(a, b, lower=True)),
@@ -128,6 +128,11 @@ STRICT = [
     Strict("eigh", "m", (F64, F32), lambda m: dc.eigh(m)[1]),
     Strict("qr", "m", (F64, F32), lambda m: dc.qr(m)[1]),
     Strict("svd", "m", (F64, F32), lambda m: dc.svd(m)[1]),
+    Strict("eig", "m", (F64, F32), lambda m: dc.eig(m)[0]),
+    # (and complex64, complex128: tests/numpy_api/test_linalg_complex.py); decomp_memory
+    # takes a decomposition's operands as they are, complex ones as NumPy's memory
+    Strict("decomp_memory", "m", (F64, F32),
+           lambda m: dc.decomp_memory("lu", [m], [False], {})[0]),
     Strict("diag_solve", "xx", FLOATS),
     # complex parts: real, imag and conj take complex values only (tests/primitives/
     # test_complex.py), complex two floats

@@ -231,6 +231,8 @@ LINALG = [
     ("qr", lambda a: list(rnp.linalg.qr(a)), (((4, 3), "any"),)),
     ("svd", lambda a: [x ** 2 for x in rnp.linalg.svd(a, full_matrices=False)],
      _fixed([[3.0, 1.0], [1.0, 2.0], [0.5, -1.0]])),
+    ("eig", lambda a: list(rnp.linalg.eig(a)),
+     _fixed([[1.0, -2.0, 0.0], [1.0, 1.5, 0.5], [0.3, 0.0, 3.0]])),  # components apart
 ]
 
 

@@ -16,16 +16,22 @@ from ..trace import Tracer
 from ._core import accept, as_value, dtype_weak, normalize_axis, shape_of, to_dtype
 from .products import matmul, solve
 
-__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power",
+__all__ = ["cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_power",
            "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd", "LinAlgError"]
 
 LinAlgError = np.linalg.LinAlgError
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+C64, C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 
 class SlogdetResult(NamedTuple):
     sign: Any
     logabsdet: Any
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
 
 
 class EighResult(NamedTuple):
@@ -47,15 +53,14 @@ class SVDResult(NamedTuple):
 # ------------------------------------------------------------- operands
 
 def _float(a: Any, where: str) -> Any:
-    """a in the dtype numpy.linalg computes in: float32 stays, the rest is float64."""
+    """a in the dtype numpy.linalg computes in: float32 and complex64 stay, other complex
+    values are complex128 and the rest float64."""
     a = accept(a, where)
     dtype = dtype_weak(a)[0]
     if dtype == F16:
         raise TypeError(f"{where}: array type float16 is unsupported in linalg")
     if dtype.kind == "c":
-        raise TypeError(f"{where} does not take complex values yet (got {dtype.name}): "
-                        "rune_jit's decompositions are real (solve and inv take complex "
-                        "matrices)")
+        return to_dtype(as_value(a), C64 if dtype == C64 else C128)
     return to_dtype(as_value(a), F32 if dtype == F32 else F64)
 
 
@@ -71,10 +76,12 @@ def _stack(a: Any, where: str, square: bool = True) -> Any:
 
 
 def _symmetric(a: Any, lower: bool) -> Any:
-    """The symmetric matrix of a's lower (upper) triangle: what LAPACK reads."""
+    """The symmetric (Hermitian) matrix of a's lower (upper) triangle: what LAPACK reads
+    (of a complex diagonal, its real part)."""
     n = shape_of(a)[-1]
-    mask = np.tri(n, dtype=bool) if lower else ~np.tri(n, k=-1, dtype=bool)
-    return ew.select(dc._matrix_const(a, mask), a, la.matrix_transpose(a))
+    mask = np.tri(n, k=-1, dtype=bool) if lower else ~np.tri(n, dtype=bool)
+    other = ew.select(dc._matrix_const(a, np.eye(n, dtype=bool)), dc.real_part(a), dc.mH(a))
+    return ew.select(dc._matrix_const(a, mask), a, other)
 
 
 def _uplo(UPLO: str) -> bool:
@@ -87,11 +94,16 @@ def _mT(x: Any) -> Any:
     return la.matrix_transpose(x)
 
 
+def _mH(x: Any) -> Any:
+    return dc.mH(x)
+
+
 # ------------------------------------------------------------- factorizations
 
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
-    """The Cholesky factor L (lower, a = L L^T) of a symmetric positive definite a, read
-    from its lower triangle; with `upper`, U = L^T (a = U^T U), read from the upper one.
+    """The Cholesky factor L (lower, a = L L^H) of a Hermitian (symmetric) positive
+    definite a, read from its lower triangle; with `upper`, U = L^H (a = U^H U), read
+    from the upper one.
     A matrix that is not positive definite raises LinAlgError, compiled too.
 
     >>> import rune_jit.numpy as rnp
@@ -101,7 +113,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """
     a = _stack(a, "rune_jit.numpy.linalg.cholesky")
     L = dc.cholesky(_symmetric(a, not upper))
-    return _mT(L) if upper else L
+    return _mH(L) if upper else L
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
@@ -125,9 +137,10 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 
 def eigh(a: Any, UPLO: str = "L") -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors (the columns) of a symmetric a, read
-    from its lower (UPLO="L") or upper triangle. The eigenvectors' derivative needs
-    distinct eigenvalues (repeated ones give inf or NaN, as in JAX).
+    """Eigenvalues (real, ascending) and eigenvectors (the columns) of a Hermitian
+    (symmetric) a, read from its lower (UPLO="L") or upper triangle. The eigenvectors'
+    derivative needs distinct eigenvalues (repeated ones give inf or NaN, as in JAX);
+    complex eigenvectors' phases are LAPACK's, and not differentiated (as in JAX).
 
     >>> import rune_jit.numpy as rnp
     >>> w, v = rnp.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
@@ -140,7 +153,8 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:
 
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:
-    """The eigenvalues (ascending) of a symmetric a, read from one triangle.
+    """The eigenvalues (real, ascending) of a Hermitian (symmetric) a, read from one
+    triangle.
 
     >>> import rune_jit.numpy as rnp
     >>> print(rnp.linalg.eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]])))
@@ -148,6 +162,34 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:
     """
     a = _stack(a, "rune_jit.numpy.linalg.eigvalsh")
     return dc.eigh(_symmetric(a, _uplo(UPLO)), vectors=False)[0]
+
+
+def eig(a: Any) -> EigResult:
+    """Eigenvalues and right eigenvectors (the columns: unit norm, the largest component
+    real, as LAPACK's geev) of a general square a. As JAX's (not NumPy's), the results
+    are always complex (complex64 from float32 or complex64, else complex128): a traced
+    program cannot know whether they will be real. Derivatives need distinct eigenvalues;
+    those of the eigenvectors follow geev's normalization (JAX's rule, which JAX gives
+    only with `enable_eigvec_derivs`).
+
+    >>> import rune_jit.numpy as rnp
+    >>> w, v = rnp.linalg.eig(np.array([[0.0, -1.0], [1.0, 0.0]]))
+    >>> print(np.round(w, 6))
+    [0.+1.j 0.-1.j]
+    """
+    a = _stack(a, "rune_jit.numpy.linalg.eig")
+    return EigResult(*dc.eig(a, vectors=True))
+
+
+def eigvals(a: Any) -> Any:
+    """The eigenvalues of a general square a, always complex (as `eig`'s).
+
+    >>> import rune_jit.numpy as rnp
+    >>> print(rnp.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]])))
+    [2.+0.j 3.+0.j]
+    """
+    a = _stack(a, "rune_jit.numpy.linalg.eigvals")
+    return dc.eig(a, vectors=False)[0]
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
@@ -344,12 +386,12 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._
     u, s, vt = dc.svd(a, full_matrices=False, compute_uv=True)
     dtype = _dtype_of(s)
     if min(m, n) == 0:
-        return ew.mul(_mT(a), np.asarray(0, dtype))
+        return ew.mul(_mT(a), np.asarray(0, _dtype_of(a)))
     last = (len(shape_of(s)) - 1,)
     cutoff = ew.mul(_bcast_last(rcond if isinstance(rcond, float) else _float(rcond, where),
                                 s, dtype), red.reduce_max(s, last))
-    inv_s = _safe_reciprocal(s, _expand_last(cutoff, s))
-    return la.batched_matmul(_mT(vt), ew.mul(dc.col_vector(inv_s, _mT(u)), _mT(u)))
+    inv_s = dc.like(_safe_reciprocal(s, _expand_last(cutoff, s)), u)
+    return la.batched_matmul(_mH(vt), ew.mul(dc.col_vector(inv_s, _mH(u)), _mH(u)))
 
 
 def _safe_reciprocal(s: Any, cutoff: Any) -> Any:
@@ -422,13 +464,11 @@ def _drop_last(x: Any) -> Any:
 
 # ------------------------------------------------------------- norms
 
-def _complex_norm_input(x: Any, ord: Any, axis: Any, nd: int, where: str) -> Any:
-    """|x|, whose norm is x's for every norm but those of singular values."""
+def _complex_norm_input(x: Any, ord: Any, axis: Any, nd: int) -> Any:
+    """|x|, whose norm is x's for every norm but those of singular values (x, whose SVD
+    gives them)."""
     matrix = (nd == 2 if axis is None else not isinstance(axis, int) and len(axis) == 2)
-    if matrix and ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"{where}: the {ord!r} norm of a complex matrix needs "
-                                  "the SVD of complex matrices, which rune_jit has not yet")
-    return ew.abs(x)
+    return _float(x, "") if matrix and ord in ("nuc", 2, -2) else ew.abs(x)
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
@@ -446,8 +486,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     shape = shape_of(x)
     nd = len(shape)
     if _dtype_of(x).kind == "c":
-        x = _complex_norm_input(x, ord, axis, nd, where)
-    if _dtype_of(x).kind != "f":
+        x = _complex_norm_input(x, ord, axis, nd)
+    if _dtype_of(x).kind not in "fc":
         x = to_dtype(x, F64)
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):

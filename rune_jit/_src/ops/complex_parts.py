@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..ad_util import Zero
 from ..dtypes import complex_dtype, real_dtype
 from ..primitive import Primitive
 from ..trace import bind1, type_of_value
@@ -87,3 +88,22 @@ def parts(z: Any) -> tuple[Any, Any]:
     if type_of_value(z).dtype.kind != ew.COMPLEX:
         return z, ew.const(0.0, z)
     return real(z), imag(z)
+
+
+def _sign_jvp(primals, tangents):
+    """sign is piecewise constant on the reals; on complex values it is z / |z|, whose
+    derivative is i sign(z) Im(conj(sign z) dz) / |z| (0 at z = 0). JAX's sign has a zero
+    derivative on complex values too, which finite differences refute: here it is the
+    derivative (and slogdet's sign, which JAX differentiates on its own, agrees)."""
+    (z,), (t,) = primals, tangents
+    ans = ew.sign(z)
+    if type_of_value(z).dtype.kind != ew.COMPLEX or isinstance(t, Zero):
+        return [ans], [Zero(type_of_value(ans))]
+    r = ew.abs(z)
+    at_zero = ew.eq(r, ew.const(0.0, r))
+    d = ew.select(at_zero, ew.const(0.0, r),
+                  ew.div(imag(ew.mul(conj(ans), t)), ew.select(at_zero, ew.const(1.0, r), r)))
+    return [ans], [ew.mul(ans, complex_(ew.mul(d, ew.const(0.0, d)), d))]
+
+
+ew.P["sign"].def_rule("jvp", _sign_jvp)  # after elementwise.py's zero rule, which it refines

@@ -1,22 +1,32 @@
-"""Matrix decompositions: cholesky, triangular_solve, lu, eigh, qr, svd.
+"""Matrix decompositions: cholesky, triangular_solve, lu, eigh, qr, svd, eig.
 
 Each works on the last two axes of its operand; leading axes are a batch, native to the
 primitive (the CPU backend loops over it, calling LAPACK), so vmap only moves the lanes
 to axis 0. The impls are NumPy's (numpy.linalg, which the backends' results are tested
 against); derivatives are the standard ones, as JAX writes them:
 
-- cholesky: L' = L phi(L^-1 A' L^-T), phi = the lower triangle with half the diagonal;
-  the operand is taken as symmetric (the NumPy layer builds it from one triangle).
+- cholesky: L' = L phi(L^-1 A' L^-H), phi = the lower triangle with half the diagonal;
+  the operand is taken as Hermitian (the NumPy layer builds it from one triangle).
 - triangular_solve: linear in b; x' = op(A)^-1 (b' - op(A') x), A' masked to the
   triangle that is read.
 - lu: L' and U' from L^-1 P A' U^-1 (its strictly lower part and its upper part).
-- eigh: w' = diag(V^T A' V), V' = V (F * V^T A' V), F_ij = 1 / (w_j - w_i) off the
-  diagonal. With repeated eigenvalues the eigenvectors are not unique and F is infinite:
-  their tangents are then inf or NaN (the eigenvalues' stay right), as in JAX.
+- eigh: w' = re diag(V^H A' V), V' = V (F * V^H A' V), F_ij = 1 / (w_j - w_i) off the
+  diagonal (complex V: the derivative of the vectors whose V^H V' has a zero diagonal, as
+  JAX's; the phase LAPACK gives each vector is not differentiated, so only functions that
+  do not depend on it have a meaningful gradient). With repeated eigenvalues the
+  eigenvectors are not unique and F is infinite: their tangents are then inf or NaN (the
+  eigenvalues' stay right), as in JAX.
 - qr: for m >= n, reduced (as JAX: j-towns.github.io/papers/qr-derivative.pdf).
 - svd: reduced (or square), the same construction as eigh's with
   F_ij = 1 / (s_j^2 - s_i^2); repeated or zero singular values give inf or NaN in
-  U' and V' (not in s').
+  U' and V' (not in s'). Complex: JAX's rule (its extra term for the imaginary part of
+  U^H A' V's diagonal).
+- eig: w' = diag(V^-1 A' V); V' = V (F * V^-1 A' V) + V diag(c), c keeping geev's
+  normalization (unit columns, the largest component real), as JAX's rule with
+  enable_eigvec_derivs (JAX refuses V' by default; repeated eigenvalues give inf or NaN).
+
+Complex operands (complex64, complex128) take the same rules with conjugate transposes;
+eigenvalues of eigh and singular values are real.
 """
 
 from __future__ import annotations
@@ -26,13 +36,15 @@ from typing import Any
 import numpy as np
 
 from ..ad_util import Zero, is_undefined
+from ..dtypes import complex_dtype, real_dtype
 from ..ir import Type
-from ..primitive import NOT_LINEAR, Primitive
+from ..primitive import NOT_LINEAR, Absent, Primitive
 from ..trace import bind, bind1, type_of_value
+from . import complex_parts as cp
 from . import elementwise as ew
 from .linalg import batched_matmul as mm
 from .linalg import matrix_transpose as mT
-from .reduce import reduce_sum
+from .reduce import argmax, reduce_sum
 from .shape import broadcast_in_dim, materialize
 from .tangents import instantiate
 
@@ -43,13 +55,13 @@ eigh_p = Primitive("eigh", traits=frozenset({"costly"}))
 qr_p = Primitive("qr", traits=frozenset({"costly"}))
 svd_p = Primitive("svd", traits=frozenset({"costly"}))
 
-LAPACK_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+LAPACK_DTYPES = tuple(map(np.dtype, (np.float32, np.float64, np.complex64, np.complex128)))
 
 
 def _check_float(name: str, *types: Type) -> None:
     if any(t.dtype != types[0].dtype for t in types) or types[0].dtype not in LAPACK_DTYPES:
         raise TypeError(f"{name}: operands {', '.join(map(str, types))} must have one dtype, "
-                        "float32 or float64")
+                        "float32, float64, complex64 or complex128")
 
 
 def _check_square(name: str, a: Type) -> None:
@@ -65,6 +77,25 @@ def _batch_all(prim: Primitive):
 
 
 # ------------------------------------------------------------- helpers (traceable)
+
+def is_complex(x: Any) -> bool:
+    return type_of_value(x).dtype.kind == "c"
+
+
+def mH(x: Any) -> Any:
+    """x's conjugate transpose over its last two axes (its transpose if x is real)."""
+    return cp.conj(mT(x)) if is_complex(x) else mT(x)
+
+
+def real_part(x: Any) -> Any:
+    """x's real part (x itself if real), in x's dtype."""
+    return ew.convert(cp.real(x), type_of_value(x).dtype) if is_complex(x) else x
+
+
+def like(x: Any, other: Any) -> Any:
+    """x (real) in other's dtype (complex when other is)."""
+    return ew.convert(x, type_of_value(other).dtype)
+
 
 def _matrix_const(x: Any, value: np.ndarray) -> Any:
     """A constant [n, m] matrix broadcast over x's leading axes, in x's dtype (a bool
@@ -127,7 +158,8 @@ def _cholesky_impl(a):
 
 
 def cholesky(a: Any) -> Any:
-    """L lower with a = L L^T; a is read as symmetric (its lower triangle)."""
+    """L lower with a = L L^H; a is read as Hermitian (symmetric if real) from its lower
+    triangle."""
     return bind1(cholesky_p, a)
 
 
@@ -138,7 +170,7 @@ def _cholesky_jvp(primals, tangents):
     if isinstance(ta, Zero):
         return [L], [Zero(type_of_value(L))]
     y = triangular_solve(L, ta, lower=True)  # L^-1 A'
-    z = triangular_solve(L, mT(y), lower=True)  # L^-1 A'^T L^-T (A' symmetric)
+    z = triangular_solve(L, mH(y), lower=True)  # L^-1 A'^H L^-H (A' Hermitian)
     n = type_of_value(a).shape[-1]
     phi = ew.mul(z, _matrix_const(z, np.tri(n) - 0.5 * np.eye(n)))
     return [L], [mm(L, phi)]
@@ -264,13 +296,7 @@ def _lu_jvp(primals, tangents):
     zeros = [Zero(type_of_value(pivots)), Zero(type_of_value(perm))]
     if isinstance(ta, Zero):
         return outs, [Zero(type_of_value(lu_))] + zeros
-    t = type_of_value(a)
-    n = t.shape[-1]
-    # P A': row i of A' is row perm[i]; P as a one-hot matrix
-    cols = broadcast_in_dim(np.arange(n, dtype=np.int64), t.shape, (t.ndim - 1,))
-    rows = broadcast_in_dim(perm, t.shape, tuple(range(t.ndim - 1)))
-    p = ew.convert(ew.eq(rows, cols), t.dtype)
-    x = mm(p, ta)
+    x = mm(_permutation(perm, a), ta)  # P A': row i of A' is row perm[i]
     l_ = ew.add(tri(lu_, True, -1), eye_like(lu_))
     u_ = tri(lu_, False)
     la = triangular_solve(lu_, x, lower=True, unit_diagonal=True)  # L^-1 P A'
@@ -289,7 +315,7 @@ lu_p.def_rule("batch", _batch_all(lu_p))
 def _eigh_shape(a: Type, *, vectors) -> list[Type]:
     _check_float("eigh", a)
     _check_square("eigh", a)
-    w = Type(a.dtype, a.shape[:-1])
+    w = Type(real_dtype(a.dtype), a.shape[:-1])
     return [w, a] if vectors else [w]
 
 
@@ -302,8 +328,8 @@ def _eigh_impl(a, *, vectors):
 
 
 def eigh(a: Any, vectors: bool = True) -> list:
-    """[w, v] (or [w]): eigenvalues in ascending order and eigenvectors (columns) of a
-    symmetric a, read from its lower triangle."""
+    """[w, v] (or [w]): eigenvalues (real) in ascending order and eigenvectors (columns)
+    of a Hermitian (symmetric) a, read from its lower triangle."""
     return bind(eigh_p, a, vectors=bool(vectors))
 
 
@@ -314,13 +340,14 @@ def _eigh_jvp(primals, tangents, *, vectors):
     outs = [w, v] if vectors else [w]
     if isinstance(ta, Zero):
         return outs, [Zero(type_of_value(o)) for o in outs]
-    vdv = mm(mT(v), mm(ta, v))
-    dw = diagonal(vdv)
+    vdv = mm(mH(v), mm(ta, v))
+    dw = cp.real(diagonal(vdv)) if is_complex(vdv) else diagonal(vdv)
     if not vectors:
         return outs, [dw]
+    wc = like(w, v)
     eye = eye_like(v)
     # F_ij = 1 / (w_j - w_i), 0 on the diagonal
-    diff = ew.add(ew.sub(row_vector(w, v), col_vector(w, v)), eye)
+    diff = ew.add(ew.sub(row_vector(wc, v), col_vector(wc, v)), eye)
     f = ew.sub(ew.div(np.asarray(1.0, type_of_value(a).dtype), diff), eye)
     dv = mm(v, ew.mul(f, vdv))
     return outs, [dw, dv]
@@ -364,9 +391,11 @@ def _qr_jvp(primals, tangents, *, full_matrices):
         raise NotImplementedError("rune_jit: the derivative of qr is defined for m >= n, "
                                   "in mode 'reduced' (as in JAX)")
     dx_rinv = mT(triangular_solve(r, mT(ta), lower=False, transpose_a=True))  # A' R^-1
-    qt = mm(mT(q), dx_rinv)
+    qt = mm(mH(q), dx_rinv)
     low = tri(qt, True, -1)
-    do = ew.sub(low, mT(low))  # skew-symmetric
+    do = ew.sub(low, mH(low))  # skew-Hermitian
+    if is_complex(qt):  # and the imaginary part of Q^H A' R^-1's diagonal, as JAX's
+        do = ew.add(do, ew.mul(eye_like(qt), ew.sub(qt, real_part(qt))))
     dq = ew.add(mm(q, ew.sub(do, qt)), dx_rinv)
     dr = mm(ew.sub(qt, do), r)
     return [q, r], [dq, dr]
@@ -385,7 +414,7 @@ def _svd_shape(a: Type, *, full_matrices, compute_uv) -> list[Type]:
         raise ValueError(f"svd: {a} is not a stack of matrices [..., m, n]")
     lead, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
-    s = Type(a.dtype, lead + (k,))
+    s = Type(real_dtype(a.dtype), lead + (k,))
     if not compute_uv:
         return [s]
     ku, kv = (m, n) if full_matrices else (k, k)
@@ -416,28 +445,172 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
         raise NotImplementedError("rune_jit: the derivative of svd with full_matrices=True "
                                   "is defined for square matrices only (as in JAX)")
     u, s, vt = svd(a, False, True)
-    v = mT(vt)
-    ds_mat = mm(mT(u), mm(ta, v))  # U^T A' V, [k, k]
+    v = mH(vt)
+    ds_mat = mm(mH(u), mm(ta, v))  # U^H A' V, [k, k]
     ds = diagonal(ds_mat)
+    ds = cp.real(ds) if is_complex(ds) else ds
     if not compute_uv:
         return outs, [ds]
-    sq = _square_matrix(s)
-    sj, si = row_vector(s, sq), col_vector(s, sq)
+    sc = like(s, u)
+    sq = _square_matrix(sc)
+    sj, si = row_vector(sc, sq), col_vector(sc, sq)
     eye = eye_like(sq)
     f = ew.sub(ew.div(np.asarray(1.0, type_of_value(a).dtype),
                       ew.add(ew.mul(ew.add(sj, si), ew.sub(sj, si)), eye)), eye)
     dss, sds = ew.mul(sj, ds_mat), ew.mul(si, ds_mat)  # dS diag(s), diag(s) dS
-    du = mm(u, ew.mul(f, ew.add(dss, mT(dss))))
-    dv = mm(v, ew.mul(f, ew.add(sds, mT(sds))))
+    inner = ew.mul(f, ew.add(dss, mH(dss)))
+    if is_complex(ds_mat):  # the imaginary part of dS's diagonal, over s, as JAX's
+        inner = ew.add(inner, ew.mul(ew.sub(ds_mat, mH(ds_mat)), _half_inverse_diag(sc, sq)))
+    du = mm(u, inner)
+    dv = mm(v, ew.mul(f, ew.add(sds, mH(sds))))
     if m > n:
         dav = mm(ta, v)
-        du = ew.add(du, ew.div(ew.sub(dav, mm(u, mm(mT(u), dav))), row_vector(s, dav)))
+        du = ew.add(du, ew.div(ew.sub(dav, mm(u, mm(mH(u), dav))), row_vector(sc, dav)))
     if n > m:
-        dau = mm(mT(ta), u)
-        dv = ew.add(dv, ew.div(ew.sub(dau, mm(v, mm(vt, dau))), row_vector(s, dau)))
-    return outs, [du, ds, mT(dv)]
+        dau = mm(mH(ta), u)
+        dv = ew.add(dv, ew.div(ew.sub(dau, mm(v, mm(vt, dau))), row_vector(sc, dau)))
+    return outs, [du, ds, mH(dv)]
+
+
+def _half_inverse_diag(s: Any, sq: Any) -> Any:
+    """diag(1 / (2 s)), with 0 where s is 0."""
+    zero = ew.convert(ew.eq(s, ew.const(0.0, s)), type_of_value(s).dtype)
+    inv = ew.sub(ew.div(ew.const(0.5, s), ew.add(s, zero)), ew.mul(ew.const(0.5, s), zero))
+    return ew.mul(row_vector(inv, sq), eye_like(sq))
 
 
 svd_p.def_rule("transpose", NOT_LINEAR)
 svd_p.def_rule("batch", _batch_all(svd_p))
 
+
+
+# ------------------------------------------------------------- eig
+
+eig_p = Primitive("eig", traits=frozenset({"costly"}))
+
+
+@eig_p.def_rule("shape")
+def _eig_shape(a: Type, *, vectors) -> list[Type]:
+    _check_float("eig", a)
+    _check_square("eig", a)
+    c = complex_dtype(a.dtype)
+    w = Type(c, a.shape[:-1])
+    return [w, Type(c, a.shape)] if vectors else [w]
+
+
+@eig_p.def_rule("impl")
+def _eig_impl(a, *, vectors):
+    c = complex_dtype(a.dtype)
+    if not vectors:
+        return [np.linalg.eigvals(a).astype(c)]
+    w, v = np.linalg.eig(a)  # LinAlgError: Eigenvalues did not converge
+    return [w.astype(c), v.astype(c)]
+
+
+def eig(a: Any, vectors: bool = True) -> list:
+    """[w, v] (or [w]): the eigenvalues and right eigenvectors (columns, unit norm, the
+    largest component real, as LAPACK's geev) of a general square a, always complex."""
+    return bind(eig_p, a, vectors=bool(vectors))
+
+
+def lu_solve(a: Any, b: Any) -> Any:
+    """x with a x = b, through a's LU factorization (any of LAPACK's dtypes)."""
+    lu_, _, perm = lu(a)
+    y = triangular_solve(lu_, mm(_permutation(perm, a), b), lower=True, unit_diagonal=True)
+    return triangular_solve(lu_, y, lower=False)
+
+
+def _permutation(perm: Any, like: Any) -> Any:
+    """The one-hot matrix P with (P x)[i] = x[perm[i]], in like's dtype and shape."""
+    t = type_of_value(like)
+    cols = broadcast_in_dim(np.arange(t.shape[-1], dtype=np.int64), t.shape, (t.ndim - 1,))
+    rows = broadcast_in_dim(perm, t.shape, tuple(range(t.ndim - 1)))
+    return ew.convert(ew.eq(rows, cols), t.dtype)
+
+
+@eig_p.def_rule("jvp")
+def _eig_jvp(primals, tangents, *, vectors):
+    (a,), (ta,) = primals, tangents
+    w, v = eig(a, True)
+    outs = [w, v] if vectors else [w]
+    if isinstance(ta, Zero):
+        return outs, [Zero(type_of_value(o)) for o in outs]
+    p = mm(lu_solve(v, like(ta, v)), v)  # V^-1 A' V
+    dw = diagonal(p)
+    if not vectors:
+        return outs, [dw]
+    eye = eye_like(v)
+    diff = ew.add(ew.sub(row_vector(w, v), col_vector(w, v)), eye)
+    u = mm(v, ew.mul(ew.sub(ew.div(ew.const(1.0, diff), diff), eye), p))
+    return outs, [dw, ew.add(u, ew.mul(v, row_vector(_normalization(v, u), v)))]
+
+
+def _normalization(v: Any, u: Any) -> Any:
+    """c with V' = U + V diag(c) keeping geev's normalization of each column v_j: unit
+    norm (Re v_j^H v_j' = 0) and its largest component k_j real (Im v_kj' = 0), as JAX's
+    rule: c_j = -Re(v_j^H u_j) - i Im(u_kj) / v_kj."""
+    t = type_of_value(v)
+    rows = t.ndim - 2
+    k = argmax(ew.abs(v), rows)
+    iota = broadcast_in_dim(np.arange(t.shape[-2], dtype=np.int64), t.shape, (rows,))
+    mask = ew.convert(ew.eq(iota, broadcast_in_dim(k, t.shape, tuple(
+        i for i in range(t.ndim) if i != rows))), t.dtype)
+    re = ew.neg(cp.real(reduce_sum(ew.mul(cp.conj(v), u), (rows,))))
+    im = ew.neg(ew.div(cp.imag(reduce_sum(ew.mul(mask, u), (rows,))),
+                       cp.real(reduce_sum(ew.mul(mask, v), (rows,)))))
+    return cp.complex_(re, im)
+
+
+eig_p.def_rule("transpose", NOT_LINEAR)
+eig_p.def_rule("batch", _batch_all(eig_p))
+
+
+# ------------------------------------------------------------- decomp_memory
+
+# A decomposition of complex matrices in compiled code, where complex values are pairs of
+# parts (backend/cpu/codegen/complex_pairs.py): its complex operands and results are
+# NumPy's memory of them (real arrays with a last axis of 2), which LAPACK's c and z
+# routines read and write as they are.
+decomp_memory_p = Primitive("decomp_memory", traits=frozenset({"costly"}))
+DECOMPOSITIONS = {p.name: p for p in (cholesky_p, triangular_solve_p, lu_p, eigh_p, qr_p,
+                                      svd_p, eig_p)}
+
+
+def _complex_type(t: Type) -> Type:
+    if t.dtype not in LAPACK_DTYPES[:2] or t.ndim < 1 or t.shape[-1] != 2:
+        raise ValueError(f"decomp_memory: {t} is not complex numbers' memory")
+    return Type(complex_dtype(t.dtype), t.shape[:-1])
+
+
+def _memory_type(t: Type) -> Type:
+    return Type(real_dtype(t.dtype), t.shape + (2,)) if t.dtype.kind == "c" else t
+
+
+@decomp_memory_p.def_rule("shape")
+def _decomp_memory_shape(*args: Type, decomp, complex_in, inner) -> list[Type]:
+    types = [_complex_type(t) if c else t for t, c in zip(args, complex_in)]
+    return [_memory_type(t) for t in DECOMPOSITIONS[decomp].rules["shape"](*types,
+                                                                            **dict(inner))]
+
+
+@decomp_memory_p.def_rule("impl")
+def _decomp_memory_impl(*args, decomp, complex_in, inner):
+    values = [np.ascontiguousarray(a).view(complex_dtype(a.dtype))[..., 0] if c else a
+              for a, c in zip(args, complex_in)]
+    outs = DECOMPOSITIONS[decomp].rules["impl"](*values, **dict(inner))
+    return [o.view(real_dtype(o.dtype)).reshape(o.shape + (2,)) if o.dtype.kind == "c" else o
+            for o in map(np.ascontiguousarray, outs)]
+
+
+def decomp_memory(decomp: str, args: list, complex_in: tuple, params: dict) -> list:
+    """`decomp` (a name of DECOMPOSITIONS) on `args`, those marked in `complex_in` being
+    NumPy's memory of complex matrices; its complex results are memory too."""
+    return bind(decomp_memory_p, *args, decomp=decomp, complex_in=tuple(complex_in),
+                inner=tuple(sorted(params.items())))
+
+
+decomp_memory_p.def_rule("batch", _batch_all(decomp_memory_p))
+for _slot in ("jvp", "transpose"):
+    decomp_memory_p.def_rule(_slot, Absent("exists only in compiled code's rewrite of complex "
+                                           "values into parts, after every derivative is "
+                                           "taken"))

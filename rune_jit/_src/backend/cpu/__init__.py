@@ -29,8 +29,8 @@ from .codegen import chunks  # noqa: F401  (long regions in parts)
 from .codegen import complex_pairs
 from .codegen.pipeline import STAGES, before_lowering
 # the rules fill lower.py's tables as they are imported
-from .rules import (callback, control, elementwise, fft, gather, lapack, linalg,  # noqa: F401
-                    loops, parallel_maps, reduce, sort, views)
+from .rules import (callback, control, elementwise, fft, gather, lapack,  # noqa: F401
+                    lapack_complex, linalg, loops, parallel_maps, reduce, sort, views)
 from .runtime import entry, llvm
 from ..mlir import MlirStages
 

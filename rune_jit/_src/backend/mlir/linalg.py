@@ -1,7 +1,7 @@
 """Linear solves as `scf` loops over tensor elements: LU with partial pivoting and two
 triangular solves, in the order LAPACK's unblocked getf2 and trsm compute them (the CPU
 backend calls LAPACK; MLIR's upstream dialects have no solve). A zero pivot fails as
-singular. The decompositions (cholesky, eigh, qr, svd, lu, triangular_solve) have no MLIR
+singular. The decompositions (cholesky, eigh, qr, svd, lu, triangular_solve, eig) have no MLIR
 form: they are LAPACK calls."""
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ primitive of complex values with, in terms of real primitives.
   through the real functions of the parts (tanh and tan by Kahan's formula, as NumPy's;
   expm1 and log1p by NumPy's formulas);
 - sort is NumPy's lexicographic order, as two stable sorts; prod halves pairwise;
-- fft reads and writes NumPy's memory of complex numbers (ops/fft.py: fft_memory), whose
-  parts are slices (`Interleaved`), as the program's complex arguments and results are.
+- fft and the decompositions (LAPACK) read and write NumPy's memory of complex numbers
+  (ops/fft.py: fft_memory, ops/decomp.py: decomp_memory), whose parts are slices
+  (`Interleaved`), as the program's complex arguments and results are.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ....dtypes import real_dtype
+from ....dtypes import complex_dtype, real_dtype
 from ....ir import Type
 from ....ops import complex_parts as cp
+from ....ops import decomp
 from ....ops import elementwise as ew
 from ....ops import fft as fft_ops
 from ....ops import gather, index, reduce, sort
@@ -399,6 +401,21 @@ def fft(x: Any, *, kind: str, **params) -> Any:
     return y if kind == "c2r" else from_memory(y)
 
 
+def decomposition(name: str) -> Callable:
+    """A decomposition of complex matrices: LAPACK's c/z routine on NumPy's memory of its
+    complex operands (ops/decomp.py: decomp_memory), its complex results' parts slices
+    of the memory it writes."""
+    def rule(*args: Any, **params: Any) -> list:
+        types = [Type(complex_dtype(type_of_value(a.re).dtype), type_of_value(a.re).shape)
+                 if isinstance(a, Pair) else type_of_value(a) for a in args]
+        outs = decomp.decomp_memory(
+            name, [to_memory(a) if isinstance(a, Pair) else a for a in args],
+            [isinstance(a, Pair) for a in args], params)
+        out_types = decomp.DECOMPOSITIONS[name].rules["shape"](*types, **params)
+        return [from_memory(o) if is_complex(t) else o for o, t in zip(outs, out_types)]
+    return rule
+
+
 def _both(combine: Callable) -> Callable:
     return lambda a, b: combine(*(_pair(a)), *(_pair(b)))
 
@@ -418,4 +435,5 @@ RULES: dict[str, Callable] = {
     "ne": _both(lambda ar, ai, br, bi: ew.logical_or(ew.ne(ar, br), ew.ne(ai, bi))),
     "isnan": lambda z: ew.logical_or(ew.isnan(z.re), ew.isnan(z.im)),
     "isfinite": lambda z: ew.logical_and(ew.isfinite(z.re), ew.isfinite(z.im)),
+    **{name: decomposition(name) for name in decomp.DECOMPOSITIONS},
 }

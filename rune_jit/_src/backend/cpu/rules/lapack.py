@@ -16,6 +16,11 @@ the workspace is a buffer of the call's arena.
 A failure LAPACK reports (not positive definite, no convergence) fails the program
 with NumPy's LinAlgError; a singular triangular matrix too, as scipy does. A singular
 matrix in lu is not a failure (det and slogdet read it).
+
+Complex matrices (decomp_memory: NumPy's memory of them, interleaved parts) go to the c
+and z routines through the same rules, each element moved as a vector of its two parts.
+The transposed memory of a Hermitian matrix is its conjugate: heevd's eigenvectors of it
+are the conjugates of ours, and potrf's factor of it is ours read row-major as it is.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ import math
 import llvmlite.ir as ir
 import numpy as np
 
-from ....ops.decomp import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
+from ....dtypes import real_dtype
+from ....ir import Type
+from ....ops.decomp import (DECOMPOSITIONS, cholesky_p, decomp_memory_p, eigh_p, lu_p, qr_p,
+                            svd_p, triangular_solve_p)
 from ..codegen import arith as A
 from ..runtime import openblas
 from . import small_lu
@@ -38,18 +46,27 @@ PREFIX = openblas.PREFIX
 library = openblas.library
 
 
+LETTERS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
+           np.dtype(np.complex128): "z"}
+
+
 def symbol(routine: str, dtype: np.dtype) -> str:
-    return f"{PREFIX}{'s' if dtype == np.float32 else 'd'}{routine}_64_"
+    return f"{PREFIX}{LETTERS[dtype]}{routine}_64_"
+
+
+def _ctype(dtype: np.dtype):
+    return ctypes.c_float if real_dtype(dtype) == np.float32 else ctypes.c_double
 
 
 # ------------------------------------------------------------- workspace queries
 
-def _query(routine: str, dtype: np.dtype, args: list, work_at: int, iwork_at: int | None = None
-           ) -> tuple[int, int]:
-    """(lwork, liwork) as LAPACK asks, calling it with lwork = -1 (liwork = -1)."""
+def _query(routine: str, dtype: np.dtype, args: list, work_at: int, iwork_at: int | None = None,
+           rwork_at: int | None = None) -> tuple[int, int, int]:
+    """(lwork, liwork, lrwork) as LAPACK asks, calling it with lwork = -1 (liwork = -1,
+    lrwork = -1). A complex routine's work is complex: its size is the real part."""
     fn = getattr(library(), symbol(routine, dtype))
-    ct = ctypes.c_float if dtype == np.float32 else ctypes.c_double
-    work = (ct * 1)()
+    ct = _ctype(dtype)
+    work, rwork = (ct * 2)(), (ct * 2)()
     iwork = (ctypes.c_int64 * 1)()
     info = ctypes.c_int64(0)
     out = []
@@ -58,15 +75,17 @@ def _query(routine: str, dtype: np.dtype, args: list, work_at: int, iwork_at: in
             out += [work, ctypes.byref(ctypes.c_int64(-1))]
         elif iwork_at is not None and i == iwork_at:
             out += [iwork, ctypes.byref(ctypes.c_int64(-1))]
+        elif rwork_at is not None and i == rwork_at:
+            out += [rwork, ctypes.byref(ctypes.c_int64(-1))]
         elif isinstance(a, bytes):
             out.append(ctypes.c_char_p(a))
         elif isinstance(a, int):
             out.append(ctypes.byref(ctypes.c_int64(a)))
         else:  # an array argument: a small dummy
-            out.append((ct * 8)())
+            out.append((ct * 16)())
     out.append(ctypes.byref(info))
     fn(*out)
-    return max(1, int(work[0])), max(1, int(iwork[0]))
+    return max(1, int(work[0])), max(1, int(iwork[0])), max(1, int(rwork[0]))
 
 
 # ------------------------------------------------------------- calling LAPACK
@@ -90,9 +109,8 @@ class Call:
         return slot
 
     def scalar(self, value: float) -> ir.Value:
-        slot = self.lw.fn.buffer(8)
-        t = F32 if self.dtype == np.float32 else F64
-        self.lw.b.store(ir.Constant(t, value), slot)
+        slot = self.lw.fn.buffer(16)
+        self.lw.b.store(_const(self.lw, self.dtype, value), slot)
         return slot
 
     def __call__(self, routine: str, *args: ir.Value, chars: int = 0) -> ir.Value:
@@ -106,8 +124,49 @@ class Call:
         return b.load(self.info, typ=I64)
 
 
+# ------------------------------------------------------------- elements, real or complex
+
+def _parts(dtype: np.dtype) -> tuple[np.dtype, int | None]:
+    """The dtype elements are moved in, and how many make one (a complex one: 2, as one
+    vector; a real one: None, a scalar)."""
+    return (real_dtype(dtype), 2) if dtype.kind == "c" else (dtype, None)
+
+
+def _index(lw, dtype: np.dtype, i: ir.Value) -> ir.Value:
+    return lw.b.mul(i, lw.i64(2)) if dtype.kind == "c" else i
+
+
 def _at(lw, ptr, dtype, offset) -> ir.Value:
-    return lw.address(ptr, dtype, offset if isinstance(offset, ir.Value) else lw.i64(offset))
+    offset = offset if isinstance(offset, ir.Value) else lw.i64(offset)
+    return lw.address(ptr, _parts(dtype)[0], _index(lw, dtype, offset))
+
+
+def _load(lw, ptr, dtype: np.dtype, i: ir.Value) -> ir.Value:
+    part, width = _parts(dtype)
+    return lw.load_at(ptr, part, _index(lw, dtype, i), width=width)
+
+
+def _store(lw, ptr, dtype: np.dtype, i: ir.Value, v: ir.Value) -> None:
+    lw.store_at(ptr, _parts(dtype)[0], _index(lw, dtype, i), v)
+
+
+def _const(lw, dtype: np.dtype, value: float) -> ir.Constant:
+    part, width = _parts(dtype)
+    t = F32 if part == np.float32 else F64
+    return ir.Constant(t, value) if width is None else ir.Constant(ir.VectorType(t, 2),
+                                                                    [value, 0.0])
+
+
+def _conj(lw, v: ir.Value) -> ir.Value:
+    return lw.b.insert_element(v, lw.b.fneg(lw.b.extract_element(v, lw.i64(1))), lw.i64(1))
+
+
+def _into(lw, v, dest: ir.Value) -> ir.Value:
+    """v's elements in `dest`: a complex operand (memory already) is copied whole."""
+    if v.type.dtype.kind == "c":
+        lw.fn.memcpy(dest, v.ptr, v.type.nbytes)
+        return dest
+    return lw.materialize(v, dest).ptr
 
 
 def _per_matrix(lw, nb: int, body) -> None:
@@ -128,45 +187,60 @@ def _transpose_copy(lw, src, dst, dtype, rows: int, cols: int, dst_ld: int | Non
 
     def one(idx):
         i, j = idx
-        v = lw.load_at(src, dtype, lw.b.add(lw.b.mul(i, lw.i64(cols)), j))
-        lw.store_at(dst, dtype, lw.b.add(lw.b.mul(j, lw.i64(ld)), i), v)
+        v = _load(lw, src, dtype, lw.b.add(lw.b.mul(i, lw.i64(cols)), j))
+        _store(lw, dst, dtype, lw.b.add(lw.b.mul(j, lw.i64(ld)), i), v)
 
     lw.loop_nest((rows, cols), one)
 
 
-def _transpose_in_place(lw, ptr, dtype, n: int) -> None:
+def _transpose_in_place(lw, ptr, dtype, n: int, conjugate: bool = False) -> None:
+    """The row-major n x n matrix at ptr transposed (conjugate-transposed)."""
+    def fix(v):
+        return _conj(lw, v) if conjugate else v
+
     def row(r, _):
         def col(c, _):
             p = lw.b.add(lw.b.mul(r, lw.i64(n)), c)
             q = lw.b.add(lw.b.mul(c, lw.i64(n)), r)
-            u, v = lw.load_at(ptr, dtype, p), lw.load_at(ptr, dtype, q)
-            lw.store_at(ptr, dtype, p, v)
-            lw.store_at(ptr, dtype, q, u)
+            u, v = _load(lw, ptr, dtype, p), _load(lw, ptr, dtype, q)
+            _store(lw, ptr, dtype, p, fix(v))
+            _store(lw, ptr, dtype, q, fix(u))
             return []
         lw.fn.loop(lw.b.add(r, lw.i64(1)), lw.i64(n), 1, [], col)
+        if conjugate:
+            d = lw.b.mul(r, lw.i64(n + 1))
+            _store(lw, ptr, dtype, d, fix(_load(lw, ptr, dtype, d)))
         return []
     lw.fn.loop(lw.i64(0), lw.i64(n), 1, [], row)
 
 
 def _zero_triangle(lw, ptr, dtype, n: int, upper: bool) -> None:
     """Zero the strict upper (lower) triangle of a row-major n x n matrix."""
-    zero = lw.const(dtype, 0)
+    zero = _const(lw, dtype, 0.0)
 
     def row(r, _):
         lo, hi = (lw.b.add(r, lw.i64(1)), lw.i64(n)) if upper else (lw.i64(0), r)
-        lw.fn.loop(lo, hi, 1, [], lambda c, _: lw.store_at(
-            ptr, dtype, lw.b.add(lw.b.mul(r, lw.i64(n)), c), zero) or [])
+        lw.fn.loop(lo, hi, 1, [], lambda c, _: _store(
+            lw, ptr, dtype, lw.b.add(lw.b.mul(r, lw.i64(n)), c), zero) or [])
         return []
     lw.fn.loop(lw.i64(0), lw.i64(n), 1, [], row)
 
 
+def _is_zero(lw, v: ir.Value) -> ir.Value:
+    """Whether an element (a complex one: both its parts) is zero or NaN."""
+    zero = v.type(None) if isinstance(v.type, ir.VectorType) else ir.Constant(v.type, 0.0)
+    test = lw.b.fcmp_unordered("==", v, zero)
+    if isinstance(v.type, ir.VectorType):
+        test = lw.b.and_(lw.b.extract_element(test, lw.i64(0)),
+                         lw.b.extract_element(test, lw.i64(1)))
+    return test
+
+
 def _zero_diagonal_test(lw, ptr, dtype, n: int) -> ir.Value:
     """Whether a row-major n x n matrix has a zero on its diagonal."""
-    zero = lw.const(dtype, 0)
-
     def step(i, acc):
-        d = lw.load_at(ptr, dtype, lw.b.mul(i, lw.i64(n + 1)))
-        return [lw.b.or_(acc[0], lw.b.fcmp_unordered("==", d, zero))]
+        d = _load(lw, ptr, dtype, lw.b.mul(i, lw.i64(n + 1)))
+        return [lw.b.or_(acc[0], _is_zero(lw, d))]
 
     return lw.fn.loop(lw.i64(0), lw.i64(n), 1, [ir.Constant(ir.IntType(1), 0)], step)[0]
 
@@ -178,11 +252,11 @@ def _cholesky_lower(lw, args, out_types):
     out = out_types[0]
     dt, n = out.dtype, out.shape[-1]
     nb = math.prod(out.shape[:-2])
-    lptr = lw.materialize(args[0], lw.out_buffer(0, out)).ptr
+    lptr = _into(lw, args[0], lw.out_buffer(0, out))
     if n == 0 or nb == 0:
         return [Array(out, lptr)]
     site = _site(lw, "Matrix is not positive definite")
-    if n <= SMALL_CHOLESKY:
+    if n <= SMALL_CHOLESKY and dt.kind == "f":
         _per_matrix(lw, nb, lambda bi: _small_cholesky(
             lw, _at(lw, lptr, dt, lw.b.mul(bi, lw.i64(n * n))), dt, n, site))
         return [Array(out, lptr)]
@@ -246,7 +320,7 @@ def _trisolve_lower(lw, args, out_types, *, lower, transpose_a, unit_diagonal):
     n, k = out.shape[-2:]
     nb = math.prod(out.shape[:-2])
     a = lw.materialize(args[0])
-    x = lw.materialize(args[1], lw.out_buffer(0, out)).ptr
+    x = _into(lw, args[1], lw.out_buffer(0, out))
     if n == 0 or k == 0 or nb == 0:
         return [Array(out, x)]
     library()
@@ -276,7 +350,7 @@ def _trisolve_lower(lw, args, out_types, *, lower, transpose_a, unit_diagonal):
 def _lu_lower(lw, args, out_types):
     out, piv_t, perm_t = out_types
     dt, n = out.dtype, out.shape[-1]
-    if 0 < n <= small_lu.SMALL:
+    if 0 < n <= small_lu.SMALL and dt.kind == "f":
         return small_lu.lu(lw, args[0], out_types)
     nb = math.prod(out.shape[:-2])
     src = lw.materialize(args[0])
@@ -322,28 +396,32 @@ def _eigh_lower(lw, args, out_types, *, vectors):
     nb = math.prod(a_t.shape[:-2])
     w = lw.out_buffer(0, w_t)
     v = lw.out_buffer(1, out_types[1]) if vectors else lw.buffer(a_t)
-    v = lw.materialize(args[0], v).ptr
+    v = _into(lw, args[0], v)
     outs = [Array(w_t, w)] + ([Array(out_types[1], v)] if vectors else [])
     if n == 0 or nb == 0:
         return outs
     library()
     jobz = "V" if vectors else "N"
-    lwork, liwork = _query("syevd", dt, [jobz.encode(), b"U", n, None, n, None, None, None],
-                           6, 7)
+    hermitian = dt.kind == "c"
+    routine = "heevd" if hermitian else "syevd"
+    head = [jobz.encode(), b"U", n, None, n, None]
+    lwork, liwork, lrwork = (_query(routine, dt, head + [None, None, None], 6, 8, 7)
+                             if hermitian else _query(routine, dt, head + [None, None], 6, 7))
     call = Call(lw, dt)
     work = lw.fn.buffer(lwork * dt.itemsize)
     iwork = lw.fn.buffer(liwork * 8)
+    rwork = [lw.fn.buffer(lrwork * w_t.dtype.itemsize), call.int(lrwork)] if hermitian else []
     args_ = [call.char(jobz), call.char("U"), call.int(n)]
     lw_, liw, nn = call.int(lwork), call.int(liwork), call.int(n)
     site = _site(lw, "Eigenvalues did not converge")
 
     def one(bi):
         m = _at(lw, v, dt, lw.b.mul(bi, lw.i64(n * n)))
-        wm = _at(lw, w, dt, lw.b.mul(bi, lw.i64(n)))
-        info = call("syevd", *args_, m, nn, wm, work, lw_, iwork, liw, chars=2)
+        wm = _at(lw, w, w_t.dtype, lw.b.mul(bi, lw.i64(n)))
+        info = call(routine, *args_, m, nn, wm, work, lw_, *rwork, iwork, liw, chars=2)
         _fail_unless_zero(lw, info, site)
-        if vectors:  # column j of LAPACK's result is eigenvector j: row j of ours
-            _transpose_in_place(lw, m, dt, n)
+        if vectors:  # column j of LAPACK's result is eigenvector j (conjugated): row j of ours
+            _transpose_in_place(lw, m, dt, n, conjugate=hermitian)
 
     _per_matrix(lw, nb, one)
     return outs
@@ -369,12 +447,13 @@ def _qr_lower(lw, args, out_types, *, full_matrices):
     lw.fn.memset0(q, q_t.nbytes)
     lw.fn.memset0(r, r_t.nbytes)
     if k == 0:  # no reflectors: q is the identity's first kq columns
-        lw.loop_nest((nb, kq), lambda i: lw.store_at(q, dt, lw.offset(
-            (nb, m, kq), [i[0], i[1], i[1]]), lw.const(dt, 1)))
+        lw.loop_nest((nb, kq), lambda i: _store(lw, q, dt, lw.offset(
+            (nb, m, kq), [i[0], i[1], i[1]]), _const(lw, dt, 1.0)))
         return outs
     library()
-    lq1, _ = _query("geqrf", dt, [m, n, None, m, None, None], 5)
-    lq2, _ = _query("orgqr", dt, [m, kq, k, None, m, None, None], 6)
+    orgqr = "ungqr" if dt.kind == "c" else "orgqr"
+    lq1 = _query("geqrf", dt, [m, n, None, m, None, None], 5)[0]
+    lq2 = _query(orgqr, dt, [m, kq, k, None, m, None, None], 6)[0]
     lwork = max(lq1, lq2)
     call = Call(lw, dt)
     work = lw.fn.buffer(lwork * dt.itemsize)
@@ -389,17 +468,17 @@ def _qr_lower(lw, args, out_types, *, full_matrices):
         def upper(idx):
             i, j = idx
             keep = lw.b.icmp_signed("<=", i, j)
-            v = lw.load_at(buf, dt, lw.b.add(lw.b.mul(j, lw.i64(m)), i))
-            lw.store_at(rb, dt, lw.b.add(lw.b.mul(i, lw.i64(n)), j),
-                        lw.b.select(keep, v, lw.const(dt, 0)))
+            v = _load(lw, buf, dt, lw.b.add(lw.b.mul(j, lw.i64(m)), i))
+            _store(lw, rb, dt, lw.b.add(lw.b.mul(i, lw.i64(n)), j),
+                   lw.b.select(keep, v, _const(lw, dt, 0.0)))
         lw.loop_nest((k, n), upper)
-        call("orgqr", mm_, kqq, kk, buf, mm_, tau, work, lwk)
+        call(orgqr, mm_, kqq, kk, buf, mm_, tau, work, lwk)
         qb = _at(lw, q, dt, lw.b.mul(bi, lw.i64(m * kq)))
 
         def back(idx):
             i, j = idx
-            v = lw.load_at(buf, dt, lw.b.add(lw.b.mul(j, lw.i64(m)), i))
-            lw.store_at(qb, dt, lw.b.add(lw.b.mul(i, lw.i64(kq)), j), v)
+            v = _load(lw, buf, dt, lw.b.add(lw.b.mul(j, lw.i64(m)), i))
+            _store(lw, qb, dt, lw.b.add(lw.b.mul(i, lw.i64(kq)), j), v)
         lw.loop_nest((m, kq), back)
 
     _per_matrix(lw, nb, one)
@@ -430,8 +509,8 @@ def _svd_lower(lw, args, out_types, *, full_matrices, compute_uv):
             lw.fn.memset0(ptr, t.nbytes)
             d = t.shape[-1]
             if d and t.shape[-2] == d:
-                lw.loop_nest((nb, d), lambda i, ptr=ptr, d=d: lw.store_at(
-                    ptr, dt, lw.offset((nb, d, d), [i[0], i[1], i[1]]), lw.const(dt, 1)))
+                lw.loop_nest((nb, d), lambda i, ptr=ptr, d=d: _store(
+                    lw, ptr, dt, lw.offset((nb, d, d), [i[0], i[1], i[1]]), _const(lw, dt, 1.0)))
         return outs
     library()
     jobz = ("A" if full_matrices else "S") if compute_uv else "N"
@@ -439,10 +518,14 @@ def _svd_lower(lw, args, out_types, *, full_matrices, compute_uv):
     ucols = n if jobz == "A" else k  # LAPACK's U: n x ucols, our V^T
     vtrows = m if jobz == "A" else k  # LAPACK's V^T: vtrows x m, our U
     ldu, ldvt = max(1, n), max(1, vtrows)
-    lwork, _ = _query("gesdd", dt, [jobz.encode(), n, m, None, n, None, None, ldu, None,
-                                    ldvt, None, None], 10)
+    complex_ = dt.kind == "c"
+    lwork = _query("gesdd", dt, [jobz.encode(), n, m, None, n, None, None, ldu, None,
+                                 ldvt, None] + [None] * (1 + complex_), 10)[0]
     call = Call(lw, dt)
     work = lw.fn.buffer(lwork * dt.itemsize)
+    # zgesdd's real workspace (LAPACK 3.7's bound for jobz "N", else its largest)
+    rwork = [lw.fn.buffer(max(7 * k, k * max(5 * k + 7, 2 * max(m, n) + 2 * k + 1))
+                          * s_t.dtype.itemsize)] if complex_ else []
     iwork = lw.fn.buffer(8 * k * 8)
     buf = lw.fn.buffer(m * n * dt.itemsize)
     dummy = lw.fn.buffer(64)
@@ -453,13 +536,13 @@ def _svd_lower(lw, args, out_types, *, full_matrices, compute_uv):
 
     def one(bi):
         lw.fn.memcpy(buf, _at(lw, src.ptr, dt, lw.b.mul(bi, lw.i64(m * n))), m * n * dt.itemsize)
-        sb = _at(lw, s, dt, lw.b.mul(bi, lw.i64(k)))
+        sb = _at(lw, s, s_t.dtype, lw.b.mul(bi, lw.i64(k)))
         if compute_uv:
             ub = _at(lw, vt, dt, lw.b.mul(bi, lw.i64(ucols * n)))  # LAPACK's U: our V^T
             vb = _at(lw, u, dt, lw.b.mul(bi, lw.i64(m * vtrows)))  # LAPACK's V^T: our U
         else:
             ub = vb = dummy
-        info = call("gesdd", *head, buf, lda, sb, ub, ldu_, vb, ldvt_, work, lwk, iwork,
+        info = call("gesdd", *head, buf, lda, sb, ub, ldu_, vb, ldvt_, work, lwk, *rwork, iwork,
                     chars=1)
         _fail_unless_zero(lw, info, site)
 
