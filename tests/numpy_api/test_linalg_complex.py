@@ -231,3 +231,34 @@ def test_the_derivative_of_a_complex_sign_is_z_over_abs_z(backend):
     assert backend(rune.grad(f))(0j) == 0
     rune.check_grads(lambda z: rnp.sum(rnp.abs(rnp.sign(z) + 0.5)),
                      np.array([1 + 2j, -0.5 + 0.1j]))
+
+
+@pytest.mark.parametrize("name", ["det", "eigvalsh", "svdvals", "qr", "eig"])
+def test_hessian_vector_products_are_jaxs(name, jax, rng):
+    a, t = general(rng, (4, 4)), general(rng, (4, 4))
+    want = jax.jvp(jax.grad(lambda a: GRADS[name](jax.numpy, a)), (a,), (t,))[1]
+    got = rune.jit(lambda a, t: rune.jvp(rune.grad(lambda a: GRADS[name](rnp, a)),
+                                         (a,), (t,))[1])(a, t)
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+def test_eigh_in_a_vmapped_iterate_whose_lanes_stop_apart(backend, rng):
+    """Newton on t for the least eigenvalue of H0 + t H1 (H1 positive definite) to reach
+    each lane's target; d lambda / dt = v^H H1 v."""
+    h0, h1 = hermitian(rng, (3, 3)), hermitian(rng, (3, 3))
+
+    def least(t):
+        w, v = rnp.linalg.eigh(h0 + t * h1)
+        return w[0], rnp.real(rnp.conj(v[:, 0]) @ h1 @ v[:, 0])
+
+    def solve(target):
+        def step(t):
+            lam, slope = least(t)
+            return t - (lam - target) / slope
+        return rune.iterate(step, 0.0, until=lambda t: rnp.abs(least(t)[0] - target) < 1e-12,
+                            max_steps=50)
+
+    targets = np.linspace(1.0, 40.0, 9)
+    ts = backend(rune.vmap(solve))(targets)
+    got = [np.linalg.eigvalsh(h0 + t * h1)[0] for t in ts]
+    np.testing.assert_allclose(got, targets, rtol=1e-10)
