@@ -5,7 +5,10 @@ A carry of shape () lives in a register (a phi). A larger carry lives in two
 buffers that swap each step: the step writes the next carry into the buffer
 the current one does not use, so no step allocates and none copies a carry it
 leaves unchanged. A small one (emit.SMALL_BYTES) is copied back in place instead,
-so that LLVM can keep it in registers.
+so that LLVM can keep it in registers. A carry the step only updates in places
+(`b.at[i].set(row)`, nothing else reading b) is updated in its own buffer: a loop
+that fills a buffer row by row writes each row once, where a copy of the rest each
+step would make it quadratic in the buffer's size.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from typing import Sequence
 import llvmlite.ir as ir
 
 from ....ir import Region, Type, Var
+from ....ops.gather import scatter_p
+from ....ops.index import dynamic_update_slice_p
 from . import arith, emit
 from .emit import SMALL_BYTES
 from .lower import Lowerer
@@ -48,19 +53,24 @@ class Carries:
                 next(it)
         return out
 
-    def dests(self, step: Region, regs: Sequence[ir.Value]) -> dict[Var, ir.Value]:
+    def dests(self, step: Region, regs: Sequence[ir.Value], first: int
+              ) -> dict[Var, ir.Value]:
         """Where the step computes each array carry it makes: the buffer the current
         carry does not use. Nothing in the step reads that buffer (it holds the carry of
         two steps ago), so a concatenate or an update writes each piece there once, and
-        `step` finds the value in place (no copy)."""
-        made = {v for e in step.eqns for v in e.outputs}
+        `step` finds the value in place (no copy). A large carry updated in a window and
+        read by nothing else is computed in its current buffer (`updated_in_place`).
+        `first`: the index of the first carry among the step's params."""
+        producers = {v: e for e in step.eqns for v in e.outputs}
         it, out = iter(regs), {}
-        for o, spare in zip(step.outputs, self.spare):
-            next(it)
+        for k, (o, spare) in enumerate(zip(step.outputs, self.spare)):
+            cur = next(it)
             if spare is not None:
                 other = next(it)
-                if isinstance(o, Var) and o in made:
-                    out.setdefault(o, other)
+                if isinstance(o, Var) and o in producers:
+                    big = self.types[k].nbytes > SMALL_BYTES
+                    here = big and updated_in_place(step, producers[o], step.params[first + k])
+                    out.setdefault(o, cur if here else other)
         return out
 
     def step(self, regs: Sequence[ir.Value], new: Sequence[Value]) -> list[ir.Value]:
@@ -160,9 +170,25 @@ def while_steps(lw: Lowerer, consts: list, init: list, types: list[Type], step: 
     def body(regs):
         n, vals = regs[0], carries.values(regs[1:])
         lw.poll_interrupt(n, step)
-        outs = lw.lower_region(step, consts + vals, carries.dests(step, regs[1:]))
+        outs = lw.lower_region(step, consts + vals, carries.dests(step, regs[1:], len(consts)))
         record(n, outs[nc:])
         return [lw.b.add(n, lw.i64(1))] + carries.step(regs[1:], outs[:nc])
 
     final = lw.fn.while_loop([lw.i64(0)] + carries.start(init), test, body)
     return carries.values(final[1:]), final[0]
+
+
+# primitives whose lowering copies operand 0 to their output's buffer (no copy if it is
+# there already) and then writes some of its elements
+UPDATES = {dynamic_update_slice_p, scatter_p}
+
+
+def updated_in_place(step: Region, eqn, param: Var) -> bool:
+    """Whether `eqn` updates some elements of the carry `param` (a dynamic_update_slice,
+    a scatter: `b.at[i].set(row)`), and nothing else in the step reads `param`: the
+    update can then be written over the current carry, which no later equation reads."""
+    if eqn.prim not in UPDATES or eqn.inputs[0] is not param:
+        return False
+    reads = sum(a is param for e in step.eqns for a in e.inputs)
+    reads += sum(param in e.captures for e in step.eqns)
+    return reads == 1 and not any(o is param for o in step.outputs)

@@ -141,7 +141,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
             at = lw.b.add(lw.b.mul(t, lw.i64(n_lanes)), lane)
             rows = [row(lw, x, xt, at) for x, xt in zip(xs, x_rows)]
             new = lw.lower_region(step, consts + carries.values(regs) + rows,
-                                  carries.dests(step, regs))
+                                  carries.dests(step, regs, len(consts)))
             for y, base, yt in zip(new[nc:], outs[nc:], y_rows):
                 lw.store(y, row_pointer(lw, base, yt, at))
             return carries.step(regs, new[:nc])

@@ -51,7 +51,7 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
         sinks = [None] * nc + [lambda y, base=base, yt=yt: lw.store(y, row_pointer(lw, base, yt, t))
                                for base, yt in zip(ys, y_rows)]
         outs = lw.lower_region(step, caps + carries.values(regs) + rows,
-                               carries.dests(step, regs), sinks)
+                               carries.dests(step, regs, len(caps)), sinks)
         return carries.step(regs, outs[:nc])
 
     def one_block(j, regs):
