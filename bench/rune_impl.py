@@ -108,6 +108,11 @@ def ft(p):
     return lambda: f(p.z)
 
 
+def fill(p):
+    f = rune.jit(wl.fill_rows(rnp, rune.fori_loop, p.rows))
+    return lambda: f(p.x)
+
+
 def kf(p):
     f = rune.jit(wl.kalman(rnp, rnp.linalg.solve, rune.scan))
     return lambda: f(p.F, p.Q, p.H, p.R, p.zs, p.x0, p.P0)
@@ -336,7 +341,7 @@ def dmix_arrays(p):
     return lambda: f(p.x, s, a, b)
 
 
-IMPLS = {"NLS": nls, "NLSg": nls_grad, "FT": ft, "W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
+IMPLS = {"FILL": fill, "NLS": nls, "NLSg": nls_grad, "FT": ft, "W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
          "RMr": _grad_of("RMr"), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
          "W10": w10, "W10b": w10, "HS": heat(False), "HSat": heat(True), "HS32": heat(False),

@@ -101,6 +101,9 @@ _FT_SIZES = {"full": dict(rows=256, n=4096), "quick": dict(rows=64, n=4096),
              "tiny": dict(rows=4, n=256)}
 _NO_FFT = "no FFT it can call from compiled code (C would call a library: NumPy's row)"
 _NO_AD_NLS = "no automatic differentiation, and no adjoint of the solver by hand"
+_NO_C_FILL = "a loop writing rows into a buffer, as Numba's: the Numba row"
+_FILL_SIZES = {"full": dict(rows=4000, n=256), "quick": dict(rows=1000, n=256),
+               "tiny": dict(rows=20, n=16)}
 
 WORKLOADS = [
     Workload("W1", "W1", "scalar scan c' = c*0.999999 + sin(x), ys = c'",
@@ -232,6 +235,9 @@ WORKLOADS = [
              _NLS_SIZES),
     Workload("FT", "FT", "fft of 256 complex128 signals of 4096 points: the transforms alone",
              ("rune_jit", "jax", "numpy"), dict(c=_NO_FFT, numba=_NO_FFT), _FT_SIZES),
+    Workload("FILL", "FILL", "a 4000 x 256 buffer filled row by row in a fori_loop: "
+             "b.at[i].set(sin(x * i)) (the loop carry updated in place)",
+             ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_C_FILL), _FILL_SIZES),
     Workload("Dmix", "Dmix", "dispatch: jitted x * s + d['a'] - d['b'] * n, x a one-element "
              "array, s a Python float, d a dict of two one-element arrays, n a static int "
              "(Numba: d's arrays as two arguments)", ("rune_jit", "numba", "jax", "numpy"),
@@ -345,6 +351,8 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         return SimpleNamespace(x=np.linspace(-length / 2, length / 2, n, endpoint=False),
                                k=2 * np.pi * np.fft.fftfreq(n, length / n), dx=length / n,
                                dt=1e-3, params=np.array([1.2, 0.8]), **size)
+    if w.group == "FILL":
+        return SimpleNamespace(x=rng.uniform(-1.0, 1.0, size["n"]), **size)
     if w.group == "FT":
         shape = (size["rows"], size["n"])
         return SimpleNamespace(z=rng.normal(size=shape) + 1j * rng.normal(size=shape), **size)
@@ -461,3 +469,12 @@ def note(w: Workload, inp: SimpleNamespace) -> str:
     far = inp.a == 1e300
     return (f"{far.sum()} straggler lanes take {steps[far].min()}-{steps[far].max()} steps; "
             f"the others at most {steps[~far].max()}")
+
+
+def fill_rows(np_like, fori_loop, rows: int):
+    """FILL's program for a NumPy-like namespace and its fori_loop: x -> the buffer whose
+    row i is sin(x * i)."""
+    def fill(x):
+        buf = np_like.zeros((rows, x.shape[0]))
+        return fori_loop(0, rows, lambda i, b: b.at[i].set(np_like.sin(x * i)), buf)
+    return fill

@@ -307,7 +307,8 @@ def dmix_arrays(p):
     return _ready(f, p.x, np.asarray(p.s), p.d["a"], p.d["b"])
 
 
-IMPLS = {"NLS": nls, "NLSg": nls_grad, "FT": lambda p: _ready(jax.jit(jnp.fft.fft), p.z),
+IMPLS = {"FILL": lambda p: _ready(jax.jit(wl.fill_rows(jnp, jax.lax.fori_loop, p.rows)), p.x),
+         "NLS": nls, "NLSg": nls_grad, "FT": lambda p: _ready(jax.jit(jnp.fft.fft), p.z),
          "W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
          "RMr": _grad_of("RMr"), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,

@@ -342,7 +342,15 @@ def _spmv_grad(vals, rows, cols, x0, b, steps):
     return g
 
 
-IMPLS = {"W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
+def _fill(x, rows):
+    buf = np.zeros((rows, x.shape[0]))
+    for i in range(rows):
+        for j in range(x.shape[0]):
+            buf[i, j] = np.sin(x[j] * i)
+    return buf
+
+
+IMPLS = {"FILL": _make(_fill, "x", "rows"), "W9": _make(_paths, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "W9g": _make(_paths_grad, "seed", "paths", "steps", "mu", "sigma", "dt"),
          "W8": _make(_spmv_loop, "vals", "rows", "cols", "x0", "b", "steps"),
          "W8g": _make(_spmv_grad, "vals", "rows", "cols", "x0", "b", "steps"),

@@ -222,7 +222,14 @@ def matrix_carry(p):
     return lambda: run(p.W, p.C0)
 
 
-IMPLS = {"NLS": nls, "FT": lambda p: lambda: np.fft.fft(p.z), "W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W6": w6,
+def _fill(x, rows):
+    buf = np.zeros((rows, x.shape[0]))
+    for i in range(rows):
+        buf[i] = np.sin(x * i)
+    return buf
+
+
+IMPLS = {"FILL": lambda p: lambda: _fill(p.x, p.rows), "NLS": nls, "FT": lambda p: lambda: np.fft.fft(p.z), "W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W6": w6,
          "W8": w8, "HS": heat, "HSat": heat, "HS32": heat,
          "W9": lambda p: _paths(p, False), "W9g": lambda p: _paths(p, True),
          "W10": lambda p: lambda: _linalg(p.A, p.b), "W10b": lambda p: lambda: _linalg(p.A, p.b),
