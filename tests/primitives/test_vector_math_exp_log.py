@@ -74,13 +74,18 @@ def edges(name: str, dtype) -> np.ndarray:
         return x[~(x < low)]
 
 
-def check(name: str, *xs: np.ndarray, got: np.ndarray) -> None:
+def check(name: str, *xs: np.ndarray, got: np.ndarray, oracle=None, numpy=None,
+          long_double: bool = True) -> None:
     """got within 1 ulp of the correctly rounded result; where that is 0, inf or NaN, that
-    result, with NumPy's sign of zero and NumPy's result where mpmath has none."""
+    result, with NumPy's sign of zero and NumPy's result where mpmath has none. `oracle`
+    and `numpy` replace ORACLES[name] and NumPy's function of that name; `long_double`
+    False: `numpy` has no long double loop, mpmath computes every point."""
     x = xs[0]
+    numpy = numpy or getattr(np, name)
     with np.errstate(all="ignore"):  # results past float32's range round to inf
-        exact = correctly_rounded(ORACLES[name], *xs, dtype=x.dtype, near=getattr(np, name))
-        numpy = getattr(np, name)(*xs)
+        exact = correctly_rounded(oracle or ORACLES[name], *xs, dtype=x.dtype,
+                                  near=numpy if long_double else None)
+        numpy = numpy(*xs)
     # where mpmath has no value (1 ** nan, exp(nan)), NumPy's; zeros take NumPy's sign
     exact = np.where(np.isnan(exact), numpy, exact)
     exact = np.where(exact == 0, np.copysign(0, numpy), exact).astype(x.dtype)
