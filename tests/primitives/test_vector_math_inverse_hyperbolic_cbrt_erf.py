@@ -20,10 +20,12 @@ pytestmark = pytest.mark.skipif(config.math != "own", reason="RUNE_JIT_MATH=libm
 
 DTYPES = [np.float64, np.float32]
 # name -> mpmath's function
-FUNCTIONS = {"arcsinh": mpmath.asinh, "arccosh": mpmath.acosh, "arctanh": mpmath.atanh}
+FUNCTIONS = {"arcsinh": mpmath.asinh, "arccosh": mpmath.acosh, "arctanh": mpmath.atanh,
+             "cbrt": lambda x: mpmath.sign(x) * mpmath.cbrt(abs(x))}
 DERIVATIVES = {"arcsinh": lambda x: 1 / np.sqrt(x * x + 1),
                "arccosh": lambda x: 1 / np.sqrt(x * x - 1),
-               "arctanh": lambda x: 1 / (1 - x * x)}
+               "arctanh": lambda x: 1 / (1 - x * x),
+               "cbrt": lambda x: 1 / (3 * np.cbrt(x) ** 2)}
 
 
 def function(name: str):
@@ -66,7 +68,7 @@ def edges(name: str, dtype) -> np.ndarray:
     and where each method changes (with the floats either side)."""
     fi = np.finfo(dtype)
     steps = {"arcsinh": [2.0 ** 28, 2.0 ** -26, 2.0 ** -12], "arccosh": [2.0 ** 28, 2.0],
-             "arctanh": [0.1716, 0.5]}[name]
+             "arctanh": [0.1716, 0.5], "cbrt": [8.0, 27.0, 2.0 ** -1022 * 3, 1e300]}[name]
     points = [0.0, fi.smallest_subnormal, fi.tiny, fi.max, np.inf, 1.0, 0.5, *steps]
     x = np.array(points, dtype)
     with np.errstate(over="ignore"):
