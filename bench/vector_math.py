@@ -4,7 +4,7 @@
 
 One row per function and dtype: rune_jit's own code, rune_jit with RUNE_JIT_MATH=libmvec
 (glibc's libmvec in loops; both in subprocesses, since the setting is read at import),
-NumPy, and JAX and Numba where importable. The best of `repeat` calls, each on the same
+NumPy (SciPy for erf and erfc), and JAX and Numba where importable. The best of `repeat` calls, each on the same
 input (a uniform sample of the function's usual range), on one thread
 (RUNE_JIT_NUM_THREADS=1, XLA's and Numba's elementwise loops run on one too).
 """
@@ -25,7 +25,9 @@ FUNCTIONS = {"exp": (-80, 80), "exp2": (-120, 120), "expm1": (-2, 2), "log": (1e
              "log2": (1e-3, 1e3), "log10": (1e-3, 1e3), "log1p": (-0.9, 100),
              "sinh": (-80, 80), "cosh": (-80, 80), "pow": (0.1, 10),
              "sin": (-10, 10), "cos": (-10, 10), "tan": (-10, 10), "arctan": (-10, 10),
-             "arctan2": (-10, 10), "arcsin": (-1, 1), "arccos": (-1, 1)}
+             "arctan2": (-10, 10), "arcsin": (-1, 1), "arccos": (-1, 1),
+             "arcsinh": (-100, 100), "arccosh": (1, 100), "arctanh": (-0.99, 0.99),
+             "cbrt": (-100, 100), "erf": (-4, 4), "erfc": (-4, 8)}
 BINARY = ("pow", "arctan2")
 DTYPES = ("float64", "float32")
 MODES = ("own", "libmvec")
@@ -52,25 +54,33 @@ def numpy_name(name: str) -> str:
     return {"pow": "power"}.get(name, name)
 
 
+def find(numpy_like, special, name: str):
+    """`name` in a NumPy-like module, else in its scipy.special (erf, erfc)."""
+    return getattr(numpy_like, numpy_name(name), None) or getattr(special, name)
+
+
 def rune_rows(functions: list[str], n: int, repeat: int) -> dict:
     import rune_jit as rune
     import rune_jit.numpy as rnp
 
-    return {f"{name} {dtype}": best_ns(rune.jit(getattr(rnp, numpy_name(name))),
+    return {f"{name} {dtype}": best_ns(rune.jit(find(rnp, rune.scipy.special, name)),
                                        inputs(name, dtype, n), n, repeat)
             for name in functions for dtype in DTYPES}
 
 
 def peer_rows(peer: str, functions: list[str], n: int, repeat: int) -> dict:
     if peer == "numpy":
-        wrap = lambda name: getattr(np, numpy_name(name))  # noqa: E731
+        import scipy.special
+
+        wrap = lambda name: find(np, scipy.special, name)  # noqa: E731
     elif peer == "jax":
         import jax
         import jax.numpy as jnp
+        import jax.scipy.special
 
         jax.config.update("jax_enable_x64", True)
         wrap = lambda name: (lambda f: lambda *a: f(*a).block_until_ready())(  # noqa: E731
-            jax.jit(getattr(jnp, numpy_name(name))))
+            jax.jit(find(jnp, jax.scipy.special, name)))
     else:
         import numba
 
@@ -84,7 +94,9 @@ def peer_rows(peer: str, functions: list[str], n: int, repeat: int) -> dict:
 
 
 def _numba_kernel(name: str):
-    fn = getattr(np, numpy_name(name))
+    import math
+
+    fn = find(np, math, name)
     return (lambda x, y: fn(x, y)) if name in BINARY else (lambda x: fn(x))
 
 

@@ -10,7 +10,9 @@ both signs, and uniform in [-50, 50] and [-2, 2]; then `edges`; `power_samples` 
 power), n per function and
 dtype; the reference is mpmath's value at 200 bits rounded once (tests/ulp_oracle.py),
 computed once and compared with rune_jit's compiled results under RUNE_JIT_MATH=own and
-=libmvec (each in a subprocess: the setting is read at import) and with NumPy's. An
+=libmvec (each in a subprocess: the setting is read at import) and with NumPy's (SciPy's
+for erf and erfc). arcsinh ... erfc take tests/primitives/
+test_vector_math_inverse_hyperbolic_cbrt_erf.py's `samples` and `edges`. An
 error is the distance to the correctly rounded result in ulps of that result (so 0 is
 correctly rounded, 1 one float away).
 """
@@ -30,10 +32,12 @@ TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path[:0] = [str(TESTS), str(TESTS / "primitives")]
 import mpmath  # noqa: E402
 import test_vector_math_exp_log as cases  # noqa: E402
+import test_vector_math_inverse_hyperbolic_cbrt_erf as more_cases  # noqa: E402
 import test_vector_math_trig as trig_cases  # noqa: E402
 from ulp_oracle import correctly_rounded, ulp_errors  # noqa: E402
 
-ORACLES = {**cases.ORACLES, **trig_cases.FUNCTIONS, "arctan2": mpmath.atan2}
+ORACLES = {**cases.ORACLES, **trig_cases.FUNCTIONS, "arctan2": mpmath.atan2,
+           **more_cases.FUNCTIONS}
 
 DTYPES = ("float64", "float32")
 
@@ -46,6 +50,9 @@ def points(name: str, dtype: str, n: int) -> tuple[np.ndarray, ...]:
         return (trig_cases.samples(t, n, 1, name),)
     if name == "power":
         return tuple(v[:n] for v in cases.power_samples(t, n // 4 + 1, seed=7))
+    if name in more_cases.FUNCTIONS:
+        x = more_cases.samples(name, t, n // 4 + 1, seed=7)[:n]
+        return (np.concatenate([x, more_cases.edges(name, t)]),)
     x = cases.samples(name, t, n // 3 + 1, seed=7)[:n]
     return (np.concatenate([x, cases.edges(name, t)]),)
 
@@ -57,18 +64,27 @@ def compiled(mode: str, name: str, xs: tuple[np.ndarray, ...]) -> np.ndarray:
         np.savez(src, *xs)
         code = ("import numpy as np, rune_jit as rune, rune_jit.numpy as rnp; "
                 f"a = np.load({str(src)!r}); args = [a[k] for k in sorted(a.files)]; "
-                f"np.save({str(out)!r}, rune.jit(rnp.{name})(*args))")
+                f"f = getattr(rnp, {name!r}, None) or getattr(rune.scipy.special, {name!r}); "
+                f"np.save({str(out)!r}, rune.jit(f)(*args))")
         subprocess.run([sys.executable, "-c", code], check=True,
                        env={**os.environ, "RUNE_JIT_MATH": mode})
         return np.load(out)
 
 
+def reference(name: str):
+    """NumPy's function, or SciPy's (erf, erfc: NumPy has none)."""
+    import scipy.special
+
+    return getattr(np, name, None) or getattr(scipy.special, name)
+
+
 def row(name: str, dtype: str, n: int) -> str:
     xs = points(name, dtype, n)
     with np.errstate(all="ignore"):
-        exact = correctly_rounded(ORACLES[name], *xs, dtype=np.dtype(dtype))
+        near = getattr(np, name, None) if name in more_cases.FUNCTIONS else None
+        exact = correctly_rounded(ORACLES[name], *xs, dtype=np.dtype(dtype), near=near)
         results = [compiled(mode, name, xs) for mode in ("own", "libmvec")]
-        results.append(getattr(np, name)(*xs))
+        results.append(reference(name)(*xs))
         finite = np.isfinite(exact)
         errs = [ulp_errors(r[finite], exact[finite]) for r in results]
     cells = [f"{e.max():.2f} / {e.mean():.3f}" for e in errs]

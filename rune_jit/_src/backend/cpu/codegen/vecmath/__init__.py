@@ -12,7 +12,9 @@ with a `FUNCTIONS` table: rune_jit's name -> body; float32 bodies branch on the 
 from __future__ import annotations
 
 from ..module_functions import Body
-from . import exp, inverse_trig, log, power, trig
+from . import cbrt, erf, exp, inverse_hyperbolic, inverse_trig, log, power, trig
 
 FUNCTIONS: dict[str, Body] = {**exp.FUNCTIONS, **log.FUNCTIONS, **power.FUNCTIONS,
-                              **trig.FUNCTIONS, **inverse_trig.FUNCTIONS}
+                              **trig.FUNCTIONS, **inverse_trig.FUNCTIONS,
+                              **inverse_hyperbolic.FUNCTIONS, **cbrt.FUNCTIONS,
+                              **erf.FUNCTIONS}

@@ -123,6 +123,18 @@ def _log_of(base: Base):
     return body
 
 
+def log_of_sum(b: ir.IRBuilder, k: Coefficients, u: ir.Value, error: ir.Value,
+               doubled: ir.Value | None = None) -> ir.Value:
+    """log(u + error) rounded once, for u > 0 finite and |error| <= u 2^-50: log(u) +
+    error / u (the next term, (error / u)^2 / 2, is below 2^-100). Where the mask
+    `doubled` is set, log(2 u): one more ln2 (for u too large to double)."""
+    e, f = split(b, u)
+    if doubled is not None:
+        e = b.fadd(e, b.select(doubled, c(u, 1.0), c(u, 0.0)))
+    hi, lo = log1p_f(b, k, f)
+    return combine(b, NATURAL, e, hi, b.fadd(lo, b.fdiv(error, u)), k.precise)
+
+
 def _log1p(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     """log(u) + (x - (u - 1)) / u for u = 1 + x rounded (the correction's subtractions
     are exact: Fast2Sum, the larger of 1 and x first); ±0 give themselves."""
@@ -130,9 +142,7 @@ def _log1p(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     u = b.fadd(one, x)
     big = b.fcmp_ordered(">", A.intrinsic(b, "fabs", x), one)
     error = b.select(big, b.fsub(one, b.fsub(u, x)), b.fsub(x, b.fsub(u, one)))
-    e, f = split(b, u)
-    hi, lo = log1p_f(b, k, f)
-    out = combine(b, NATURAL, e, hi, b.fadd(lo, b.fdiv(error, u)), k.precise)
+    out = log_of_sum(b, k, u, error)
     out = b.select(b.fcmp_ordered("==", x, c(x, 0.0)), x, out)
     return _special(b, x, -1.0, out)
 
