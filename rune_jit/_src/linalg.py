@@ -15,7 +15,7 @@ from .numpy import linalg as nla
 from .numpy._core import accept, shape_of
 from .ops import decomp as dc
 from .control_flow import iterate
-from .scipy.linalg import _operands, _square, _with_rhs, cho_factor, cho_solve
+from .scipy.linalg import _operands, _square, _with_rhs, cho_factor, cho_solve, triangular
 
 ASSUME = ("gen", "sym", "her", "pos")
 
@@ -36,8 +36,9 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
           overwrite_b: bool = False, debug: bool = False, check_finite: bool = True,
           assume_a: str = "gen") -> Any:
     """x with a x = b, b [n] or [n, k] (a stack [..., n, n] broadcast with b's batch).
-    assume_a "gen": LU; "sym" and "her": a symmetric matrix read from its lower
-    (`lower`) or upper triangle; "pos": Cholesky, as SciPy's.
+    assume_a "gen": LU; "sym" (symmetric) and "her" (Hermitian: the conjugate, and the
+    diagonal's real part): a matrix read from its lower (`lower`) or upper triangle;
+    "pos": Cholesky, as SciPy's.
 
     >>> import rune_jit.scipy as rsp
     >>> print(rsp.linalg.solve(np.array([[3.0, 1.0], [1.0, 2.0]]), np.array([9.0, 8.0])))
@@ -51,7 +52,9 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
     _square(a, where)
     if assume_a == "pos":
         return cho_solve(cho_factor(a, lower=lower), b)
-    if assume_a != "gen":
+    if assume_a == "her":
+        a = nla._symmetric(a, lower)
+    elif assume_a == "sym":
         a = _from_triangle(a, lower)
     a2, b2, vector = _with_rhs(a, b, where)
     x = rnp.linalg.solve(a2, b2)
@@ -111,7 +114,7 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
 
 def lu_solve(lu_and_piv: tuple, b: Any, trans: int = 0, overwrite_b: bool = False,
              check_finite: bool = True) -> Any:
-    """x with a x = b (trans 0) or aᵀ x = b (1 or 2), given lu_factor(a).
+    """x with a x = b (trans 0), aᵀ x = b (1) or aᴴ x = b (2), given lu_factor(a).
 
     >>> import rune_jit.scipy as rsp
     >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
@@ -134,8 +137,9 @@ def lu_solve(lu_and_piv: tuple, b: Any, trans: int = 0, overwrite_b: bool = Fals
         y = dc.triangular_solve(lu2, y, lower=True, unit_diagonal=True)
         x = dc.triangular_solve(lu2, y, lower=False)
     else:
-        y = dc.triangular_solve(lu2, b2, lower=False, transpose_a=True)
-        z = dc.triangular_solve(lu2, y, lower=True, transpose_a=True, unit_diagonal=True)
+        op = "T" if trans == 1 else "C"
+        y = triangular(lu2, b2, False, op)
+        z = triangular(lu2, y, True, op, unit_diagonal=True)
         x = rnp.take_along_axis(z, rnp.argsort(perm, axis=-1)[..., None], axis=-2)
     return x[..., 0] if vector else x
 
@@ -187,8 +191,8 @@ def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
 def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
          overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
          eigvals: Any = None, type: int = 1, check_finite: bool = True) -> Any:
-    """Eigenvalues (ascending) and eigenvectors of a symmetric a read from its lower
-    (`lower`) or upper triangle; the generalized problem (b) is not provided.
+    """Eigenvalues (ascending) and eigenvectors of a Hermitian (symmetric) a read from its
+    lower (`lower`) or upper triangle; the generalized problem (b) is not provided.
 
     >>> import rune_jit.scipy as rsp
     >>> print(rsp.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]), eigvals_only=True))
@@ -245,7 +249,7 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
     def square(state):  # each matrix of a stack squared as often as its own norm says
         m, k = state
         more = k < target
-        return rnp.where(more[..., None, None], m @ m, m), k + rnp.where(more, 1.0, 0.0)
+        return rnp.where(more[..., None, None], m @ m, m), rnp.where(more, k + 1, k)
 
     out, _ = iterate(square, (x, 0.0 * squarings), until=lambda s: rnp.all(s[1] >= target),
                      max_steps=max_squarings + 1)
@@ -254,7 +258,7 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
 
 def _pade13(a: Any, n: int) -> Any:
     b = PADE13
-    eye = np.eye(n)
+    eye = np.eye(n, dtype=a.dtype)  # (a float64 identity would promote float32 values)
     a2 = a @ a
     a4 = a2 @ a2
     a6 = a4 @ a2

@@ -262,3 +262,64 @@ def test_eigh_in_a_vmapped_iterate_whose_lanes_stop_apart(backend, rng):
     ts = backend(rune.vmap(solve))(targets)
     got = [np.linalg.eigvalsh(h0 + t * h1)[0] for t in ts]
     np.testing.assert_allclose(got, targets, rtol=1e-10)
+
+
+# ------------------------------------------------------------- scipy.linalg
+
+def _scipy_cases(rng, dtype):
+    sl = pytest.importorskip("scipy.linalg")
+    a, h, b = general(rng, (4, 4), dtype), hermitian(rng, (4, 4), dtype), general(
+        rng, (4, 2), dtype)
+    tri = np.triu(a) + 4 * np.eye(4, dtype=dtype)
+    return sl, [
+        ("cholesky", lambda m: m.cholesky(h), ()),
+        ("cholesky_lower", lambda m: m.cholesky(h, lower=True), ()),
+        ("expm", lambda m: m.expm(0.5 * a), ()),
+        ("solve", lambda m: m.solve(a, b), ()),
+        ("solve_pos", lambda m: m.solve(h, b, assume_a="pos"), ()),
+        ("solve_her", lambda m: m.solve(np.tril(h), b, assume_a="her", lower=True), ()),
+        ("solve_sym", lambda m: m.solve(np.triu(a), b, assume_a="sym"), ()),
+        *[(f"solve_triangular_{t}", lambda m, t=t: m.solve_triangular(tri, b, trans=t), ())
+          for t in (0, 1, 2)],
+        *[(f"lu_solve_{t}", lambda m, t=t: m.lu_solve(m.lu_factor(a), b, trans=t), ())
+          for t in (0, 1, 2)],
+        *[(f"cho_solve_{low}", lambda m, low=low: m.cho_solve(m.cho_factor(h, lower=low), b),
+           ()) for low in (False, True)],
+        ("det", lambda m: m.det(a), ()),
+        ("inv", lambda m: m.inv(a), ()),
+    ]
+
+
+@pytest.mark.parametrize("dtype", [C128, C64])
+def test_scipy_linalg_of_complex_matrices_is_scipys(dtype, backend, rng):
+    sl, cases = _scipy_cases(rng, dtype)
+    for name, f, _ in cases:
+        got, want = backend(lambda: f(rune.scipy.linalg))(), f(sl)
+        assert got.dtype == dtype, name  # (SciPy's det of complex64 is complex128)
+        np.testing.assert_allclose(got, want, err_msg=name, **_tol(dtype))
+
+
+def test_expm_keeps_float32():
+    """A regression: its Padé identity was float64, and so its result (and, under jit,
+    its loop's counter a TypeError)."""
+    x = np.array([[0.1, 1.0], [-0.5, 0.2]], np.float32)
+    for f in (rune.scipy.linalg.expm, rune.jit(rune.scipy.linalg.expm)):
+        assert f(x).dtype == np.float32
+        np.testing.assert_allclose(f(x), pytest.importorskip("scipy.linalg").expm(x),
+                                   rtol=1e-5)
+
+
+def test_scipy_linalg_gradients_are_jaxs(jax, rng):
+    a, b = general(rng, (4, 4)), general(rng, (4, 2))
+    tri = np.triu(a) + 4 * np.eye(4)
+
+    def f(sl, a, b):
+        x = sl.expm(0.3 * a) @ b + sl.solve_triangular(tri + 0.1 * a, b, trans=2)
+        x = x + sl.lu_solve(sl.lu_factor(a), b, trans=2)
+        return x.real.sum() + (abs(x) ** 2).sum()
+
+    for argnums in (0, 1):
+        want = jax.grad(lambda a, b: f(jax.scipy.linalg, a, b), argnums)(a, b)
+        got = rune.jit(rune.grad(lambda a, b: f(rune.scipy.linalg, a, b), argnums))(a, b)
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+    rune.check_grads(lambda a, b: f(rune.scipy.linalg, a, b), a, b, rtol=1e-4)

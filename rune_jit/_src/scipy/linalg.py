@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..numpy._core import accept, as_value, broadcast_shapes, dtype_weak, shape_of, to_dtype
+from ..ops import complex_parts as cp
 from ..ops import decomp as dc
 from ..ops import elementwise as ew
 from ..ops.shape import broadcast_in_dim, reshape
@@ -14,16 +15,32 @@ from ..ops.shape import broadcast_in_dim, reshape
 __all__ = ["cho_factor", "cho_solve", "cholesky", "solve_triangular"]
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+C64, C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 
 def _operands(where: str, *xs: Any) -> list:
-    """As SciPy's LAPACK wrappers: float32 when all are float32, else float64."""
+    """As SciPy's LAPACK wrappers: single precision when all are float32 or complex64,
+    complex when any is, else float64."""
     xs = [accept(x, where) for x in xs]
     dtypes = [dtype_weak(x)[0] for x in xs]
     if F16 in dtypes:
         raise TypeError(f"{where}: array type float16 is unsupported")
-    dtype = F32 if all(d == F32 for d in dtypes) else F64
+    single = all(d in (F32, C64) for d in dtypes)
+    if any(d.kind == "c" for d in dtypes):
+        dtype = C64 if single else C128
+    else:
+        dtype = F32 if single else F64
     return [to_dtype(as_value(x), dtype) for x in xs]
+
+
+def triangular(a: Any, b: Any, lower: bool, op: str, unit_diagonal: bool = False) -> Any:
+    """x with op(a) x = b, a triangular: op "N" (a), "T" (its transpose) or "C" (its
+    conjugate transpose: A^H x = b is A^T conj(x) = conj(b))."""
+    if op == "C" and dc.is_complex(a):
+        return cp.conj(dc.triangular_solve(a, cp.conj(b), lower=lower, transpose_a=True,
+                                           unit_diagonal=unit_diagonal))
+    return dc.triangular_solve(a, b, lower=lower, transpose_a=op != "N",
+                               unit_diagonal=unit_diagonal)
 
 
 def _square(a: Any, where: str) -> None:
@@ -55,9 +72,9 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
                      unit_diagonal: bool = False, overwrite_b: bool = False,
                      check_finite: bool = True) -> Any:
     """x with op(a) x = b for a triangular a (only its lower or upper triangle is read,
-    and with `unit_diagonal` not its diagonal); trans 0 ("N"): op(a) = a, 1 ("T") or
-    2 ("C"): its transpose. A zero on the diagonal raises LinAlgError. Linear in b;
-    differentiable in a too.
+    and with `unit_diagonal` not its diagonal); trans 0 ("N"): op(a) = a, 1 ("T"): its
+    transpose, 2 ("C"): its conjugate transpose. A zero on the diagonal raises
+    LinAlgError. Linear in b; differentiable in a too.
 
     >>> import rune_jit.scipy as rsp
     >>> print(rsp.linalg.solve_triangular(np.array([[2.0, 0.0], [1.0, 1.0]]),
@@ -66,21 +83,21 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
     """
     del overwrite_b, check_finite
     where = "rune_jit.scipy.linalg.solve_triangular"
-    codes = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
+    codes = {0: "N", "N": "N", 1: "T", "T": "T", 2: "C", "C": "C"}
     if trans not in codes:
         raise ValueError(f"{where}: trans must be 0, 1, 2, 'N', 'T' or 'C', not {trans!r}")
     a, b = _operands(where, a, b)
     _square(a, where)
     a2, b2, vector = _with_rhs(a, b, where)
-    x = dc.triangular_solve(a2, b2, lower=lower, transpose_a=codes[trans],
-                            unit_diagonal=unit_diagonal)
+    x = triangular(a2, b2, lower, codes[trans], unit_diagonal)
     return reshape(x, shape_of(x)[:-1]) if vector else x
 
 
 def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
              check_finite: bool = True) -> Any:
-    """SciPy's Cholesky factor: upper (a = U^T U) unless `lower`, read from that
-    triangle of a. Not positive definite: LinAlgError.
+    """SciPy's Cholesky factor: upper (a = U^H U) unless `lower` (a = L L^H), read from
+    that triangle of a (Hermitian, or symmetric if real). Not positive definite:
+    LinAlgError.
 
     >>> import rune_jit.scipy as rsp
     >>> print(rsp.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]])))
@@ -136,9 +153,9 @@ def cho_solve(c_and_lower: tuple, b: Any, overwrite_b: bool = False,
     c, b = _operands(where, c, b)
     _square(c, where)
     c2, b2, vector = _with_rhs(c, b, where)
-    # A = L L^T: L^-T L^-1 b; A = U^T U: U^-1 U^-T b
-    y = dc.triangular_solve(c2, b2, lower=lower, transpose_a=not lower)
-    x = dc.triangular_solve(c2, y, lower=lower, transpose_a=lower)
+    # A = L L^H: L^-H L^-1 b; A = U^H U: U^-1 U^-H b
+    y = triangular(c2, b2, lower, "N" if lower else "C")
+    x = triangular(c2, y, lower, "C" if lower else "N")
     return reshape(x, shape_of(x)[:-1]) if vector else x
 
 
