@@ -15,6 +15,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ....ops.fft import fft_memory_p, gufunc
+from ..codegen import stockham
 from ..codegen.emit import I64, PTR, declare
 from ..codegen.lower import lowering
 from ..codegen.values import Array
@@ -47,11 +48,21 @@ def _fft_lower(lw, args, out_types, *, kind, forward, n, scale):
     shape_out = _transform_shape(out, kind != "c2r")
     src, dest = _in_memory(lw, x), lw.out_buffer(0, out)
     rows = math.prod(shape_in[:-1])
-    if rows:
+    if rows and kind == "c2c" and stockham.covers(n):
+        _generated(lw, n, dt, forward, src, dest, rows, scale)
+    elif rows:
         _call(lw, gufunc(kind, forward, n).__name__, dt, src, dest,
               (rows, shape_in[-1], shape_out[-1]),
               (2 if kind != "r2c" else 1, 2 if kind != "c2r" else 1), scale)
     return [Array(out, dest)]
+
+
+def _generated(lw, n: int, dt: np.dtype, forward: bool, src, dest, rows: int, scale: float
+               ) -> None:
+    """The transform as our own code (codegen/stockham.py), with its scratch here."""
+    work = lw.fn.buffer(4 * n * dt.itemsize, slot=False)
+    kernel = stockham.function(lw.fn.module, n, dt, forward)
+    lw.b.call(kernel, [src, dest, work, lw.i64(rows), ir.Constant(kernel.args[-1].type, scale)])
 
 
 def _call(lw, name: str, dt: np.dtype, src, dest, dims: tuple, widths: tuple, scale: float
