@@ -1,9 +1,10 @@
-"""The FFT in compiled code: a call of NumPy's pocketfft loop (runtime/pocketfft.py) per
-transform, over all of its batch at once.
+"""The FFT in compiled code, over all of its batch at once: a call of our own Stockham
+kernel (codegen/stockham.py) for complex transforms of the power-of-two lengths it
+covers, else of NumPy's pocketfft loop (runtime/pocketfft.py).
 
 After complex_pairs.py the transform is `fft_memory`: a complex operand or result is
-NumPy's memory of it (a real array with a last axis of 2), which pocketfft reads and
-writes as it is; complex_math.py interleaves the parts of an operand that is not memory
+NumPy's memory of it (a real array with a last axis of 2), which both read and write as
+it is; complex_math.py interleaves the parts of an operand that is not memory
 already and reads a result's parts as slices of it.
 """
 
