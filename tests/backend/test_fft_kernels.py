@@ -8,6 +8,11 @@ pocketfft's alike: with c = 5 the difference of the two is within twice that. Ne
 last-bit equality: the order of the arithmetic is ours, and FMA contraction varies
 with the CPU."""
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -91,3 +96,27 @@ def test_vmapped_and_in_a_scan_with_its_gradient():
         want = rune.jit(rune.grad(energy))(z[0])
     got = rune.jit(rune.grad(energy))(z[0])
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+
+
+KERNEL_FROM_DISK = """
+    import numpy as np, rune_jit as rune, rune_jit.numpy as rnp
+    from rune_jit._src.backend.cpu.runtime import llvm
+    optimized, optimize = [], llvm.optimize
+    llvm.optimize = lambda text: optimized.append(1) or optimize(text)
+    z = np.exp(1j * np.arange(64.0)).reshape(2, 32)
+    got = rune.jit(lambda v: rnp.fft.ifft(rnp.fft.fft(v) * 2))(z)
+    assert np.abs(got - 2 * z).max() < 1e-13
+    print(len(optimized))
+"""
+
+
+def test_a_kernel_is_compiled_once_and_then_read_from_the_disk_cache(tmp_path):
+    """A kernel is code of its own (runtime/fft_kernels.py), kept in the disk cache as a
+    program is: the second process compiles neither the program nor its two kernels."""
+    env = dict(os.environ, RUNE_JIT_CACHE_DIR=str(tmp_path), RUNE_JIT_CACHE="1")
+    runs = [subprocess.run([sys.executable, "-c", textwrap.dedent(KERNEL_FROM_DISK)],
+                           env=env, capture_output=True, text=True, timeout=300)
+            for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
+    first, second = (int(r.stdout) for r in runs)
+    assert first >= 3 and second == 0  # the program (its entry too) and its two kernels

@@ -26,11 +26,14 @@ radix 4 took 6 (15-25% faster). Plain loops LLVM vectorizes for the host CPU.
 Operands and results are NumPy's memory of complex numbers (real and imaginary parts
 interleaved), as fft_memory's are; the passes in between keep the parts apart in two
 scratch buffers the caller passes (`work`: 4 * n reals), so only the first pass reads
-interleaved parts and only the last writes them, with the `scale` factor.
+interleaved parts and only the last writes them, with the `scale` factor. Each kernel
+is a module of its own (`module_ir`), which programs call by name and
+runtime/fft_kernels.py compiles once per process.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import llvmlite.ir as ir
@@ -67,21 +70,32 @@ class Side:
     step: int
 
 
-def function(module: ir.Module, n: int, dtype: np.dtype, forward: bool) -> ir.Function:
-    """The module's internal `void f(in, out, work, rows, scale)`: `rows` transforms of
-    length n from `in` to `out` (interleaved memory, rows after one another), each
-    result times `scale`; defined at its first use."""
-    real = {4: F32, 8: F64}[np.dtype(dtype).itemsize]
-    name = f"rune_fft_stockham_{n}_{'f32' if real == F32 else 'f64'}_{'fwd' if forward else 'bwd'}"
-    fn = module.globals.get(name)
-    if fn is not None:
-        return fn
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I64, real]), name)
-    fn.linkage = "internal"
+PREFIX = "rune_fft_stockham_"
+_SYMBOL = re.compile(PREFIX + r"([0-9]+)_(f32|f64)_(fwd|bwd)")
+REALS = {"f32": F32, "f64": F64}
+
+
+def symbol(n: int, dtype: np.dtype, forward: bool) -> str:
+    """The name of the kernel of length n, dtype (the real parts') and direction."""
+    return f"{PREFIX}{n}_f{8 * np.dtype(dtype).itemsize}_{'fwd' if forward else 'bwd'}"
+
+
+def signature(real: ir.Type) -> ir.FunctionType:
+    """`void f(in, out, work, rows, scale)`: `rows` transforms from `in` to `out`
+    (interleaved memory, rows after one another), each result times `scale`; `work`
+    holds 4 * n reals of scratch."""
+    return ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I64, real])
+
+
+def module_ir(name: str) -> str:
+    """The LLVM IR of a module that defines the kernel `name` (a `symbol`) alone."""
+    n, real, direction = _SYMBOL.fullmatch(name).groups()
+    module = ir.Module(name)
+    fn = ir.Function(module, signature(REALS[real]), name)
     for a in fn.args[:3]:
         a.add_attribute("noalias")  # operand, result and scratch never overlap
-    Kernel(fn, n, real, forward).emit()
-    return fn
+    Kernel(fn, int(n), REALS[real], direction == "fwd").emit()
+    return str(module)
 
 
 class Kernel:

@@ -60,10 +60,13 @@ def _fft_lower(lw, args, out_types, *, kind, forward, n, scale):
 
 def _generated(lw, n: int, dt: np.dtype, forward: bool, src, dest, rows: int, scale: float
                ) -> None:
-    """The transform as our own code (codegen/stockham.py), with its scratch here."""
+    """The transform as our own code (codegen/stockham.py), with its scratch here: a call
+    of the kernel, which is code of its own (runtime/fft_kernels.py)."""
     work = lw.fn.buffer(4 * n * dt.itemsize, slot=False)
-    kernel = stockham.function(lw.fn.module, n, dt, forward)
-    lw.b.call(kernel, [src, dest, work, lw.i64(rows), ir.Constant(kernel.args[-1].type, scale)])
+    real = lw.const(dt, scale)
+    kernel = declare(lw.fn.module, stockham.symbol(n, dt, forward), ir.VoidType(),
+                     stockham.signature(real.type).args)
+    lw.b.call(kernel, [src, dest, work, lw.i64(rows), real])
 
 
 def _call(lw, name: str, dt: np.dtype, src, dest, dims: tuple, widths: tuple, scale: float
