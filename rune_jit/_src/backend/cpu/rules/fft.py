@@ -63,10 +63,10 @@ def _generated(lw, n: int, dt: np.dtype, forward: bool, src, dest, rows: int, sc
     """The transform as our own code (codegen/stockham.py), with its scratch here: a call
     of the kernel, which is code of its own (runtime/fft_kernels.py)."""
     work = lw.fn.buffer(4 * n * dt.itemsize, slot=False)
-    real = lw.const(dt, scale)
-    kernel = declare(lw.fn.module, stockham.symbol(n, dt, forward), ir.VoidType(),
-                     stockham.signature(real.type).args)
-    lw.b.call(kernel, [src, dest, work, lw.i64(rows), real])
+    factor, conj = lw.const(dt, scale), lw.const(dt, 1.0 if forward else -1.0)
+    kernel = declare(lw.fn.module, stockham.symbol(n, dt), ir.VoidType(),
+                     stockham.signature(factor.type).args)
+    lw.b.call(kernel, [src, dest, work, lw.i64(rows), factor, conj])
 
 
 def _call(lw, name: str, dt: np.dtype, src, dest, dims: tuple, widths: tuple, scale: float

@@ -4,10 +4,11 @@ as NumPy's pocketfft loops are (pocketfft.py), so a program that transforms carr
 copy of the kernel.
 
 Why apart: a kernel is a few passes of radix-8 butterflies, which LLVM's vectorizers take
-~300 ms to compile, and its twiddle tables are n constants of module text. Defined in
-each program, the kernel of 4096 points made every such program's first call ~500 ms
-slower; apart, the second program to use it pays nothing, and a process that finds it
-on disk does not start LLVM for it.
+~150 ms to compile. Defined in each program (with its twiddles as constants), the kernel
+of 4096 points made every such program's first call ~500 ms slower; apart, the second
+program to use it pays nothing, and a process that finds it on disk does not start LLVM
+for it. Its twiddle table is NumPy's array (stockham.twiddles), whose address the
+kernel's code is linked to.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from typing import Callable
 from ....call.forks import renew_in_child
 from ..codegen import stockham
 
-_NAMES = re.compile(stockham.PREFIX.encode() + rb"[0-9]+_f(?:32|64)_(?:fwd|bwd)")
+_NAMES = re.compile(stockham.PREFIX.encode() + rb"[0-9]+_f(?:32|64)")
 _lock = renew_in_child(sys.modules[__name__], "_lock")
-# symbol -> (what keeps its code mapped, [its address]), for as long as the process lives
+# symbol -> (what keeps its code mapped, [its address], its twiddle table), for as long as
+# the process lives
 _loaded: dict[str, tuple] = {}
 
 
@@ -42,5 +44,7 @@ def _address(name: str, object_code: Callable, link: Callable) -> int:
     with _lock:  # two threads linking their first programs compile a kernel once
         if name not in _loaded:
             code = object_code(name, ".fft", lambda: stockham.module_ir(name))
-            _loaded[name] = link(code, [name])
+            table = stockham.twiddles(name)
+            image, where = link(code, [name], {stockham.table_symbol(name): table.ctypes.data})
+            _loaded[name] = (image, where, table)
         return _loaded[name][1][0]
