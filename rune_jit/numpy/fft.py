@@ -2,8 +2,9 @@
 
 Transforms of any length along any axes, with `n`/`s`, `axis`/`axes` and `norm`
 ("backward", "ortho", "forward") as NumPy's, in complex64 (from float16, float32 and
-complex64) or complex128. Compiled code calls the FFT NumPy calls (its pocketfft loops),
-so results are NumPy's. Every transform is linear: jvp transforms the tangent, reverse
+complex64) or complex128. Compiled code computes complex transforms of power-of-two
+lengths with kernels of its own and calls the FFT NumPy calls (its pocketfft loops) for
+the rest, so results are NumPy's to rounding. Every transform is linear: jvp transforms the tangent, reverse
 mode applies the transpose (JAX's, docs/semantics.md), vmap transforms each lane.
 """
 

@@ -4,8 +4,9 @@ those frequencies), each times a `scale` (the `norm` factor).
 
 The operand's last axis has the transform's length already (the NumPy layer crops or
 pads it, and moves the axis last); leading axes are a batch, so vmap only moves its
-lanes to axis 0. The impl is NumPy's own pocketfft, the gufunc loops numpy.fft calls,
-and so is compiled code's (backend/cpu/rules/fft.py): jit's results are NumPy's.
+lanes to axis 0. The impl is NumPy's own pocketfft, the gufunc loops numpy.fft calls;
+compiled code calls them too, or kernels of its own for complex transforms of
+power-of-two lengths (backend/cpu/rules/fft.py): jit's results are NumPy's to rounding.
 
 All three are linear over the reals. Transposes are JAX's, with respect to the pairing
 <a, b> = Re(sum(a * b)) of every transpose of rune_jit's (ops/complex_parts.py): the DFT
@@ -16,7 +17,7 @@ stand for two (k and n - k) counted twice.
 `fft_memory` is the form compiled code computes, where complex values are pairs of
 real arrays (backend/cpu/codegen/complex_pairs.py): a complex operand or result is
 NumPy's memory of it, a real array with a last axis of 2 (real, imaginary), which
-pocketfft reads and writes. It exists only after that rewrite, so it has no derivatives
+the transform reads and writes. It exists only after that rewrite, so it has no derivatives
 (a batch rule, for the tests that bind it).
 """
 

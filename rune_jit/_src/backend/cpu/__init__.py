@@ -12,11 +12,12 @@ Three wings (docs/design.md maps them):
                Lowerer's failures, memory, vectors and storing; values, demand,
                reuse, chunks, outline), loops' parts (carries), IRBuilder helpers
                (emit), NumPy's arithmetic on registers (arith) and the math library
-               (mathlib, module_functions, tanh, vecmath/)
+               (mathlib, module_functions, tanh, vecmath/); the FFT kernels (stockham)
     runtime/   programs built, compiled, cached and called (runtime/__init__.py), LLVM
                set up once (llvm, elf_loader), native entries (entry, front), threads
                and memory (threads, pool_code, pool), Ctrl-C (interrupt, sigint),
-               OpenBLAS loaded (openblas), NumPy's FFT loops found (pocketfft)
+               OpenBLAS loaded (openblas), NumPy's FFT loops found (pocketfft), our FFT
+               kernels compiled once (fft_kernels)
 """
 
 from __future__ import annotations

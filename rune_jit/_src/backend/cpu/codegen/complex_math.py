@@ -394,9 +394,9 @@ def to_memory(z: Pair) -> Any:
 
 
 def fft(x: Any, *, kind: str, **params) -> Any:
-    """The transform on NumPy's memory of complex numbers, which pocketfft reads: a
+    """The transform on NumPy's memory of complex numbers, which it reads: a
     complex operand is interleaved (unless it is memory already), a complex result's
-    parts are slices of the memory pocketfft writes."""
+    parts are slices of the memory it writes."""
     y = fft_ops.fft_memory(x if kind == "r2c" else to_memory(_pair(x)), kind=kind, **params)
     return y if kind == "c2r" else from_memory(y)
 

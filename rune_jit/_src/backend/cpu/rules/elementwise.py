@@ -29,8 +29,10 @@ def _compare(op: str) -> Callable:
 
 
 def _power(lw, x, y):
-    if A.is_float(x) and _is_two(y):  # x ** 2: x * x is pow's correctly rounded square
+    if A.is_float(x) and _is_constant(y, 2.0):  # x * x is pow's correctly rounded square
         return A.mul(lw.b, x, x)
+    if A.is_float(x) and _is_constant(y, 1.0):  # pow(x, 1) is x, NaN and -0.0 too: the
+        return x  # derivative of x ** 2 (2 * x ** 1) calls no pow per element
     if A.is_float(x):
         return mathlib.call(lw.b, "pow", x, y)
     if not A.is_unsigned(y):
@@ -38,11 +40,13 @@ def _power(lw, x, y):
     return A.int_power(lw.fn, x, y)
 
 
-def _is_two(y) -> bool:
-    """Whether y is the constant 2 (an exponent written as a literal), in every lane."""
+def _is_constant(y, value: float) -> bool:
+    """Whether y is the constant `value` (an exponent written as a literal), in every
+    lane."""
     values = y.constant if isinstance(y, ir.Constant) else None
     values = values if isinstance(values, list) else [values]
-    return all(isinstance(v, ir.Constant) and v.constant == 2.0 or v == 2.0 for v in values)
+    return all(isinstance(v, ir.Constant) and v.constant == value or v == value
+               for v in values)
 
 
 def _divmod(part: int) -> Callable:

@@ -1,9 +1,10 @@
-"""The FFT in compiled code: a call of NumPy's pocketfft loop (runtime/pocketfft.py) per
-transform, over all of its batch at once.
+"""The FFT in compiled code, over all of its batch at once: a call of our own Stockham
+kernel (codegen/stockham.py) for complex transforms of the power-of-two lengths it
+covers, else of NumPy's pocketfft loop (runtime/pocketfft.py).
 
 After complex_pairs.py the transform is `fft_memory`: a complex operand or result is
-NumPy's memory of it (a real array with a last axis of 2), which pocketfft reads and
-writes as it is; complex_math.py interleaves the parts of an operand that is not memory
+NumPy's memory of it (a real array with a last axis of 2), which both read and write as
+it is; complex_math.py interleaves the parts of an operand that is not memory
 already and reads a result's parts as slices of it.
 """
 
@@ -15,6 +16,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ....ops.fft import fft_memory_p, gufunc
+from ..codegen import stockham
 from ..codegen.emit import I64, PTR, declare
 from ..codegen.lower import lowering
 from ..codegen.values import Array
@@ -47,11 +49,24 @@ def _fft_lower(lw, args, out_types, *, kind, forward, n, scale):
     shape_out = _transform_shape(out, kind != "c2r")
     src, dest = _in_memory(lw, x), lw.out_buffer(0, out)
     rows = math.prod(shape_in[:-1])
-    if rows:
+    if rows and kind == "c2c" and stockham.covers(n):
+        _generated(lw, n, dt, forward, src, dest, rows, scale)
+    elif rows:
         _call(lw, gufunc(kind, forward, n).__name__, dt, src, dest,
               (rows, shape_in[-1], shape_out[-1]),
               (2 if kind != "r2c" else 1, 2 if kind != "c2r" else 1), scale)
     return [Array(out, dest)]
+
+
+def _generated(lw, n: int, dt: np.dtype, forward: bool, src, dest, rows: int, scale: float
+               ) -> None:
+    """The transform as our own code (codegen/stockham.py), with its scratch here: a call
+    of the kernel, which is code of its own (runtime/fft_kernels.py)."""
+    work = lw.fn.buffer(4 * n * dt.itemsize, slot=False)
+    factor, conj = lw.const(dt, scale), lw.const(dt, 1.0 if forward else -1.0)
+    kernel = declare(lw.fn.module, stockham.symbol(n, dt), ir.VoidType(),
+                     stockham.signature(factor.type).args)
+    lw.b.call(kernel, [src, dest, work, lw.i64(rows), factor, conj])
 
 
 def _call(lw, name: str, dt: np.dtype, src, dest, dims: tuple, widths: tuple, scale: float

@@ -23,7 +23,7 @@ from .... import config
 from .... import target_cpu
 from ....call import disk_cache
 from ....call.forks import renew_in_child
-from . import elf_loader, openblas, pocketfft
+from . import elf_loader, fft_kernels, openblas, pocketfft
 
 _lock = renew_in_child(sys.modules[__name__], "_lock")
 _names = itertools.count()
@@ -252,6 +252,8 @@ def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
         imports = {**openblas.addresses(obj), **imports}
     if pocketfft.needed_by(obj):  # NumPy's FFT loops: their addresses, not symbols
         imports = {**pocketfft.addresses(obj), **imports}
+    if fft_kernels.needed_by(obj):  # our FFT kernels: code of their own, loaded once
+        imports = {**fft_kernels.addresses(obj, symbols, object_code, link), **imports}
     try:
         return elf_loader.load(obj, symbols, lambda name: imports.get(name) or
                                elf_loader.process_symbol(name) or llvm.address_of_symbol(name))

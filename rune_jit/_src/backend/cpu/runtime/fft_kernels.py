@@ -1,0 +1,50 @@
+"""Our FFT kernels (codegen/stockham.py) as code of their own: each compiled once per
+process (and kept in the disk cache, as native entries are) and called by its address,
+as NumPy's pocketfft loops are (pocketfft.py), so a program that transforms carries no
+copy of the kernel.
+
+Why apart: a kernel is a few passes of radix-8 butterflies, which LLVM's vectorizers take
+~150 ms to compile. Defined in each program (with its twiddles as constants), the kernel
+of 4096 points made every such program's first call ~500 ms slower; apart, the second
+program to use it pays nothing, and a process that finds it on disk does not start LLVM
+for it. Its twiddle table is NumPy's array (stockham.twiddles), whose address the
+kernel's code is linked to.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Callable
+
+from ....call.forks import renew_in_child
+from ..codegen import stockham
+
+_NAMES = re.compile(stockham.PREFIX.encode() + rb"[0-9]+_f(?:32|64)")
+_lock = renew_in_child(sys.modules[__name__], "_lock")
+# symbol -> (what keeps its code mapped, [its address], its twiddle table), for as long as
+# the process lives
+_loaded: dict[str, tuple] = {}
+
+
+def needed_by(obj: bytes) -> bool:
+    return stockham.PREFIX.encode() in obj
+
+
+def addresses(obj: bytes, defined: list[str], object_code: Callable, link: Callable
+              ) -> dict[str, int]:
+    """The address of each kernel object code names and does not define (a kernel's own
+    code names itself), compiled (or read from the disk cache) and loaded at its first
+    use: `object_code` and `link` are llvm.py's."""
+    names = {raw.decode() for raw in _NAMES.findall(obj)} - set(defined)
+    return {name: _address(name, object_code, link) for name in names}
+
+
+def _address(name: str, object_code: Callable, link: Callable) -> int:
+    with _lock:  # two threads linking their first programs compile a kernel once
+        if name not in _loaded:
+            code = object_code(name, ".fft", lambda: stockham.module_ir(name))
+            table = stockham.twiddles(name)
+            image, where = link(code, [name], {stockham.table_symbol(name): table.ctypes.data})
+            _loaded[name] = (image, where, table)
+        return _loaded[name][1][0]
