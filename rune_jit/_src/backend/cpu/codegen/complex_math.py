@@ -29,6 +29,7 @@ from ....ops import shape as sh
 from ....ops.control import stop_gradient_p
 from ....ops.linalg import dot_general_p
 from ....ops.remat import name_p
+from ....ops.scan import scan_flat
 from ....primitive import Primitive
 from ....trace import bind, bind1, type_of_value
 
@@ -331,10 +332,37 @@ def sort_pairs(z: Pair, *, descending: bool) -> list:
 
 
 def cumulative(z: Pair, *, axis: int, op: str, reverse: bool) -> Pair:
+    if op == "prod":
+        return _cumulative_product(z, axis, reverse)
     if op != "sum":
         raise NotImplementedError(f"rune_jit: a cumulative {op} of complex values has no "
                                   "compiled form yet; run it with RUNE_JIT_BACKEND=interpret")
     return Pair(*(sort.cumulative(p, axis, op, reverse) for p in z))
+
+
+def _cumulative_product(z: Pair, axis: int, reverse: bool) -> Pair:
+    """NumPy's sequential products (p_0 = z_0, p_i = p_(i-1) z_i: its roundings) as a scan
+    along `axis` carrying the running product's parts."""
+    shape = type_of_value(z.re).shape
+    n = shape[axis]
+    if n == 0:
+        return z
+    order = (axis, *(a for a in range(len(shape)) if a != axis))
+    rows = [sh.transpose(p, order) for p in z]
+    first = n - 1 if reverse else 0
+
+    def step(_, carry, row):
+        new = mul(Pair(*carry), Pair(*row[:2]))
+        at_first = ew.eq(row[2], np.int64(first))
+        new = [ew.select(at_first, r, p) for r, p in zip(row[:2], new)]
+        return new, new
+
+    ones = [ew.broadcast_to_shape(ew.const(v, rows[0]), shape[:axis] + shape[axis + 1:])
+            for v in (1.0, 0.0)]
+    ys = scan_flat(step, [sh.transpose(o, tuple(range(len(shape) - 1))) for o in ones],
+                   rows + [np.arange(n, dtype=np.int64)], length=n, reverse=reverse)[2:]
+    back = tuple(np.argsort(order))
+    return Pair(*(sh.transpose(y, back) for y in ys))
 
 
 def reduce_prod(z: Pair, *, axes: tuple) -> Pair:
