@@ -203,9 +203,11 @@ def cacos(x: Any, y: Any) -> tuple:
 
 
 def cacosh(x: Any, y: Any) -> tuple:
-    """acosh(x + iy) = ±i acos(x + iy), the sign making the real part >= 0."""
+    """acosh(x + iy) = ±i acos(x + iy), the sign making the real part >= 0; at ±0 + NaN i,
+    NaN + pi/2 i (glibc's, so NumPy's on Linux; FreeBSD's gives NaN + NaN i)."""
     rx, ry = cacos(x, y)
     return _pick([
+        (ew.logical_and(ew.eq(x, 0.0), ew.isnan(y)), (y, _c(np.pi / 2, x))),
         (ew.logical_and(ew.isnan(rx), ew.isnan(ry)), (ry, rx)),
         (ew.isnan(rx), (ew.abs(ry), rx)),
         (ew.isnan(ry), (ry, ry)),
