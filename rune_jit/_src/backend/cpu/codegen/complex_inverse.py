@@ -169,7 +169,8 @@ def casinh(x: Any, y: Any) -> tuple:
     large = (ew.copysign(ew.add(wx, LN2), x), ew.copysign(wy, y))
     return _pick([
         (ew.logical_and(_either_nan(x, y), _is_inf(x)), (x, ew.add(y, y))),
-        (ew.logical_and(_either_nan(x, y), _is_inf(y)), (y, ew.add(x, x))),
+        # C99 leaves the sign of this infinity open: glibc's (NumPy's on Linux) is +
+        (ew.logical_and(_either_nan(x, y), _is_inf(y)), (ew.abs(y), ew.add(x, x))),
         (ew.logical_and(ew.isnan(x), ew.eq(y, 0.0)), (ew.add(x, x), y)),
         (_either_nan(x, y), (nan, nan)),
         (_large(x, y), large),
