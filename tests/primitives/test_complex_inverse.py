@@ -14,7 +14,7 @@ import rune_jit.numpy as rnp
 
 NAMES = ("arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh")
 DTYPES = (np.complex64, np.complex128)
-ULPS = 4  # measured: at most 2.5 on either dtype (x86-64, glibc 2.36)
+ULPS = 6  # measured: at most 3 on either dtype (x86-64, glibc 2.36); CPUs and libms differ
 
 
 def _complex(re, im, dtype) -> np.ndarray:
