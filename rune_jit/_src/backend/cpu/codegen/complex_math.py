@@ -5,7 +5,8 @@ primitive of complex values with, in terms of real primitives.
 - mul is (ac - bd, ad + bc); div is Smith's algorithm, as NumPy's loop computes it;
   abs is hypot (no overflow); exp, log, sqrt, sin, cos, sinh, cosh, tanh and tan go
   through the real functions of the parts (tanh and tan by Kahan's formula, as NumPy's;
-  expm1 and log1p by NumPy's formulas);
+  expm1 and log1p by NumPy's formulas); the inverse functions (arcsin, arccos, arctan and
+  the hyperbolic ones) are NumPy's algorithms, in complex_inverse.py;
 - sort is NumPy's lexicographic order, as two stable sorts; prod halves pairwise;
 - fft and the decompositions (LAPACK) read and write NumPy's memory of complex numbers
   (ops/fft.py: fft_memory, ops/decomp.py: decomp_memory), whose parts are slices
@@ -32,6 +33,7 @@ from ....ops.remat import name_p
 from ....ops.scan import scan_flat
 from ....primitive import Primitive
 from ....trace import bind, bind1, type_of_value
+from . import complex_inverse
 
 
 def is_complex(t: Type) -> bool:
@@ -444,6 +446,11 @@ def decomposition(name: str) -> Callable:
     return rule
 
 
+def _on_parts(f: Callable) -> Callable:
+    """A rule of complex_inverse.py, which takes and gives the parts (x, y)."""
+    return lambda z: Pair(*f(*z))
+
+
 def _both(combine: Callable) -> Callable:
     return lambda a, b: combine(*(_pair(a)), *(_pair(b)))
 
@@ -454,6 +461,9 @@ RULES: dict[str, Callable] = {
     "expm1": expm1, "log1p": log1p, "exp2": _scaled(exp, np.log(2), True),
     "log2": _scaled(log, np.log(2), False), "log10": _scaled(log, np.log(10), False),
     "reduce_prod": reduce_prod,
+    **{name: _on_parts(getattr(complex_inverse, c_name)) for name, c_name in (
+        ("arcsin", "casin"), ("arccos", "cacos"), ("arctan", "catan"),
+        ("arcsinh", "casinh"), ("arccosh", "cacosh"), ("arctanh", "catanh"))},
     "pow": power, "convert": convert, "dot_general": dot_general, "scatter": scatter,
     "sort": sort_pairs, "cumulative": cumulative, "fft": fft,
     "real": lambda z: z.re, "imag": lambda z: z.im,
