@@ -293,10 +293,35 @@ def test_iterate_until_must_be_bool():
 
 
 def test_compiled_code_refuses_what_it_cannot_pair():
+    """The scatter primitive that multiplies complex values (`.at[].multiply` is a loop
+    over the updates instead: test_at_updates_of_complex_values_combine_in_order)."""
+    from rune_jit._src.ops import gather as gt
+
+    idx = np.array([0, 2])
     with pytest.raises(NotImplementedError, match="scatter with op 'mul' of complex values"):
-        rune.jit(lambda z: z.at[0].multiply(2j))(Z)
-    with pytest.raises(NotImplementedError, match="cumulative max of complex values"):
-        rune.jit(rnp.maximum.accumulate)(Z)
+        rune.jit(lambda z: gt.scatter(z, [idx], z[:2], "mul"))(Z)
+
+
+@pytest.mark.parametrize("op, ufunc", [("multiply", np.multiply), ("max", np.maximum),
+                                       ("min", np.minimum)])
+def test_at_updates_of_complex_values_combine_in_order(op, ufunc, backend):
+    """As NumPy's ufunc.at: repeated positions one after another, NumPy's product and
+    its maximum of two (its order, the first NaN wins); out of bounds, the modes'."""
+    z = np.array([1 + 2j, 3 - 1j, 0j, -2 - 0.5j, complex(np.nan, 1), 0.25 + 4j])
+    idx, u = np.array([1, 1, 3, 0, 1]), np.array([2j, 1 + 1j, -1, 0.5 + 0.5j, 3 - 2j])
+    want = z.copy()
+    ufunc.at(want, idx, u)
+    got = backend(rune.jit(lambda z, u: getattr(z.at[idx], op)(u)))(z, u)
+    np.testing.assert_array_equal(got, want)
+    bad = np.array([1, 9])
+    dropped = backend(rune.jit(lambda z: getattr(z.at[bad], op)(2j, mode="drop")))(z)
+    want = z.copy()
+    ufunc.at(want, bad[:1], 2j)
+    np.testing.assert_array_equal(dropped, want)
+    with pytest.raises(IndexError):
+        backend(rune.jit(lambda z: getattr(z.at[bad], op)(2j)))(z)
+    f = rune.jit(lambda u: rnp.sum(rnp.abs(getattr(rnp.asarray(z[:4]).at[idx], op)(u)) ** 2))
+    np.testing.assert_allclose(backend(rune.grad(f))(u), rune.grad(f)(u), rtol=1e-12)
 
 
 NO_COMPLEX_FORM = {
@@ -411,3 +436,31 @@ def test_cumulative_products_are_numpys_sequential_products(dtype, backend):
     np.testing.assert_allclose(backend(rune.grad(f))(z.astype(np.complex128)),
                                rune.grad(f)(z.astype(np.complex128)), rtol=1e-12)
     rune.check_grads(f, z.astype(np.complex128))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_of_complex_values_is_numpys(side, backend):
+    """In NumPy's sort order (npysort's: lexicographic, a NaN part after the numbers);
+    compiled, it was a TypeError (lt of complex values)."""
+    rng = np.random.default_rng(7)
+    nans = [complex(np.nan, 0), complex(1, np.nan), complex(np.nan, np.nan), complex(0, np.nan)]
+    a = np.sort(np.concatenate([rng.integers(-2, 3, 20) + 1j * rng.integers(-2, 3, 20), nans]))
+    v = np.concatenate([rng.integers(-3, 4, 40) + 1j * rng.integers(-3, 4, 40), nans,
+                        [complex(2, np.nan), complex(np.nan, 5)]])
+    got = backend(lambda a, v: rnp.searchsorted(a, v, side=side))(a, v)
+    np.testing.assert_array_equal(got, np.searchsorted(a, v, side=side))
+
+
+@pytest.mark.parametrize("ufunc", ["maximum", "minimum"])
+def test_running_extrema_of_complex_values_are_numpys(ufunc, backend):
+    """NumPy's maximum (minimum) of two, accumulated: its order, the first NaN wins
+    (compiled, a cumulative max of complex values had no form)."""
+    rng = np.random.default_rng(8)
+    z = (rng.integers(-2, 3, (4, 6)) + 1j * rng.integers(-2, 3, (4, 6))).astype(complex)
+    z[1, 3], z[2, 1] = complex(np.nan, 1), complex(0, np.nan)
+    for axis in (0, 1):
+        got = backend(lambda z: getattr(rnp, ufunc).accumulate(z, axis=axis))(z)
+        np.testing.assert_array_equal(got, getattr(np, ufunc).accumulate(z, axis=axis))
+    f = lambda z: rnp.sum(rnp.abs(rnp.maximum.accumulate(z, axis=1)) ** 2)
+    w = z[[0, 3]]
+    np.testing.assert_allclose(backend(rune.grad(f))(w), rune.grad(f)(w), rtol=1e-12)

@@ -19,8 +19,10 @@ import numpy as np
 from ..ops import elementwise as ew
 from ..ops.gather import gather, index_check, scatter
 from ..ops.index import dynamic_update_slice
+from ..ops.scan import scan_flat
 from ..ops.shape import broadcast_in_dim, iota, reshape
 from ..trace import Tracer, type_of_value
+from . import complex_order
 from ._core import broadcast_shapes, promote, shape_of, to_dtype
 
 INDEX = np.dtype(np.int64)
@@ -258,7 +260,10 @@ class _AtRef:
             return _set_box(x, v, *box)
         c, smode = coordinates(type_of_value(x).shape, self.key, AT_MODES[mode])
         v = _broadcast_values(v, c.shape, op)
-        return scatter(x, _jax_coords(c.coords, type_of_value(x).shape, mode), v, op, smode)
+        coords = _jax_coords(c.coords, type_of_value(x).shape, mode)
+        if x_dtype.kind == "c" and op in ("mul", "min", "max"):
+            return _in_order(x, coords, v, op, smode)
+        return scatter(x, coords, v, op, smode)
 
     def set(self, values: Any, mode: str | None = None) -> Any:
         """x with x[key] = values (a repeated position takes the last value, in order)."""
@@ -289,6 +294,24 @@ class _AtRef:
         shape = type_of_value(self.x).shape
         c, gmode = coordinates(shape, self.key, AT_MODES.get(mode, mode))
         return reshape(gather(self.x, _jax_coords(c.coords, shape, mode), gmode), c.shape)
+
+
+def _in_order(x: Any, coords: list, v: Any, op: str, mode: str) -> Any:
+    """x's elements at `coords` combined with v's one after another, as NumPy's
+    `multiply.at` (`maximum.at`...) combines repeated positions: a loop over the updates,
+    for complex products and extrema (NumPy's order, its NaNs), which compiled code has
+    no scatter for."""
+    n = int(np.prod(shape_of(v)))
+    rows = [reshape(c, (n,)) for c in coords] + [reshape(v, (n,))]
+    combine = ew.mul if op == "mul" else (
+        lambda a, b: complex_order.pick(ew.max if op == "max" else ew.min, a, b))
+
+    def step(_, carry, row):
+        at = [reshape(r, (1,)) for r in row[:-1]]
+        old = gather(carry[0], at, "fill" if mode == "drop" else mode)
+        return [scatter(carry[0], at, combine(old, reshape(row[-1], (1,))), "set", mode)], []
+
+    return scan_flat(step, [x], rows, length=n)[0]
 
 
 def _jax_coords(coords: list, shape: tuple, mode: str | None) -> list:

@@ -38,6 +38,18 @@ def compare(op: Any, a: Any, b: Any) -> Any:
     return ew.logical_or(by_real, ew.logical_and(ew.eq(ar, br), op(ai, bi)))
 
 
+def sort_less(a: Any, b: Any) -> Any:
+    """Whether a goes before b in NumPy's sort order of complex values (npysort's CLT):
+    lexicographic, a NaN in a part placing the number after the others of its kind."""
+    (ar, ai), (br, bi) = cp.parts(a), cp.parts(b)
+    ai_num, bi_nan = ew.logical_not(ew.isnan(ai)), ew.isnan(bi)
+    by_imag = ew.logical_or(ew.lt(ai, bi), ew.logical_and(bi_nan, ai_num))
+    same_real = ew.logical_or(ew.eq(ar, br), ew.logical_and(ew.isnan(ar), ew.isnan(br)))
+    return ew.select(ew.lt(ar, br), ew.logical_or(ai_num, bi_nan),
+                     ew.select(ew.gt(ar, br), ew.logical_and(bi_nan, ai_num),
+                               ew.select(same_real, by_imag, ew.isnan(br))))
+
+
 def pick(op: Any, a: Any, b: Any) -> Any:
     """maximum (op ew.max) or minimum (ew.min) of complex values: a where a has a NaN or
     wins (ties to a), else b, as NumPy's loop."""

@@ -17,11 +17,13 @@ import numpy as np
 from ..ops import elementwise as ew
 from ..ops.gather import gather, scatter
 from ..ops.shape import broadcast_in_dim, concatenate, iota, reshape, slice_op
+from ..ops.scan import scan_flat
 from ..ops.sort import cumulative, sort as sort_last
 from ..trace import Tracer, current, type_of_value
 from ..dtypes import float_for
 from ._core import (accept, as_value, dtype_weak, normalize_axis, promote, real_only,
                     shape_of, to_dtype)
+from . import complex_order
 from .advanced import default_fill
 from .advanced import take as take_key
 from .shapes import moveaxis
@@ -126,6 +128,10 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
 def _before(at: Any, v: Any, side: str) -> Any:
     """Whether `at` goes before `v` in sort order (NaNs last, as sort puts them): `at < v`
     for side "left", `at <= v` for "right". A NaN `v` goes after every number."""
+    if type_of_value(v).dtype.kind == "c":  # NumPy's sort order of complex values
+        if side == "left":
+            return complex_order.sort_less(at, v)
+        return ew.logical_not(complex_order.sort_less(v, at))
     if type_of_value(v).dtype.kind != "f":
         return ew.lt(at, v) if side == "left" else ew.le(at, v)
     if side == "left":  # at < v, or v NaN and at a number
@@ -484,7 +490,23 @@ def _running(a: Any, axis: int, op: str) -> Any:
     and a product a logical and (a running min), as NumPy's in bool."""
     if type_of_value(a).dtype.kind == "b":
         op = {"sum": "max", "prod": "min"}.get(op, op)
+    if type_of_value(a).dtype.kind == "c" and op in ("max", "min"):
+        return _running_pick(a, axis, ew.max if op == "max" else ew.min)
     return cumulative(a, axis, op)
+
+
+def _running_pick(a: Any, axis: int, op: Any) -> Any:
+    """A running maximum (minimum) of complex values, NumPy's maximum.accumulate: a loop
+    along `axis` of complex_order.pick, NumPy's maximum of two (its order, its NaNs)."""
+    n = shape_of(a)[axis]
+    if n == 0:
+        return a
+    rows = moveaxis(a, axis, 0)
+    first = slice_op(rows, (0,) * len(shape_of(rows)), (1,) + shape_of(rows)[1:])
+    start = reshape(first, shape_of(rows)[1:])
+    ys = scan_flat(lambda _, c, r: ([complex_order.pick(op, c[0], r[0])],) * 2,
+                   [start], [rows], length=n)[1]
+    return moveaxis(ys, 0, axis)
 
 
 cumsum = _accumulate("cumsum", "sum")
