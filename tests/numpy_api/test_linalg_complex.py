@@ -323,3 +323,16 @@ def test_scipy_linalg_gradients_are_jaxs(jax, rng):
         got = rune.jit(rune.grad(lambda a, b: f(rune.scipy.linalg, a, b), argnums))(a, b)
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
     rune.check_grads(lambda a, b: f(rune.scipy.linalg, a, b), a, b, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [C128, C64])
+def test_lstsq_of_complex_matrices_is_numpys(dtype, backend, rng, jax):
+    a, b = general(rng, (5, 3), dtype), general(rng, (5, 2), dtype)
+    got, want = backend(rnp.linalg.lstsq)(a, b), np.linalg.lstsq(a, b, rcond=None)
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, **_tol(dtype))
+    if dtype == C128:
+        f = lambda m, a: m.sum(m.abs(m.linalg.lstsq(a, b)[0]) ** 2)  # noqa: E731
+        np.testing.assert_allclose(backend(rune.grad(lambda a: f(rnp, a)))(a),
+                                   jax.grad(lambda a: f(jax.numpy, a))(a), rtol=1e-8)

@@ -403,7 +403,7 @@ def _safe_reciprocal(s: Any, cutoff: Any) -> Any:
 
 def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
     """(x, residuals, rank, s): the least-squares solution of a @ x = b (the one of least
-    norm), from the SVD of a [m, n]; b is [m] or [m, k]. Singular values at most rcond
+    norm), from the SVD of a [m, n] (real or complex); b is [m] or [m, k]. Singular values at most rcond
     times the largest (default: eps max(m, n)) count as zero.
 
     As NumPy's, residuals are the squared norms of b - a @ x per column when a has full
@@ -418,11 +418,16 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
     """
     where = "rune_jit.numpy.linalg.lstsq"
     a, b = accept(a, where), accept(b, where)
-    single = all(dtype_weak(x)[0] == F32 for x in (a, b))
-    if any(dtype_weak(x)[0] == F16 for x in (a, b)):
+    dtypes = [dtype_weak(x)[0] for x in (a, b)]
+    if F16 in dtypes:
         raise TypeError(f"{where}: array type float16 is unsupported in linalg")
-    dtype = F32 if single else F64
+    single = all(d in (F32, C64) for d in dtypes)
+    if any(d.kind == "c" for d in dtypes):
+        dtype = C64 if single else C128
+    else:
+        dtype = F32 if single else F64
     a, b = (to_dtype(as_value(x), dtype) for x in (a, b))
+    real = np.dtype(F32 if single else F64)
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) != 2:
         raise LinAlgError(f"{len(sa)}-dimensional array given. Array must be two-dimensional")
@@ -439,18 +444,19 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
         x = broadcast_in_dim(np.zeros((), dtype), (n, shape_of(b2)[1]), ())
         rank = np.asarray(0, np.int32)
     else:
-        cutoff = ew.mul(np.asarray(rcond, dtype), red.reduce_max(s, (0,)))
-        inv_s = _safe_reciprocal(s, cutoff)
-        utb = la.batched_matmul(_mT(u), b2)
-        x = la.batched_matmul(_mT(vt), ew.mul(dc.col_vector(inv_s, utb), utb))
+        cutoff = ew.mul(np.asarray(rcond, real), red.reduce_max(s, (0,)))
+        inv_s = dc.like(_safe_reciprocal(s, cutoff), u)
+        utb = la.batched_matmul(_mH(u), b2)
+        x = la.batched_matmul(_mH(vt), ew.mul(dc.col_vector(inv_s, utb), utb))
         rank = ew.convert(red.reduce_sum(ew.convert(ew.gt(s, cutoff), np.dtype(np.int32)),
                                          (0,)), np.dtype(np.int32))
     concrete = not isinstance(rank, Tracer)
     if m > n and (not concrete or int(rank) == n):
         r = ew.sub(b2, la.batched_matmul(a, x)) if k else b2
+        r = ew.abs(r) if dtype.kind == "c" else r
         resid = red.reduce_sum(ew.mul(r, r), (0,))
     else:
-        resid = np.zeros((0,), dtype)
+        resid = np.zeros((0,), real)
     if vector:
         x = _drop_last(x)
     return x, resid, rank, s
