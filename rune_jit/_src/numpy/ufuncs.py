@@ -18,8 +18,8 @@ import numpy as np
 
 from ..ops import complex_parts as cp
 from ..ops import elementwise as ew
-from ._core import (accept, broadcast, dtype_weak, float_operands, promote, real_only,
-                    to_dtype)
+from ._core import (accept, broadcast, dtype_weak, each_part, float_operands, promote,
+                    real_only, to_dtype)
 from . import fast
 from .math import _binary, _unary_float, arctan2, not_equal
 
@@ -57,15 +57,9 @@ trunc = _integral("trunc", ew.trunc)
 fix = _integral("fix", ew.trunc)
 
 
-def _each_part(f: Callable, x: Any) -> Any:
-    """f of each part of a complex x, put together (NumPy rounds complex values so)."""
-    re, im = cp.parts(x)
-    return cp.complex_(f(re), f(im))
-
-
 def _rint(x: Any) -> Any:
     (x,) = float_operands(x, where="rune_jit.numpy.rint", complex_ok=True)
-    return _each_part(ew.rint, x) if _kind(x) == "c" else ew.rint(x)
+    return each_part(ew.rint, x) if _kind(x) == "c" else ew.rint(x)
 
 
 _rint.__name__ = "rint"
@@ -343,7 +337,7 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 (Nu
     (x,) = promote(a, where="rune_jit.numpy.round")
     dtype = dtype_weak(x)[0]
     if dtype.kind == "c":
-        return _each_part(lambda part: round(part, decimals), x)
+        return each_part(lambda part: round(part, decimals), x)
     if dtype.kind in "iu" and decimals >= 0:
         return x
     if dtype.kind == "b" and decimals:
