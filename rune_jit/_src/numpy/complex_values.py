@@ -62,7 +62,7 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
     returned as they are. A traced complex `a` is a TypeError: the result's dtype would
     depend on its values (use rnp.real(a), or call this outside the trace).
 
-    >>> print(rnp.real_if_close(np.array([2.1 + 4e-14j, 5.2 + 3e-15j])))
+    >>> print(rnp.real_if_close(np.array([2.1 + 4e-15j, 5.2 + 3e-15j])))
     [2.1 5.2]
     >>> print(rnp.real_if_close(np.array([2.1 + 4e-13j, 5.2 + 3e-15j])).dtype)
     complex128

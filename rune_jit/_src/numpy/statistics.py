@@ -220,7 +220,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     squares = mt.add(mt.multiply(re, re), mt.multiply(im, im)) if a.dtype.kind == "c" else \
         mt.multiply(d, d)
     real = squares.dtype
-    dof = mt.subtract(to_dtype(cp.real(count), real), np.asarray(ddof, real))
+    dof = mt.subtract(to_dtype(cp.parts(count)[0], real), np.asarray(ddof, real))
     out_ = mt.divide(r.sum(squares, axes, keepdims=True), dof)
     out_ = mt.where(mt.less_equal(dof, 0), np.asarray(np.nan, real), out_)
     return _unkeep(out_, axes, keepdims)
@@ -440,7 +440,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     from .shapes import reshape
     from .arrays import diagonal
 
-    d = mt.sqrt(cp.real(diagonal(c)))
+    d = mt.sqrt(cp.parts(diagonal(c))[0])  # (the real part: NumPy's, of complex values)
     n = shape_of(d)[0]
     c = mt.divide(mt.divide(c, reshape(d, (n, 1))), reshape(d, (1, n)))
     clip = lambda part: mt.clip(part, -1, 1)  # noqa: E731
