@@ -91,6 +91,8 @@ from .statistics import (average, corrcoef, count_nonzero, cov, nanargmax,  # no
                                      nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin,
                                      nanprod, nanstd, nansum, nanvar, ptp, std, var)
 
+from .complex_values import iscomplex, isreal, real_if_close, sort_complex  # noqa: E402
+
 __all__ += [
     "allclose", "append", "apply_along_axis", "argwhere", "array_equal", "array_equiv",
     "array_split", "asanyarray", "ascontiguousarray", "asfortranarray", "iscomplexobj",
@@ -103,6 +105,7 @@ __all__ += [
     "meshgrid", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean",
     "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
     "pad", "polyval", "ptp", "repeat", "roll", "rot90", "split", "std", "swapaxes",
+    "iscomplex", "isreal", "real_if_close", "sort_complex",
     "tensordot", "tile", "trace", "tri", "tril", "triu", "var", "vdot", "vsplit", "vstack",
 ]
 

@@ -114,6 +114,13 @@ def real_only(x: Any, where: str) -> Any:
     return x
 
 
+def each_part(f: Any, x: Any) -> Any:
+    """f of each part of a complex x, put together (NumPy rounds complex values so, and
+    corrcoef clips them)."""
+    re, im = cp.parts(x)
+    return cp.complex_(f(re), f(im))
+
+
 def narrows(src: np.dtype, dst: np.dtype) -> bool:
     """Converting integers of `src` to `dst` can lose values (a weak int64 to uint8)."""
     if dst.kind not in "iu":

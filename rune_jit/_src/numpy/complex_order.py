@@ -59,9 +59,10 @@ def pick(op: Any, a: Any, b: Any) -> Any:
     return ew.select(keep, a, b)
 
 
-def arg_extremum(x: Any, axis: int, largest: bool) -> Any:
+def arg_extremum(x: Any, axis: int, largest: bool, skip_nan: bool = False) -> Any:
     """The index along `axis` of the first largest (smallest) element, or of the first
-    with a NaN, as NumPy's argmax (argmin) of complex values."""
+    with a NaN, as NumPy's argmax (argmin) of complex values; with `skip_nan`, of the
+    first largest (smallest) without a NaN, and 0 in a row of NaNs only (nanargmax)."""
     ndim = type_of_value(x).ndim
     x = moveaxis(x, axis % ndim, ndim - 1)
     re, im = cp.parts(x)
@@ -75,17 +76,20 @@ def arg_extremum(x: Any, axis: int, largest: bool) -> Any:
         return ew.logical_and(among, ew.eq(values, top))
 
     hit = best(im, best(re, ew.logical_not(nan)))
+    if skip_nan:
+        return red.argmax(hit, type_of_value(nan).ndim - 1)
     any_nan = _along_last(red.reduce_max(nan, (type_of_value(nan).ndim - 1,)), nan)
     return red.argmax(ew.select(any_nan, nan, hit), type_of_value(nan).ndim - 1)
 
 
-def extremum(x: Any, axes: tuple, largest: bool) -> Any:
-    """max (min) of complex values over `axes`: the element `arg_extremum` picks."""
+def extremum(x: Any, axes: tuple, largest: bool, skip_nan: bool = False) -> Any:
+    """max (min) of complex values over `axes`: the element `arg_extremum` picks (with
+    `skip_nan`, nanmax's: the first element of a row of NaNs only, as np.fmax.reduce)."""
     shape = type_of_value(x).shape
     kept = [a for a in range(len(shape)) if a not in axes]
     size = int(np.prod([shape[a] for a in axes]))
     flat = reshape(transpose(x, (*kept, *axes)), tuple(shape[a] for a in kept) + (size,))
-    index = arg_extremum(flat, -1, largest)
+    index = arg_extremum(flat, -1, largest, skip_nan)
     lead = type_of_value(index).shape
     return gather(flat, [*(iota(lead, a, INDEX) for a in range(len(lead))), index])
 

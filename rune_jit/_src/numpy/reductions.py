@@ -49,8 +49,10 @@ sum = _reduction("sum", red.reduce_sum, True, np.add)  # noqa: A001
 prod = _reduction("prod", red.reduce_prod, True, np.multiply)
 
 
-def _extremum(name: str, op: Callable, ufunc: np.ufunc) -> Callable:
-    where = f"rune_jit.numpy.{name}"
+def _extremum(name: str, op: Callable, ufunc: np.ufunc, skip_nan: bool = False) -> Callable:
+    """max or min; with `skip_nan`, complex values' NaNs are skipped (nanmax's fold; real
+    values' NaNs are statistics.py's to fill)."""
+    where = f"rune_jit.numpy.{'nan' if skip_nan else ''}{name}"
 
     def f(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
         (a,) = promote(a, where=where)
@@ -61,17 +63,20 @@ def _extremum(name: str, op: Callable, ufunc: np.ufunc) -> Callable:
             raise ValueError(f"{where}: zero-size array to reduction operation {name} "
                              "which has no identity")
         if a.dtype.kind == "c":  # NumPy's order of complex values (complex_order.py)
-            return _keep(complex_order.extremum(a, axes, name == "max"), shape, axes,
-                         keepdims)
+            return _keep(complex_order.extremum(a, axes, name == "max", skip_nan), shape,
+                         axes, keepdims)
         return _keep(op(a, axes), shape, axes, keepdims)
 
     f.__name__ = name
-    return fast.reduction(f, ufunc)
+    return f if skip_nan else fast.reduction(f, ufunc)
 
 
 max = _extremum("max", red.reduce_max, np.maximum)  # noqa: A001
 min = _extremum("min", red.reduce_min, np.minimum)  # noqa: A001
 amax, amin = max, min
+# the folds of nanmax and nanmin (statistics.py)
+max_skipping_nan = _extremum("max", red.reduce_max, np.maximum, skip_nan=True)
+min_skipping_nan = _extremum("min", red.reduce_min, np.minimum, skip_nan=True)
 
 
 def _truth(name: str, op, empty: bool):
@@ -110,8 +115,10 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     return to_dtype(out, F16) if half else out
 
 
-def _arg(name: str, op: Callable) -> Callable:
-    where = f"rune_jit.numpy.{name}"
+def _arg(name: str, op: Callable, skip_nan: bool = False) -> Callable:
+    """argmax or argmin; with `skip_nan`, complex values' NaNs are skipped (nanargmax's
+    fold)."""
+    where = f"rune_jit.numpy.{'nan' if skip_nan else ''}{name}"
 
     def f(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
         (a,) = promote(a, where=where)
@@ -119,7 +126,8 @@ def _arg(name: str, op: Callable) -> Callable:
         shape = shape_of(a)
         arg = op
         if a.dtype.kind == "c":  # NumPy's order of complex values (complex_order.py)
-            arg = lambda x, ax: complex_order.arg_extremum(x, ax, name == "argmax")  # noqa
+            arg = lambda x, ax: complex_order.arg_extremum(x, ax, name == "argmax",  # noqa
+                                                           skip_nan)
         if axis is None:
             out = arg(reshape(a, (math.prod(shape),)), 0)
             return reshape(out, (1,) * len(shape)) if keepdims else out
@@ -134,3 +142,5 @@ def _arg(name: str, op: Callable) -> Callable:
 
 argmax = _arg("argmax", red.argmax)
 argmin = _arg("argmin", red.argmin)
+argmax_skipping_nan = _arg("argmax", red.argmax, skip_nan=True)  # nanargmax's fold
+argmin_skipping_nan = _arg("argmin", red.argmin, skip_nan=True)

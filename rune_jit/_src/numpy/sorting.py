@@ -274,35 +274,43 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     return _keep_q(result, shape, axis, keepdims, len(shape_of(q)))
 
 
-def _nans(shape: tuple, dtype: np.dtype) -> Any:
-    return broadcast_in_dim(np.asarray(np.nan, dtype), shape, ())
+def _nans(shape: tuple, dtype: np.dtype, nan: Any = np.nan) -> Any:
+    return broadcast_in_dim(np.asarray(nan, dtype), shape, ())
 
 
 def _nan_rows(result: Any, values: Any, count: Any, nan: bool) -> Any:
-    """NaN where a row's statistic is: NumPy's rule, a NaN in the row (sorted last),
-    or for the nan* forms a row of NaNs only. Rows come last in `result`."""
+    """NaN where a row's statistic is: NumPy's rule, a NaN in the row (sorted last: the
+    row's last value, as NumPy's, which copies it; a complex value is NaN when a part
+    is), or for the nan* forms a row of NaNs only. Rows come last in `result`."""
     dt = type_of_value(result).dtype
-    if type_of_value(values).dtype.kind != "f":  # no NaNs
+    if type_of_value(values).dtype.kind not in "fc":  # no NaNs
         return result
     rows = len(shape_of(values)) - 1
     n = shape_of(values)[-1]
+    rs = shape_of(result)
     if nan:
         bad = ew.eq(count, np.zeros((), type_of_value(count).dtype))
+        fill = _nans(rs, dt)
     elif n == 0:
         return result
     else:
-        bad = ew.isnan(slice_op(values, (0,) * rows + (n - 1,), shape_of(values)))
-        bad = reshape(bad, shape_of(values)[:-1])
-    rs = shape_of(result)
-    if shape_of(bad) != rs:
-        bad = broadcast_in_dim(bad, rs, tuple(range(len(rs) - rows, len(rs))))
-    return ew.select(bad, _nans(rs, dt), result)
+        last = slice_op(values, (0,) * rows + (n - 1,), shape_of(values))
+        last = ew.convert(reshape(last, shape_of(values)[:-1]), dt)
+        bad, fill = ew.isnan(last), _along_rows(last, rs, rows)
+    return ew.select(_along_rows(bad, rs, rows), fill, result)
+
+
+def _along_rows(x: Any, shape: tuple, rows: int) -> Any:
+    """A value per row broadcast to `shape`, whose last `rows` axes are the rows'."""
+    if shape_of(x) == shape:
+        return x
+    return broadcast_in_dim(x, shape, tuple(range(len(shape) - rows, len(shape))))
 
 
 def _valid_count(values: Any, n: int, nan: bool, dt: np.dtype) -> Any:
     """The number of values each row's statistic reads (in `dt`): all, or the non-NaN
     ones (sorted last) for the nan* forms."""
-    if not nan or type_of_value(values).dtype.kind != "f":
+    if not nan or type_of_value(values).dtype.kind not in "fc":
         return np.asarray(n, dt)
     from ..ops.reduce import reduce_sum
 
@@ -405,19 +413,21 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
            keepdims: bool = False, *, nan: bool = False) -> Any:
     """NumPy's median: the middle element, or the mean of the two middle ones (computed
     as NumPy's mean: in float64 for integers, float32 for float16), NaN for a row with
-    a NaN (nanmedian: the middle of the values that are not NaN)."""
+    a NaN (nanmedian: the middle of the values that are not NaN). Complex values are
+    NumPy's too: sorted in its lexicographic order, a NaN in either part a NaN."""
     if out is not None:
         raise TypeError("rune_jit.numpy.median: out= is not supported")
-    a = real_only(_array(a, "rune_jit.numpy.median"), "rune_jit.numpy.median")  # not yet
+    a = _array(a, "rune_jit.numpy.median")
     a_dtype = type_of_value(a).dtype
-    out_dtype = a_dtype if a_dtype.kind == "f" else FLOAT64
+    out_dtype = a_dtype if a_dtype.kind in "fc" else FLOAT64
     mean_dtype = np.dtype(np.float32) if a_dtype == np.float16 else out_dtype
     shape = shape_of(a)
     values, _, ax = _sorted(a, axis, "rune_jit.numpy.median")
     n = shape_of(values)[-1]
     count = _valid_count(values, n, nan, INDEX)
     if n == 0:
-        result = _nans(shape_of(values)[:-1], out_dtype)
+        # NumPy's mean of nothing, nan + nanj for complex values
+        result = _nans(shape_of(values)[:-1], out_dtype, complex(np.nan, np.nan))
     else:
         rows = shape_of(values)[:-1]
         if shape_of(count) != rows:

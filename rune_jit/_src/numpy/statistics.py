@@ -13,7 +13,8 @@ from ..dtypes import check_supported
 from ..trace import Tracer
 from . import math as mt
 from . import reductions as r
-from ._core import accept, as_value, normalize_axes, promote, real_only, shape_of, to_dtype
+from ..ops import complex_parts as cp
+from ._core import accept, as_value, each_part, normalize_axes, promote, shape_of, to_dtype
 
 FLOAT64 = np.dtype(np.float64)
 
@@ -109,17 +110,19 @@ def _filled(a: Any, value: float) -> Any:
     return mt.where(mt.isnan(a), np.asarray(value, a.dtype), a) if a.dtype.kind in "fc" else a
 
 
-def _nan_fold(name: str, fold: Callable, fill: float, empty_is_nan: bool) -> Callable:
+def _nan_fold(name: str, fold: Callable, fill: float, empty_is_nan: bool,
+              complex_fold: Callable | None = None) -> Callable:
     """A nan* form of `fold`: NaNs count as `fill` (the fold's identity); with
-    `empty_is_nan`, a slice of NaNs only gives NaN (nanmax, nanmin)."""
+    `empty_is_nan`, a slice of NaNs only gives NaN (nanmax, nanmin). Complex values go
+    to `complex_fold` if given (NumPy's order, NaNs skipped)."""
     where = f"rune_jit.numpy.{name}"
 
     def f(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
           keepdims: bool = False) -> Any:
         _no_out(out, where)
         a = _array(a, where)
-        if empty_is_nan:  # (complex: NumPy's order with NaNs skipped, not yet)
-            real_only(a, where)
+        if complex_fold is not None and a.dtype.kind == "c":
+            return complex_fold(a, axis, keepdims=keepdims)
         kw = {} if empty_is_nan else {"dtype": dtype}
         got = fold(_filled(a, fill), axis, keepdims=keepdims, **kw)
         if not empty_is_nan or a.dtype.kind != "f":
@@ -133,8 +136,8 @@ def _nan_fold(name: str, fold: Callable, fill: float, empty_is_nan: bool) -> Cal
 
 nansum = _nan_fold("nansum", r.sum, 0.0, False)
 nanprod = _nan_fold("nanprod", r.prod, 1.0, False)
-_nanmax = _nan_fold("nanmax", r.max, -np.inf, True)
-_nanmin = _nan_fold("nanmin", r.min, np.inf, True)
+_nanmax = _nan_fold("nanmax", r.max, -np.inf, True, r.max_skipping_nan)
+_nanmin = _nan_fold("nanmin", r.min, np.inf, True, r.min_skipping_nan)
 nansum.__doc__ = """NumPy's nansum: the sum, NaNs counted as zero.
 
     >>> print(rnp.nansum(np.array([1.0, np.nan, 2.0])))
@@ -208,15 +211,18 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     where = "rune_jit.numpy.nanvar"
     _no_out(out, where)
     ddof = correction if correction is not None else ddof
-    real_only(_array(a, where), where)  # (complex: not yet)
     if _array(a, where).dtype.kind in "biu":  # no NaNs: NumPy's nanvar is var
         return var(a, axis, dtype, None, ddof, keepdims)
     a, keep, count, axes = _nan_moments(a, axis, dtype, keepdims, where)
     mean = mt.divide(r.sum(_filled(a, 0.0), axes, keepdims=True), count)
     d = mt.where(keep, mt.subtract(a, mean), np.zeros((), a.dtype))
-    dof = mt.subtract(count, np.asarray(ddof, a.dtype))
-    out_ = mt.divide(r.sum(mt.multiply(d, d), axes, keepdims=True), dof)
-    out_ = mt.where(mt.less_equal(dof, 0), np.asarray(np.nan, a.dtype), out_)
+    re, im = cp.parts(d)  # |d|² as NumPy's (d * conj(d)).real, real for complex values
+    squares = mt.add(mt.multiply(re, re), mt.multiply(im, im)) if a.dtype.kind == "c" else \
+        mt.multiply(d, d)
+    real = squares.dtype
+    dof = mt.subtract(to_dtype(cp.parts(count)[0], real), np.asarray(ddof, real))
+    out_ = mt.divide(r.sum(squares, axes, keepdims=True), dof)
+    out_ = mt.where(mt.less_equal(dof, 0), np.asarray(np.nan, real), out_)
     return _unkeep(out_, axes, keepdims)
 
 
@@ -230,16 +236,20 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     return mt.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, correction=correction))
 
 
-def _nan_arg(name: str, fold: Callable, fill: float) -> Callable:
-    """nanargmax, nanargmin: NaNs count as `fill`; a slice of NaNs only is NumPy's
-    ValueError outside a trace, and -1 (JAX's answer) under one."""
+def _nan_arg(name: str, fold: Callable, fill: float, complex_fold: Callable) -> Callable:
+    """nanargmax, nanargmin: NaNs count as `fill` (complex values go to `complex_fold`,
+    which skips them); a slice of NaNs only is NumPy's ValueError outside a trace, and
+    -1 (JAX's answer) under one."""
     where = f"rune_jit.numpy.{name}"
 
     def f(a: Any, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
         _no_out(out, where)
-        a = real_only(_array(a, where), where)  # (complex: not yet)
-        got = fold(_filled(a, fill), axis, keepdims=keepdims)
-        if a.dtype.kind != "f":
+        a = _array(a, where)
+        if a.dtype.kind == "c":
+            got = complex_fold(a, axis, keepdims=keepdims)
+        else:
+            got = fold(_filled(a, fill), axis, keepdims=keepdims)
+        if a.dtype.kind not in "fc":
             return got
         all_nan = r.any(r.all(mt.isnan(a), axis, keepdims=keepdims))
         if not isinstance(all_nan, Tracer) and not isinstance(a, Tracer) and all_nan:
@@ -256,8 +266,8 @@ def _nan_arg(name: str, fold: Callable, fill: float) -> Callable:
     return f
 
 
-nanargmax = _nan_arg("nanargmax", r.argmax, -np.inf)
-nanargmin = _nan_arg("nanargmin", r.argmin, np.inf)
+nanargmax = _nan_arg("nanargmax", r.argmax, -np.inf, r.argmax_skipping_nan)
+nanargmin = _nan_arg("nanargmin", r.argmin, np.inf, r.argmin_skipping_nan)
 
 
 def _nan_running(name: str, fill: float) -> Callable:
@@ -354,8 +364,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     where = "rune_jit.numpy.cov"
     if ddof is not None and ddof != int(ddof):
         raise ValueError(f"{where}: ddof must be integer")
-    xs = [real_only(as_value(accept(v, where)), where)  # (complex: not yet)
-          for v in ((m,) if y is None else (m, y))]
+    xs = [as_value(accept(v, where)) for v in ((m,) if y is None else (m, y))]
     if any(len(shape_of(v)) > 2 for v in xs):
         raise ValueError(f"{where}: m and y must have at most 2 dimensions")
     dt = check_supported(np.dtype(dtype) if dtype is not None else np.result_type(
@@ -384,7 +393,10 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     if not isinstance(fact, int):
         fact = mt.where(mt.less_equal(fact, 0), np.zeros((), dt), to_dtype(fact, dt))
     centered = mt.subtract(x, avg[:, None])
-    c = dot(centered, transpose(centered if w is None else mt.multiply(centered, w)))
+    weighted = centered if w is None else mt.multiply(centered, w)
+    if dt.kind == "c":  # NumPy's: with the conjugate
+        weighted = cp.conj(weighted)
+    c = dot(centered, transpose(weighted))
     return squeeze(mt.multiply(c, mt.divide(np.ones((), dt), fact)))
 
 
@@ -415,7 +427,8 @@ def _cov_weights(fweights: Any, aweights: Any, n: int, where: str) -> Any:
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
-    """NumPy's corrcoef: cov normalized by the standard deviations, clipped to [-1, 1].
+    """NumPy's corrcoef: cov normalized by the standard deviations, clipped to [-1, 1]
+    (complex values: sqrt of the diagonal's real part, each part clipped, as NumPy's).
 
     >>> print(rnp.corrcoef(np.array([1.0, 2.0, 3.0]), np.array([3.0, 1.0, -1.0])))
     [[ 1. -1.]
@@ -427,7 +440,8 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     from .shapes import reshape
     from .arrays import diagonal
 
-    d = mt.sqrt(diagonal(c))
+    d = mt.sqrt(cp.parts(diagonal(c))[0])  # (the real part: NumPy's, of complex values)
     n = shape_of(d)[0]
     c = mt.divide(mt.divide(c, reshape(d, (n, 1))), reshape(d, (1, n)))
-    return mt.clip(c, -1, 1)
+    clip = lambda part: mt.clip(part, -1, 1)  # noqa: E731
+    return each_part(clip, c) if c.dtype.kind == "c" else clip(c)

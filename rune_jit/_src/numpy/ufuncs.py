@@ -18,11 +18,13 @@ import numpy as np
 
 from ..ops import complex_parts as cp
 from ..ops import elementwise as ew
-from ._core import (accept, broadcast, dtype_weak, float_operands, promote, real_only,
-                    to_dtype)
+from ._core import (accept, broadcast, dtype_weak, each_part, float_operands, promote,
+                    real_only, to_dtype)
+from . import fast
 from .math import _binary, _unary_float, arctan2, not_equal
 
 F64, F32, F16 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16)
+C128 = np.dtype(np.complex128)
 INT8 = np.dtype(np.int8)
 BITS = {F64: np.dtype(np.int64), F32: np.dtype(np.int32), F16: np.dtype(np.int16)}
 
@@ -53,7 +55,15 @@ floor = _integral("floor", ew.floor)
 ceil = _integral("ceil", ew.ceil)
 trunc = _integral("trunc", ew.trunc)
 fix = _integral("fix", ew.trunc)
-rint = _unary_float("rint", ew.rint)
+
+
+def _rint(x: Any) -> Any:
+    (x,) = float_operands(x, where="rune_jit.numpy.rint", complex_ok=True)
+    return each_part(ew.rint, x) if _kind(x) == "c" else ew.rint(x)
+
+
+_rint.__name__ = "rint"
+rint = fast.unary(_rint, ew.rint)
 arcsin = _unary_float("arcsin", ew.arcsin)
 arccos = _unary_float("arccos", ew.arccos)
 arcsinh = _unary_float("arcsinh", ew.arcsinh)
@@ -175,13 +185,15 @@ fmin = _nan_aware("fmin", ew.min, ew.le)
 
 
 def float_power(x1: Any, x2: Any) -> Any:
-    """x1 ** x2 in float64 (NumPy's float_power: float16 and float32 too).
+    """x1 ** x2 in float64, or complex128 if an operand is complex (NumPy's float_power:
+    float16, float32 and complex64 too).
 
     >>> print(float_power(2, -1))
     0.5
     """
-    ops = float_operands(x1, x2, where="rune_jit.numpy.float_power")
-    return ew.pow(*broadcast(*[to_dtype(v, F64) for v in ops]))
+    ops = float_operands(x1, x2, where="rune_jit.numpy.float_power", complex_ok=True)
+    wide = C128 if _kind(ops[0]) == "c" else F64  # (operands share a dtype)
+    return ew.pow(*broadcast(*[to_dtype(v, wide) for v in ops]))
 
 
 # NumPy's constants for degrees and radians, per dtype (float16 computes in float32)
@@ -210,17 +222,18 @@ radians = deg2rad = _scaling("radians", _RADIANS)
 
 
 def sinc(x: Any) -> Any:
-    """sin(pi x) / (pi x), 1 at 0, as NumPy computes it (integers in float64).
+    """sin(pi x) / (pi x), 1 at 0, as NumPy computes it (integers in float64; x = 0
+    replaced by eps, 1e-20 for complex x).
 
     >>> print(sinc(np.array([0.0, 0.5])).round(4))
     [1.     0.6366]
     """
     x = accept(x, "rune_jit.numpy.sinc")
-    if _kind(x) != "f":
+    if _kind(x) not in "fc":
         x = to_dtype(x, F64)
     (y,) = promote(x, where="rune_jit.numpy.sinc")
     y = ew.mul(y, ew.const(np.pi, y))
-    eps = ew.const(np.finfo(dtype_weak(y)[0]).eps, y)
+    eps = ew.const(np.finfo(dtype_weak(y)[0]).eps if _kind(y) == "f" else 1e-20, y)
     y = ew.select(ew.ne(y, ew.const(0.0, y)), y, eps)
     return ew.div(ew.sin(y), y)
 
@@ -322,7 +335,9 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 (Nu
     _no_out(out, "round")
     decimals = int(decimals)
     (x,) = promote(a, where="rune_jit.numpy.round")
-    dtype = dtype_weak(real_only(x, "rune_jit.numpy.round"))[0]  # (complex: not yet)
+    dtype = dtype_weak(x)[0]
+    if dtype.kind == "c":
+        return each_part(lambda part: round(part, decimals), x)
     if dtype.kind in "iu" and decimals >= 0:
         return x
     if dtype.kind == "b" and decimals:

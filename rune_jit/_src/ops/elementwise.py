@@ -368,8 +368,10 @@ def _convert_shape(x: Type, *, dtype: np.dtype) -> list[Type]:
 @convert_p.def_rule("impl")
 def _convert_impl(x, *, dtype):
     # complex to real keeps the real part, silently: rune_jit.numpy warns where NumPy does
+    # (complex to complex keeps both parts)
     x = np.asarray(x)
-    return [(x.real if x.dtype.kind == COMPLEX else x).astype(dtype)]
+    to_real = x.dtype.kind == COMPLEX and np.dtype(dtype).kind != COMPLEX
+    return [(x.real if to_real else x).astype(dtype)]
 
 
 @convert_p.def_rule("jvp")

@@ -325,11 +325,19 @@ def scatter(x: Any, *rest: Any, op: str, mode: str) -> Pair:
 
 
 def sort_pairs(z: Pair, *, descending: bool) -> list:
-    """NumPy's lexicographic order as two stable sorts: by the imaginary parts, then by
-    the real parts (NaNs last, each part's, as NumPy orders complex NaNs)."""
+    """NumPy's order of complex values (npysort's CLT) as three stable sorts: by the
+    imaginary parts, by the real parts (NaNs last, each part's), then by the kind of
+    NaN: numbers first, then those whose imaginary part only is NaN (in the order of
+    their real parts), then those with a NaN real part (of their imaginary parts)."""
     _, by_imag = sort.sort(z.im, descending)
     _, by_real = sort.sort(sort.take_last(z.re, by_imag), descending)
     perm = sort.take_last(by_imag, by_real)
+    re, im = sort.take_last(z.re, perm), sort.take_last(z.im, perm)
+    nan_kind = ew.add(ew.convert(ew.isnan(im), np.dtype(np.int32)),
+                      ew.mul(ew.convert(ew.isnan(re), np.dtype(np.int32)),
+                             np.asarray(2, np.int32)))
+    _, by_kind = sort.sort(nan_kind, descending)
+    perm = sort.take_last(perm, by_kind)
     return [Pair(sort.take_last(z.re, perm), sort.take_last(z.im, perm)), perm]
 
 
