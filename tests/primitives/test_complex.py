@@ -463,3 +463,14 @@ def test_running_extrema_of_complex_values_are_numpys(ufunc, backend):
     f = lambda z: rnp.sum(rnp.abs(rnp.maximum.accumulate(z, axis=1)) ** 2)
     w = z[[0, 3]]
     np.testing.assert_allclose(backend(rune.grad(f))(w), rune.grad(f)(w), rtol=1e-12)
+
+
+def test_widening_a_complex_value_keeps_its_imaginary_part(backend):
+    """A regression: the interpreter's convert of complex64 to complex128 kept only the
+    real part (eager float_power of complex64 values went wrong through it)."""
+    z = np.array([1 + 2j, -3.5 - 0.25j], np.complex64)
+    for f in (lambda z: rnp.asarray(z, np.complex128), lambda z: z.astype(np.complex128),
+              lambda z: z * np.complex128(1)):
+        got = backend(rune.jit(f))(z)
+        assert got.dtype == np.complex128
+        np.testing.assert_array_equal(got, z.astype(np.complex128))
