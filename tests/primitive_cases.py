@@ -648,7 +648,7 @@ def _linalg() -> list[Case]:
          lambda a: np.linalg.svd(a, compute_uv=False), (((4, 3),), ((2, 3, 4),)), ("pos",)),
         # eig's eigenvalues (in LAPACK's order, which LAPACK builds may differ in: sorted)
         ("eigvals", "eig", lambda a: rnp.sort(rnp.linalg.eigvals(a)),
-         lambda a: np.sort(np.linalg.eigvals(a).astype(np.result_type(a, np.complex64))),
+         lambda a: _complex_sorted(np.linalg.eigvals(a)),
          (((3, 3),), ((2, 4, 4),)), ("any",)),
         # a decomposition on NumPy's memory of complex matrices, as compiled code runs it
         ("decomp_memory_eigvalsh", "decomp_memory", lambda x: dc.decomp_memory(
@@ -657,6 +657,11 @@ def _linalg() -> list[Case]:
          (((3, 3, 2),), ((2, 4, 4, 2),)), ("any",), F64, (F64, F32)),
     ]
     return [Case(*r) for r in rows]
+
+
+def _complex_sorted(w: np.ndarray) -> np.ndarray:
+    """NumPy's eigenvalues (real when they all are) in complex of their precision, sorted."""
+    return np.sort(w.astype(np.result_type(w, np.complex64)))
 
 
 def _memory_ref(kind: str, n: int) -> Callable:
