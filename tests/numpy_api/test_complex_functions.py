@@ -213,6 +213,7 @@ CHECKED = ["median", "median_even", "median_all", "nanmedian", "nanmedian_odd", 
            "nanmin", "nanmax_all", "nanmin_keepdims", "nanvar_ddof"]
 
 
+@pytest.mark.slow  # JAX's side of the comparison is most of its time
 @pytest.mark.parametrize("name", WITH_JAX)
 def test_gradients_are_jaxs(name, backend):
     z = _values(np.complex128, specials=False) / 2

@@ -150,6 +150,7 @@ GRADS = {
 }
 
 
+@pytest.mark.slow  # JAX's side of the comparison is most of its time
 @pytest.mark.parametrize("real", [False, True], ids=["complex", "real"])
 @pytest.mark.parametrize("name", list(GRADS))
 def test_grad_is_jaxs(name, real, jax, backend, rng):
@@ -233,6 +234,7 @@ def test_the_derivative_of_a_complex_sign_is_z_over_abs_z(backend):
                      np.array([1 + 2j, -0.5 + 0.1j]))
 
 
+@pytest.mark.slow  # JAX's side of the comparison is most of its time
 @pytest.mark.parametrize("name", ["det", "eigvalsh", "svdvals", "qr", "eig"])
 def test_hessian_vector_products_are_jaxs(name, jax, rng):
     a, t = general(rng, (4, 4)), general(rng, (4, 4))
@@ -309,6 +311,7 @@ def test_expm_keeps_float32():
                                    rtol=1e-5)
 
 
+@pytest.mark.slow  # JAX's side of the comparison is most of its time
 def test_scipy_linalg_gradients_are_jaxs(jax, rng):
     a, b = general(rng, (4, 4)), general(rng, (4, 2))
     tri = np.triu(a) + 4 * np.eye(4)
