@@ -79,6 +79,9 @@ def _symmetric(a: Any, lower: bool) -> Any:
     """The symmetric (Hermitian) matrix of a's lower (upper) triangle: what LAPACK reads
     (of a complex diagonal, its real part)."""
     n = shape_of(a)[-1]
+    if not dc.is_complex(a):
+        mask = np.tri(n, dtype=bool) if lower else ~np.tri(n, k=-1, dtype=bool)
+        return ew.select(dc._matrix_const(a, mask), a, _mT(a))
     mask = np.tri(n, k=-1, dtype=bool) if lower else ~np.tri(n, dtype=bool)
     other = ew.select(dc._matrix_const(a, np.eye(n, dtype=bool)), dc.real_part(a), dc.mH(a))
     return ew.select(dc._matrix_const(a, mask), a, other)

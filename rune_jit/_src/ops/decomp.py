@@ -137,6 +137,14 @@ def col_vector(v: Any, like: Any) -> Any:
     return broadcast_in_dim(v, t.shape, tuple(range(t.ndim - 2)) + (t.ndim - 2,))
 
 
+def _reciprocal_gaps(w: Any, like: Any) -> Any:
+    """F with F_ij = 1 / (w_j - w_i) off the diagonal and 0 on it (w in like's dtype):
+    the eigenvector derivatives' weights."""
+    eye = eye_like(like)
+    diff = ew.add(ew.sub(row_vector(w, like), col_vector(w, like)), eye)
+    return ew.sub(ew.div(ew.const(1.0, diff), diff), eye)
+
+
 def _square_matrix(v: Any) -> Any:
     """A zero [..., n, n] of v's [..., n] dtype, for row_vector/col_vector to shape."""
     t = type_of_value(v)
@@ -344,12 +352,7 @@ def _eigh_jvp(primals, tangents, *, vectors):
     dw = cp.real(diagonal(vdv)) if is_complex(vdv) else diagonal(vdv)
     if not vectors:
         return outs, [dw]
-    wc = like(w, v)
-    eye = eye_like(v)
-    # F_ij = 1 / (w_j - w_i), 0 on the diagonal
-    diff = ew.add(ew.sub(row_vector(wc, v), col_vector(wc, v)), eye)
-    f = ew.sub(ew.div(np.asarray(1.0, type_of_value(a).dtype), diff), eye)
-    dv = mm(v, ew.mul(f, vdv))
+    dv = mm(v, ew.mul(_reciprocal_gaps(like(w, v), v), vdv))
     return outs, [dw, dv]
 
 
@@ -539,9 +542,7 @@ def _eig_jvp(primals, tangents, *, vectors):
     dw = diagonal(p)
     if not vectors:
         return outs, [dw]
-    eye = eye_like(v)
-    diff = ew.add(ew.sub(row_vector(w, v), col_vector(w, v)), eye)
-    u = mm(v, ew.mul(ew.sub(ew.div(ew.const(1.0, diff), diff), eye), p))
+    u = mm(v, ew.mul(_reciprocal_gaps(w, v), p))
     return outs, [dw, ew.add(u, ew.mul(v, row_vector(_normalization(v, u), v)))]
 
 

@@ -101,6 +101,12 @@ class Storing:
         self.store_at(dest, v.type.dtype, self.offset(v.type.shape, idx), self.load(v, idx),
                       own=True)
 
+    def row_major(self, v: Value) -> ir.Value:
+        """The address of v's elements in row-major memory: its own (an array not read
+        through a tape's rows), else a copy in a buffer of this call (a library reads it)."""
+        return v.ptr if isinstance(v, Array) and v.rows is None else self.materialize(
+            v, self.buffer(v.type)).ptr
+
     def materialize(self, v: Value, dest: ir.Value | None = None) -> Array:
         """`v` in memory (a buffer of this call unless `dest` is given)."""
         if isinstance(v, Array) and dest is None:

@@ -23,12 +23,6 @@ from ..codegen.values import Array
 from ..runtime import pocketfft
 
 
-def _in_memory(lw, v) -> ir.Value:
-    """v's elements in row-major memory (a tape's rows and lazy values copied there)."""
-    return v.ptr if isinstance(v, Array) and v.rows is None else lw.materialize(
-        v, lw.buffer(v.type)).ptr
-
-
 def _slots(lw, values: list[ir.Value], typ: ir.Type) -> ir.Value:
     """A stack array of `values` (pointers or int64s), for the gufunc's arguments."""
     slot = lw.fn.buffer(8 * len(values))
@@ -47,7 +41,7 @@ def _fft_lower(lw, args, out_types, *, kind, forward, n, scale):
     dt = out.dtype
     shape_in = _transform_shape(x.type, kind != "r2c")
     shape_out = _transform_shape(out, kind != "c2r")
-    src, dest = _in_memory(lw, x), lw.out_buffer(0, out)
+    src, dest = lw.row_major(x), lw.out_buffer(0, out)
     rows = math.prod(shape_in[:-1])
     if rows and kind == "c2c" and stockham.covers(n):
         _generated(lw, n, dt, forward, src, dest, rows, scale)

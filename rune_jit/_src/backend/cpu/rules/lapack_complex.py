@@ -28,17 +28,12 @@ from . import lapack as L
 def _memory_lower(lw, args, out_types, *, decomp, complex_in, inner):
     """The decomposition's rule on complex views of its operands' memory (row-major);
     its complex results are the memory the rule writes."""
-    views = [Array(Type(complex_dtype(a.type.dtype), a.type.shape[:-1]), _row_major(lw, a))
+    views = [Array(Type(complex_dtype(a.type.dtype), a.type.shape[:-1]), lw.row_major(a))
              if c else a for a, c in zip(args, complex_in)]
     prim, params = DECOMPOSITIONS[decomp], dict(inner)
     inner_types = prim.rules["shape"](*[v.type for v in views], **params)
     outs = LOWERINGS[prim](lw, views, inner_types, **params)
     return [Array(t, o.ptr) if o.type.dtype.kind == "c" else o for o, t in zip(outs, out_types)]
-
-
-def _row_major(lw, v) -> ir.Value:
-    return v.ptr if isinstance(v, Array) and v.rows is None else lw.materialize(
-        v, lw.buffer(v.type)).ptr
 
 
 @lowering(eig_p)
@@ -53,7 +48,7 @@ def _eig_lower(lw, args, out_types, *, vectors):
         return outs
     L.library()
     geev = _Geev(lw, dt, n, vectors)
-    src = _row_major(lw, a)
+    src = lw.row_major(a)
     site = L._site(lw, "Eigenvalues did not converge")
 
     def one(bi):
