@@ -188,7 +188,7 @@ def eigvals(a: Any) -> Any:
     """The eigenvalues of a general square a, always complex (as `eig`'s).
 
     >>> import rune_jit.numpy as rnp
-    >>> print(rnp.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]])))
+    >>> print(np.round(rnp.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]])), 6))
     [2.+0.j 3.+0.j]
     """
     a = _stack(a, "rune_jit.numpy.linalg.eigvals")
