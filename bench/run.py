@@ -106,7 +106,7 @@ def run_workload(w: wl.Workload, mode: str, modules: dict, cold: dict, warm: dic
                     "first_call_warm_disk")
     out = {"title": w.title, "size": w.sizes[mode], "tolerance": wl.TOL,
            "note": wl.note(w, inp), "peers": records}
-    if w.group in ("W6", "RM"):
+    if w.group in ("W6", "RM", "CK"):
         out["kept_bytes"] = _bytes("kept_bytes", w, inp, modules, ("rune_jit", "jax"))
         out["stored_bytes"] = _bytes("stored_bytes", w, inp, modules, ("rune_jit",))
     report.add_ratios(out)

@@ -13,6 +13,7 @@ import numpy as np
 import rune_jit as rune
 import rune_jit.numpy as rnp
 import rune_jit.random as rr
+import rune_jit.scipy as rsp
 from rune_jit._src.api import linearized
 from rune_jit._src.ir import Var
 
@@ -199,8 +200,23 @@ def mandelbrot(p):
     return lambda: f(p.c)
 
 
+def _cg(matvec, b):
+    return rsp.sparse.linalg.cg(matvec, b, tol=wl.IL_TOL, maxiter=50 * b.size)[0]
+
+
+def _implicit(name: str, p):
+    if name == "ILd":
+        return wl.implicit_layer(rnp, _cg, rune.root, p)
+    return wl.implicit_layer(rnp, _cg, lambda r, s: rune.root(r, s, linear_solve=_cg), p)
+
+
 def _loss(name: str, p):
-    """W6, W6r, RM, RMr: the function whose gradient is taken."""
+    """W6, W6r, RM, RMr, CK, CKk, IL, ILd: the function whose gradient is taken."""
+    if name in ("IL", "ILd"):
+        return _implicit(name, p)
+    if name in ("CK", "CKk"):
+        k = p.k if name == "CKk" else "all"
+        return wl.rollout(rnp, lambda *a, **kw: rune.scan(*a, checkpoints=k, **kw), p)
     return _recurrence(name == "RMr", p.t) if name in ("RM", "RMr") else _deep(name == "W6r")
 
 
@@ -343,7 +359,8 @@ def dmix_arrays(p):
 
 IMPLS = {"FILL": fill, "NLS": nls, "NLSg": nls_grad, "FT": ft, "W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5, "W7": w7,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
-         "RMr": _grad_of("RMr"), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
+         "RMr": _grad_of("RMr"), "CK": _grad_of("CK"), "CKk": _grad_of("CKk"),
+         "IL": _grad_of("IL"), "ILd": _grad_of("ILd"), "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
          "W10": w10, "W10b": w10, "HS": heat(False), "HSat": heat(True), "HS32": heat(False),
          "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")

@@ -104,6 +104,20 @@ _NO_AD_NLS = "no automatic differentiation, and no adjoint of the solver by hand
 _NO_C_FILL = "a loop writing rows into a buffer, as Numba's: the Numba row"
 _FILL_SIZES = {"full": dict(rows=4000, n=256), "quick": dict(rows=1000, n=256),
                "tiny": dict(rows=20, n=16)}
+# CK: issue 35's long rollout, a 1024-float tanh recurrence over 10^5 steps whose tape
+# holds 800 MB; its coupling is a circulant stencil (a dense 1024 x 1024 W would make
+# the row a matrix-vector benchmark of 40 s a call)
+_CK_SIZES = {"full": dict(t=100_000, h=1024, k=64), "quick": dict(t=10_000, h=1024, k=64),
+             "tiny": dict(t=200, h=16, k=8)}
+_NO_AD_CK = "no automatic differentiation: a hand adjoint with checkpoints is not a peer's"
+# IL: issue 35's implicit layer, the nonlinear elliptic PDE -lap(u) + u^3 = f on an
+# n x n grid (4096 unknowns at full size), solved by Newton with conjugate gradients
+_IL_SIZES = {"full": dict(n=64, newton=6), "quick": dict(n=32, newton=6),
+             "tiny": dict(n=8, newton=6)}
+_NO_AD_IL = "no automatic differentiation of a solve"
+IL_TOL = 1e-11  # conjugate gradients' relative residual
+# each CG stops at its own residual, which the peers reach by other roundings
+_IL_CG = {"jax": (lambda _: 1e-7, "CG to a relative residual of 1e-11 in each peer")}
 
 WORKLOADS = [
     Workload("W1", "W1", "scalar scan c' = c*0.999999 + sin(x), ys = c'",
@@ -238,6 +252,22 @@ WORKLOADS = [
     Workload("FILL", "FILL", "a 4000 x 256 buffer filled row by row in a fori_loop: "
              "b.at[i].set(sin(x * i)) (the loop carry updated in place)",
              ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_C_FILL), _FILL_SIZES),
+    Workload("CK", "CK", "reverse mode of a long rollout, the tape: gradient w.r.t. (a, s, b) "
+             "of sum(final c), c' = tanh(a c + s roll(c, 1) + b), c 1024 floats, 10^5 steps",
+             ("rune_jit", "jax"), dict(c=_NO_AD_CK, numba=_NO_AD_CK, numpy=_NO_AD_CK),
+             _CK_SIZES),
+    Workload("CKk", "CK", "CK in bounded memory: rune_jit scan(..., checkpoints=64) (binomial "
+             "schedule), JAX jax.checkpoint on blocks of sqrt(t) steps of a nested scan",
+             ("rune_jit", "jax"), dict(c=_NO_AD_CK, numba=_NO_AD_CK, numpy=_NO_AD_CK),
+             _CK_SIZES),
+    Workload("IL", "IL", "implicit layer: gradient w.r.t. f of sum(w u) where -lap(u) + u^3 = "
+             "f on a 64 x 64 grid (Newton with CG), through root(linear_solve=CG) "
+             "(JAX: lax.custom_root with a CG tangent_solve)", ("rune_jit", "jax"),
+             dict(c=_NO_AD_IL, numba=_NO_AD_IL, numpy=_NO_AD_IL), _IL_SIZES, _IL_CG),
+    Workload("ILd", "IL", "IL with the Jacobian formed and solved by LU: root's "
+             "linear_solver='dense' (JAX: jacfwd and linalg.solve as tangent_solve)",
+             ("rune_jit", "jax"), dict(c=_NO_AD_IL, numba=_NO_AD_IL, numpy=_NO_AD_IL),
+             _IL_SIZES, _IL_CG),
     Workload("Dmix", "Dmix", "dispatch: jitted x * s + d['a'] - d['b'] * n, x a one-element "
              "array, s a Python float, d a dict of two one-element arrays, n a static int "
              "(Numba: d's arrays as two arguments)", ("rune_jit", "numba", "jax", "numpy"),
@@ -353,6 +383,16 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
                                dt=1e-3, params=np.array([1.2, 0.8]), **size)
     if w.group == "FILL":
         return SimpleNamespace(x=rng.uniform(-1.0, 1.0, size["n"]), **size)
+    if w.group == "IL":  # a forcing bump, strong enough that u^3 matters
+        n = size["n"]
+        x = np.linspace(0.0, 1.0, n + 2)[1:-1]
+        bump = np.exp(-30.0 * ((x[:, None] - 0.4) ** 2 + (x[None, :] - 0.6) ** 2))
+        return SimpleNamespace(f=(300.0 * bump + rng.normal(0, 1.0, (n, n))).ravel(),
+                               w=rng.uniform(0.0, 1.0, n * n), **size)
+    if w.group == "CK":  # |a| + |s| < 1: contracting, so the peers' rounding fades
+        h = size["h"]
+        return SimpleNamespace(a=rng.uniform(0.3, 0.6, h), s=rng.uniform(-0.3, 0.3, h),
+                               b=rng.normal(0, 0.5, h), c0=rng.normal(size=h), **size)
     if w.group == "FT":
         shape = (size["rows"], size["n"])
         return SimpleNamespace(z=rng.normal(size=shape) + 1j * rng.normal(size=shape), **size)
@@ -363,8 +403,12 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
 
 
 def gradient_args(name: str, p: SimpleNamespace) -> tuple:
-    """W6, W6r, RM, RMr, in every peer: (the arguments the gradient is taken by, as
-    `argnums`, and all the arguments)."""
+    """W6, W6r, RM, RMr, CK, CKk, IL, ILd, in every peer: (the arguments the gradient is taken by,
+    as `argnums`, and all the arguments)."""
+    if name in ("CK", "CKk"):
+        return (0, 1, 2), (p.a, p.s, p.b, p.c0)
+    if name in ("IL", "ILd"):
+        return 0, (p.f, p.w)
     if name in ("RM", "RMr"):
         return (0, 1), (p.W, p.b, p.h0)
     return 0, (p.W, p.xs, p.c0)
@@ -436,6 +480,40 @@ def nls(np_like, scan, p: SimpleNamespace):
         u = scan(step, u0, None, length=p.steps)[0]
         return np_like.sum(np_like.abs(u) ** 2 * p.x ** 2) * p.dx
     return spread
+
+
+def rollout(np_like, scan, p: SimpleNamespace, checkpoints=None):
+    """CK's loss for a NumPy-like namespace and its scan: sum(final c) after p.t steps;
+    `checkpoints(step, c0)` runs the loop instead of one scan where given."""
+    def loss(a, s, b, c0):
+        def step(c, _):
+            return np_like.tanh(a * c + s * np_like.roll(c, 1) + b), None
+        return np_like.sum(checkpoints(step, c0) if checkpoints else
+                           scan(step, c0, None, length=p.t)[0])
+    return loss
+
+
+def implicit_layer(np_like, cg, root, p: SimpleNamespace):
+    """IL's loss for a NumPy-like namespace, its `cg(matvec, b)` and its
+    `root(residual, solve)`: sum(w u) at the u where -lap(u) + u^3 = f."""
+    n, h2 = p.n, (p.n + 1.0) ** 2
+
+    def lap(v):  # minus the 5-point Laplacian, zero on the boundary
+        u = np_like.pad(v.reshape(n, n), 1)
+        return ((4 * u[1:-1, 1:-1] - u[:-2, 1:-1] - u[2:, 1:-1] - u[1:-1, :-2]
+                 - u[1:-1, 2:]) * h2).ravel()
+
+    def loss(f, w):
+        def residual(u):
+            return lap(u) + u ** 3 - f
+
+        def solve():
+            u = np_like.zeros_like(f)
+            for _ in range(p.newton):
+                u = u - cg(lambda v, u=u: lap(v) + 3 * u ** 2 * v, residual(u))
+            return u
+        return np_like.sum(w * root(residual, solve))
+    return loss
 
 
 def newton_steps(a: np.ndarray, max_steps: int) -> np.ndarray:

@@ -8,6 +8,7 @@ its result is ready. Each factory builds a NEW jax.jit object of a new function.
 from __future__ import annotations
 
 import jax
+import jax.scipy.sparse.linalg
 import numpy as np
 import jax.numpy as jnp
 
@@ -137,8 +138,40 @@ def _recurrence(checkpoint, steps):
     return loss
 
 
+def _sqrt_blocks(t: int):
+    """CKk in JAX, the usual manual scheme: a scan over about sqrt(t) blocks, each a
+    jax.checkpoint'ed scan of t // blocks steps, so reverse mode keeps one carry a block
+    and one block's carries at a time."""
+    blocks = max(d for d in range(1, int(t ** 0.5) + 1) if t % d == 0)
+
+    def run(step, c0):
+        @jax.checkpoint
+        def block(c, _):
+            return jax.lax.scan(step, c, None, length=t // blocks)[0], None
+        return jax.lax.scan(block, c0, None, length=blocks)[0]
+    return run
+
+
+def _cg(matvec, b):
+    return jax.scipy.sparse.linalg.cg(matvec, b, tol=wl.IL_TOL, maxiter=50 * b.size)[0]
+
+
+def _dense_solve(matvec, b):
+    return jnp.linalg.solve(jax.jacfwd(matvec)(b), b)
+
+
+def _implicit(name: str, p):
+    tangent_solve = _dense_solve if name == "ILd" else _cg
+    return wl.implicit_layer(jnp, _cg, lambda r, s: jax.lax.custom_root(
+        r, jnp.zeros(p.n * p.n), lambda f, x0: s(), tangent_solve), p)
+
+
 def _loss(name: str, p):
-    """W6, W6r, RM, RMr: the function whose gradient is taken."""
+    """W6, W6r, RM, RMr, CK, CKk, IL, ILd: the function whose gradient is taken."""
+    if name in ("IL", "ILd"):
+        return _implicit(name, p)
+    if name in ("CK", "CKk"):
+        return wl.rollout(jnp, jax.lax.scan, p, _sqrt_blocks(p.t) if name == "CKk" else None)
     return _recurrence(name == "RMr", p.t) if name in ("RM", "RMr") else _deep(name == "W6r")
 
 
@@ -311,7 +344,8 @@ IMPLS = {"FILL": lambda p: _ready(jax.jit(wl.fill_rows(jnp, jax.lax.fori_loop, p
          "NLS": nls, "NLSg": nls_grad, "FT": lambda p: _ready(jax.jit(jnp.fft.fft), p.z),
          "W1": w1, "W1c": w1c, "W2": w2, "W3": w3, "W3g": w3g, "W4": w4, "W4s": w4, "W5": w5,
          "W6": _grad_of("W6"), "W6r": _grad_of("W6r"), "RM": _grad_of("RM"),
-         "RMr": _grad_of("RMr"), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
+         "RMr": _grad_of("RMr"), "CK": _grad_of("CK"), "CKk": _grad_of("CKk"),
+         "IL": _grad_of("IL"), "ILd": _grad_of("ILd"), "W7": w7, "W8": w8, "W8g": w8g, "W9": w9, "W9g": w9g,
          "W10": w10, "W10b": w10, "HS": w_heat, "HSat": w_heat, "HS32": w_heat, "KF": kf,
          "U": unrolled, "D": dispatch,
          **{f"E{name}{label}": _eager(name) for name in ("add", "sin", "sum")
