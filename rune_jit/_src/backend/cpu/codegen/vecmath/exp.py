@@ -31,7 +31,8 @@ from typing import NamedTuple, Sequence
 import llvmlite.ir as ir
 
 from .. import arith as A
-from . import kit
+from ..emit import F64
+from . import exp_float32, exp_table, kit
 from .kit import c, fma
 
 
@@ -121,10 +122,6 @@ def scaled(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
     return b.fmul(fma(b, s1, e, s1), s2)
 
 
-def _exp(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
-    return scaled(b, k, reduce(b, kit.clamp(b, x, *k.ranges.exp), k.precise))
-
-
 def _exp2(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return scaled(b, k, reduce_exp2(b, kit.clamp(b, x, *k.ranges.exp2)))
 
@@ -190,6 +187,12 @@ def _sinh(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return A.intrinsic(b, "copysign", out, x)
 
 
-FUNCTIONS = {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
-             {"exp": _exp, "exp2": _exp2, "expm1": _expm1, "sinh": _sinh,
+def _exp_of(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """Tang's table-driven exp in float64, float32's own in float32 lanes."""
+    return (exp_table.exp if A.element(x.type) == F64 else exp_float32.exp)(b, x)
+
+
+FUNCTIONS = {"exp": _exp_of}
+FUNCTIONS |= {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
+             { "exp2": _exp2, "expm1": _expm1, "sinh": _sinh,
               "cosh": _cosh}.items()}

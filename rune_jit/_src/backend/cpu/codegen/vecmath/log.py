@@ -31,8 +31,8 @@ from typing import NamedTuple, Sequence
 import llvmlite.ir as ir
 
 from .. import arith as A
-from ..emit import I64
-from . import kit
+from ..emit import F64, I64
+from . import kit, log_float32
 from .kit import c, fma
 
 class Coefficients(NamedTuple):
@@ -147,6 +147,15 @@ def _log1p(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return _special(b, x, -1.0, out)
 
 
-FUNCTIONS = {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
-             {"log": _log_of(NATURAL), "log2": _log_of(BINARY), "log10": _log_of(DECIMAL),
+def _natural_log(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """log in float64 (this module's), float32's own in float32 lanes (log_float32.py)."""
+    if A.element(x.type) == F64:
+        return natural_log(b, x)
+    return log_float32.log(b, x)
+
+
+natural_log = kit.in_float64(_log_of(NATURAL), FLOAT64, FLOAT32)
+FUNCTIONS = {"log": _natural_log}
+FUNCTIONS |= {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
+             {"log2": _log_of(BINARY), "log10": _log_of(DECIMAL),
               "log1p": _log1p}.items()}
