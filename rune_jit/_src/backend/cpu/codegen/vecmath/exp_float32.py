@@ -1,4 +1,4 @@
-"""exp of float32 computed in float32 lanes (twice float64's per vector register).
+"""exp and exp2 of float32 computed in float32 lanes (twice float64's per vector register).
 
 Cody and Waite's reduction ("Software Manual for the Elementary Functions", 1980, ch. 6)
 in float32 with fused multiply-adds: n = round(x / ln2) from the low bits of x / ln2 +
@@ -29,7 +29,9 @@ INV_LN2 = 1.4426950216293335
 LN2 = (0.693145751953125, 1.428606765330187e-06)  # hi (12 trailing zero bits) + lo
 Q = (0.0013926926767453551, 0.008363774046301842, 0.04166654869914055,
      0.16666573286056519, 0.5)  # (e^r - 1 - r) / r^2, highest power first
+LN2_ROUNDED = (0.6931471824645996, -1.9046542121259336e-09)  # ln2 to float32 + the rest
 CLAMP = (-104.0, 89.0)
+CLAMP2 = (-151.0, 129.0)  # exp2's
 
 
 def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -38,10 +40,24 @@ def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     z = fma(b, x, c(x, INV_LN2), c(x, SHIFT))
     n = b.fsub(z, c(x, SHIFT))
     h = fma(b, n, c(x, -LN2[0]), x)
-    low = b.fmul(n, c(x, -LN2[1]))
+    return scale(b, z, expm1_of_sum(b, h, b.fmul(n, c(x, -LN2[1]))))
+
+
+def exp2(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """2^x for float32 x: x = n + d exactly, d ln2 = h + low (an exact product and the
+    rest of ln2), then exp's polynomial and scale."""
+    x = kit.clamp(b, x, *CLAMP2)
+    z = b.fadd(x, c(x, SHIFT))
+    d = b.fsub(x, b.fsub(z, c(x, SHIFT)))
+    h = b.fmul(d, c(x, LN2_ROUNDED[0]))
+    low = fma(b, d, c(x, LN2_ROUNDED[1]), fma(b, d, c(x, LN2_ROUNDED[0]), b.fneg(h)))
+    return scale(b, z, expm1_of_sum(b, h, low))
+
+
+def expm1_of_sum(b: ir.IRBuilder, h: ir.Value, low: ir.Value) -> ir.Value:
+    """e^(h + low) - 1 = h + (low + r^2 q(r)), r = h + low, |low| far below |h|."""
     r = b.fadd(h, low)
-    p = b.fadd(h, fma(b, b.fmul(r, r), kit.estrin(b, r, Q), low))
-    return scale(b, z, p)
+    return b.fadd(h, fma(b, b.fmul(r, r), kit.estrin(b, r, Q), low))
 
 
 def scale(b: ir.IRBuilder, z: ir.Value, p: ir.Value) -> ir.Value:

@@ -38,6 +38,8 @@ INV_LN2_N = 369.3299304675746  # SIZE / ln2
 LN2_N = (0.0027076061740622863, 9.058776616587108e-20)  # ln2 / SIZE as hi + lo
 Q = (0.04166666857963567, 0.16666667814448077, 0.5)
 CLAMP = (-746.0, 710.0)
+CLAMP2 = (-1076.0, 1025.0)  # exp2's
+LN2 = (0.6931471805599453, 2.3190468138462996e-17)  # as hi + lo
 
 
 @lru_cache(maxsize=None)
@@ -65,17 +67,33 @@ def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     z = fma(b, x, c(x, INV_LN2_N), c(x, SHIFT))
     n = b.fsub(z, c(x, SHIFT))
     r = fma(b, n, c(x, -LN2_N[0]), x)
-    r = fma(b, n, c(x, -LN2_N[1]), r)
-    it = A.like(x.type, I64)
+    return scaled(b, z, fma(b, n, c(x, -LN2_N[1]), r), None)
+
+
+def exp2(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """2^x for float64 x: x = n/SIZE + d exactly (d = x - n/SIZE, Sterbenz), d ln2 as a
+    double-double r + low, then exp's table, polynomial and scale."""
+    x = kit.clamp(b, x, *CLAMP2)
+    z = fma(b, x, c(x, float(SIZE)), c(x, SHIFT))
+    d = fma(b, b.fsub(z, c(x, SHIFT)), c(x, -1.0 / SIZE), x)
+    r = b.fmul(d, c(x, LN2[0]))
+    low = fma(b, d, c(x, LN2[1]), fma(b, d, c(x, LN2[0]), b.fneg(r)))
+    return scaled(b, z, r, low)
+
+
+def scaled(b: ir.IRBuilder, z: ir.Value, r: ir.Value, low: ir.Value | None) -> ir.Value:
+    """2^m 2^(j/SIZE) e^(r + low) for n = SIZE m + j in the low bits of z, |r| <= ln2 /
+    (2 SIZE) and low far below r (None: 0)."""
+    it = A.like(r.type, I64)
     k = b.bitcast(z, it)
     j = b.and_(k, A.constant(it, SIZE - 1))
     bits, rests = table_values()
     h = tables.lookup(b, tables.table(b.module, "table_exp_f64", I64, bits), j)
     t = tables.lookup(b, tables.table(b.module, "table_exp_rest_f64", F64, rests), j)
     r2 = b.fmul(r, r)
-    p = fma(b, r2, kit.horner(b, r, Q), b.fadd(t, r))
+    p = fma(b, r2, kit.horner(b, r, Q), b.fadd(t if low is None else b.fadd(t, low), r))
     top = b.shl(k, A.constant(it, 52 - BITS))
     half = b.shl(b.ashr(top, A.constant(it, 53)), A.constant(it, 52))
-    s1 = b.bitcast(b.sub(b.add(h, top), half), x.type)
-    s2 = b.bitcast(b.add(half, A.constant(it, 1023 << 52)), x.type)
+    s1 = b.bitcast(b.sub(b.add(h, top), half), r.type)
+    s2 = b.bitcast(b.add(half, A.constant(it, 1023 << 52)), r.type)
     return b.fmul(fma(b, s1, p, s1), s2)
