@@ -2,8 +2,9 @@
 
 A table is an internal constant global of the module, defined once by name. A scalar
 body reads it with a load, which the loop vectorizer widens to a gather (one
-instruction for the register's lanes, `vgatherqpd` on x86-64); a vector body (a lane
-block, a small carry) loads lane by lane.
+instruction for the register's lanes, `vgatherqpd` on x86-64 CPUs whose gathers LLVM
+deems fast, Skylake and later; one load per lane on Haswell); a vector body (a lane
+block, a small carry) loads lane by lane. Every path reads the same values: the same bits.
 
     >>> x = np.linspace(-3, 3, 1000)
     >>> text = rune.jit(rnp.exp).lower(x).llvm_ir
