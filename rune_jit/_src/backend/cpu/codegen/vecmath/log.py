@@ -147,15 +147,13 @@ def _log1p(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return _special(b, x, -1.0, out)
 
 
-def _natural_log(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    """log in float64 (this module's), float32's own in float32 lanes (log_float32.py)."""
-    if A.element(x.type) == F64:
-        return natural_log(b, x)
-    return log_float32.log(b, x)
+def _in_lanes(base: Base, single: log_float32.Base):
+    """log_b: this module's in float64, log_float32.py's in float32 lanes for float32."""
+    wide, narrow = kit.in_float64(_log_of(base), FLOAT64, FLOAT32), log_float32.log_of(single)
+    return lambda b, x: (wide if A.element(x.type) == F64 else narrow)(b, x)
 
 
-natural_log = kit.in_float64(_log_of(NATURAL), FLOAT64, FLOAT32)
-FUNCTIONS = {"log": _natural_log}
-FUNCTIONS |= {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
-             {"log2": _log_of(BINARY), "log10": _log_of(DECIMAL),
-              "log1p": _log1p}.items()}
+FUNCTIONS = {"log": _in_lanes(NATURAL, log_float32.NATURAL),
+             "log2": _in_lanes(BINARY, log_float32.BINARY),
+             "log10": _in_lanes(DECIMAL, log_float32.DECIMAL),
+             "log1p": kit.in_float64(_log1p, FLOAT64, FLOAT32)}
