@@ -3,7 +3,7 @@ register).
 
 x = 2^k (1 + f) with 1 + f in [2/3, 4/3) (an offset subtracted from x's bits moves the
 exponent's step to 2/3; a subnormal x is scaled by 2^23 first), f exact, and log(1 + f)
-= f + f^2 P(f) with P a polynomial of degree 8 (tools/minimax_exp_log.py: 2^-26.7 relative),
+= f + f^2 P(f) with P a polynomial of degree 9 (tools/minimax_exp_log.py: 2^-28.1 relative),
 no division. log_b(x) = k log_b(2) + (f + f^2 P) / ln(b): k log_b(2)_hi (exact: 16 bits
 or fewer) and f / ln(b) (f itself for log, else an exact product f m_hi, m = 1/ln(b) as
 hi + lo) are summed exactly (the first is the larger where k is not 0: Fast2Sum), their
@@ -28,9 +28,9 @@ from ..emit import I32
 from . import kit
 from .kit import c, fma
 
-P = (-0.1242276206612587, 0.1374891996383667, -0.1228862851858139, 0.14055711030960083,
-     -0.16673320531845093, 0.20007239282131195, -0.24999944865703583, 0.33333271741867065,
-     -0.5)  # (log(1 + f) - f) / f^2 on |f| <= 1/3, highest power first
+P = (0.11612757295370102, -0.12726928293704987, 0.10853172838687897, -0.12221235036849976,
+     0.14296185970306396, -0.16677981615066528, 0.19999852776527405, -0.24999840557575226,
+     0.3333333432674408, -0.5)  # (log(1 + f) - f) / f^2 on |f| <= 1/3, highest power first
 TWO_THIRDS_BITS = 0x3F2AAAAB  # 2/3 rounded up
 
 
