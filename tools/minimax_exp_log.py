@@ -17,9 +17,14 @@ measured at 2,000 points of the interval with the rounded coefficients.
   in double-double arithmetic.
 - P(z) = (sinh(a) - a) / a^3, z = a^2, on |a| <= 1/2: sinh's small arguments, where
   (e^a - e^-a) / 2 cancels.
+- q(r) on |r| <= ln2 / 512: exp_table.py's (Tang's table-driven exp, 256 entries).
+- "float32 lanes": exp_float32.py's q(r) on |r| <= ln2 / 2 and log_float32.py's
+  P(f) = (log(1 + f) - f) / f^2 on |f| <= 1/3, with coefficients rounded to float32.
 """
 
 from __future__ import annotations
+
+import struct
 
 import mpmath as mp
 
@@ -40,6 +45,10 @@ def big_q1(z):
     return mp.fsum(2 * z ** k / (2 * k + 5) for k in range(TERMS))
 
 
+def log1p_p(f):
+    return mp.fsum((-1) ** (k + 1) * f ** k / (k + 2) for k in range(TERMS))
+
+
 def small_p(z):
     return mp.fsum(z ** k / mp.factorial(2 * k + 3) for k in range(TERMS))
 
@@ -50,16 +59,28 @@ POLYNOMIALS = {
     "log": (big_q, (0, S_MAX ** 2), lambda z: z / 2),  # s^3 Q / (2 s)
     "sinh": (small_p, (0, mp.mpf(1) / 4), lambda z: z),
     "pow": (big_q1, (0, S_MAX ** 2), lambda z: z * z / 2),  # s^5 Q1 / (2 s)
+    "exp table": (q, (-mp.log(2) / 512, mp.log(2) / 512), lambda r: r * r / mp.exp(r)),
+    "log1p": (log1p_p, (-mp.mpf(1) / 3, mp.mpf(1) / 3),
+              lambda f: f * f / abs(mp.log1p(f)) if f else 0),
 }
 DEGREES = {"float64": {"exp": 10, "log": 7, "sinh": 5, "pow": 7},
-           "float32": {"exp": 6, "log": 3, "sinh": 3}}  # float32's computed in float64
+           "float64 table": {"exp table": 2},
+           "float32": {"exp": 6, "log": 3, "sinh": 3},  # float32's computed in float64
+           "float32 lanes": {"exp": 4, "log1p": 9}}
+# where the intervals are widened (relative), so that rounded reduced arguments stay in
+WIDEN = {"exp table": 1.001, "log1p": 1.0001, "float32 lanes": 1.01}
 
 
-def fit(name: str, degree: int) -> tuple[list[float], float]:
-    """The rounded coefficients, highest power first, and log2 of the largest relative
-    error they add to the result."""
+def fit(name: str, degree: int, single: bool = False,
+        widen: float = 1.0) -> tuple[list[float], float]:
+    """The rounded coefficients (to float32 if `single`), highest power first, and log2
+    of the largest relative error they add to the result, on the interval widened by
+    the factor `widen`."""
     fn, (a, b), weight = POLYNOMIALS[name]
+    a, b = a * widen, b * widen
     poly = [float(c) for c in mp.chebyfit(fn, [a, b], degree + 1)]
+    if single:
+        poly = [struct.unpack("f", struct.pack("f", c))[0] for c in poly]
     points = [a + (b - a) * i / 1999 for i in range(2000)]
     worst = max(abs(mp.polyval(poly, x) - fn(x)) * weight(x) for x in points)
     return poly, float(mp.log(worst, 2)) if worst else float("-inf")
@@ -68,7 +89,8 @@ def fit(name: str, degree: int) -> tuple[list[float], float]:
 def main() -> None:
     for precision, degrees in DEGREES.items():
         for name, degree in degrees.items():
-            poly, err = fit(name, degree)
+            widen = WIDEN.get(name, WIDEN.get(precision, 1.0))
+            poly, err = fit(name, degree, precision == "float32 lanes", widen)
             print(f"{precision} {name} degree {degree}: error 2^{err:.1f}")
             print("    (" + ", ".join(repr(c) for c in poly) + ")")
 

@@ -1,13 +1,16 @@
 """exp, exp2, expm1, sinh and cosh of our own: one reduction, one polynomial.
 
+exp and exp2 are exp_table.py's (float64: Tang's table-driven method) and
+exp_float32.py's (float32 in float32 lanes); expm1, sinh and cosh, and power's and erf's
+exponentials, are this module's:
+
 Cody and Waite's reduction ("Software Manual for the Elementary Functions", 1980, ch. 6):
 x = n ln2 + r with n = round(x / ln2), |r| <= ln2/2, ln2 as hi + lo (hi with 32 bits, so
 that n hi and x - n hi are exact) and r's rounding error kept as c (Fast2Sum): e^x = 2^n
 (1 + r + p), p = r^2 q(r) + c, where q approximates (e^r - 1 - r) / r^2 (a Chebyshev
 approximation, tools/minimax_exp_log.py: 2^-60 relative in float64). Adding p to r last
 makes 1 + r + p a sum whose only sizeable rounding is the final one (docs/accuracy.md
-has the measured errors). exp2 reduces x = n + d exactly and takes r + c = d ln2 as a
-double-double product. expm1 sums 2^n - 1 and 2^n r exactly (Fast2Sum) before adding
+has the measured errors). expm1 sums 2^n - 1 and 2^n r exactly (Fast2Sum) before adding
 2^n p, so that nothing cancels near x = 0 or -ln2. sinh and cosh take e^|x| as a
 double-double and 1/e^|x| from its Newton correction; sinh of |x| < 1/2 is x + x^3 P(x^2).
 
@@ -31,7 +34,8 @@ from typing import NamedTuple, Sequence
 import llvmlite.ir as ir
 
 from .. import arith as A
-from . import kit
+from ..emit import F64
+from . import exp_float32, exp_table, kit
 from .kit import c, fma
 
 
@@ -97,14 +101,6 @@ def reduce(b: ir.IRBuilder, x: ir.Value, precise: bool = True) -> Reduced:
     return Reduced(n, r, b.fsub(b.fsub(high, r), low))
 
 
-def reduce_exp2(b: ir.IRBuilder, x: ir.Value) -> Reduced:
-    """x = n + d exactly; r + c = d ln2 as a double-double product."""
-    n = kit.round_to_integer(b, x)
-    d = b.fsub(x, n)
-    r = b.fmul(d, c(x, LN2[0]))
-    return Reduced(n, r, fma(b, d, c(x, LN2[1]), fma(b, d, c(x, LN2[0]), b.fneg(r))))
-
-
 def tail(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
     """p with e^(r + c) = 1 + r + p (to 2^-60 relative in float64)."""
     r = red.r
@@ -119,14 +115,6 @@ def scaled(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
         return fma(b, s, e, s)
     s1, s2 = kit.split_exponent(b, red.n, SPLIT)
     return b.fmul(fma(b, s1, e, s1), s2)
-
-
-def _exp(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
-    return scaled(b, k, reduce(b, kit.clamp(b, x, *k.ranges.exp), k.precise))
-
-
-def _exp2(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
-    return scaled(b, k, reduce_exp2(b, kit.clamp(b, x, *k.ranges.exp2)))
 
 
 def expm1_parts(b: ir.IRBuilder, k: Coefficients, red: Reduced, s1: ir.Value,
@@ -190,6 +178,15 @@ def _sinh(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return A.intrinsic(b, "copysign", out, x)
 
 
-FUNCTIONS = {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
-             {"exp": _exp, "exp2": _exp2, "expm1": _expm1, "sinh": _sinh,
-              "cosh": _cosh}.items()}
+def _exp_of(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """Tang's table-driven exp in float64, float32's own in float32 lanes."""
+    return (exp_table.exp if A.element(x.type) == F64 else exp_float32.exp)(b, x)
+
+
+def _exp2_of(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return (exp_table.exp2 if A.element(x.type) == F64 else exp_float32.exp2)(b, x)
+
+
+FUNCTIONS = {"exp": _exp_of, "exp2": _exp2_of}
+FUNCTIONS |= {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
+             {"expm1": _expm1, "sinh": _sinh, "cosh": _cosh}.items()}

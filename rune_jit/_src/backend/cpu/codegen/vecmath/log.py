@@ -31,8 +31,8 @@ from typing import NamedTuple, Sequence
 import llvmlite.ir as ir
 
 from .. import arith as A
-from ..emit import I64
-from . import kit
+from ..emit import F64, I64
+from . import kit, log_float32
 from .kit import c, fma
 
 class Coefficients(NamedTuple):
@@ -147,6 +147,13 @@ def _log1p(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return _special(b, x, -1.0, out)
 
 
-FUNCTIONS = {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
-             {"log": _log_of(NATURAL), "log2": _log_of(BINARY), "log10": _log_of(DECIMAL),
-              "log1p": _log1p}.items()}
+def _in_lanes(base: Base, single: log_float32.Base):
+    """log_b: this module's in float64, log_float32.py's in float32 lanes for float32."""
+    wide, narrow = kit.in_float64(_log_of(base), FLOAT64, FLOAT32), log_float32.log_of(single)
+    return lambda b, x: (wide if A.element(x.type) == F64 else narrow)(b, x)
+
+
+FUNCTIONS = {"log": _in_lanes(NATURAL, log_float32.NATURAL),
+             "log2": _in_lanes(BINARY, log_float32.BINARY),
+             "log10": _in_lanes(DECIMAL, log_float32.DECIMAL),
+             "log1p": kit.in_float64(_log1p, FLOAT64, FLOAT32)}
