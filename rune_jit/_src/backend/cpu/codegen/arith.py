@@ -64,6 +64,14 @@ def const_like(v: ir.Value, value) -> ir.Constant:
     return constant(v.type, value)
 
 
+def splat(b: ir.IRBuilder, v: ir.Value, count: int) -> ir.Value:
+    """The scalar register `v` in every lane of a vector of `count`."""
+    vec = ir.VectorType(v.type, count)
+    one = b.insert_element(ir.Constant(vec, ir.Undefined), v, ir.Constant(ir.IntType(64), 0))
+    return b.shuffle_vector(one, ir.Constant(vec, ir.Undefined),
+                            ir.Constant(ir.VectorType(ir.IntType(32), count), [0] * count))
+
+
 def suffix(t: ir.Type) -> str:
     e = element(t)
     base = {F64: "f64", F32: "f32", F16: "f16"}.get(e) or f"i{e.width}"

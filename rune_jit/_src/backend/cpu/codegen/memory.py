@@ -29,11 +29,7 @@ class Memory:
         """A scalar register as one value for every lane of the block."""
         if self.width is None or isinstance(v.type, ir.VectorType):
             return v
-        vec = ir.VectorType(v.type, self.width)
-        one = self.b.insert_element(ir.Constant(vec, ir.Undefined), v, self.i64(0))
-        return self.b.shuffle_vector(one, ir.Constant(vec, ir.Undefined),
-                                     ir.Constant(ir.VectorType(ir.IntType(32), self.width),
-                                                 [0] * self.width))
+        return arith.splat(self.b, v, self.width)
 
     def offset(self, shape: Sequence[int], idx: Sequence[ir.Value]) -> ir.Value:
         """The flat offset of index `idx`; its constant part folded here (unrolled

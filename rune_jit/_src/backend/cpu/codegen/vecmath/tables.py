@@ -19,7 +19,7 @@ from typing import Sequence
 import llvmlite.ir as ir
 
 from .. import arith as A
-from ..emit import I32, I64
+from ..emit import F32, F64, I32, I64
 
 
 def table(module: ir.Module, name: str, element: ir.Type,
@@ -37,14 +37,25 @@ def table(module: ir.Module, name: str, element: ir.Type,
 
 
 def lookup(b: ir.IRBuilder, g: ir.GlobalVariable, index: ir.Value) -> ir.Value:
-    """g[index] for an i64 index, or a vector of them (then a vector of the elements)."""
-    zero = ir.Constant(I64, 0)
+    """g[index] for an i64 index, or a vector of them (then a vector of the elements, by
+    one masked gather: a lane block reads its lanes' entries at once)."""
     count = A.lanes(index.type)
     if count is None:
-        return b.load(b.gep(g, [zero, index], inbounds=True))
-    out = ir.Constant(ir.VectorType(g.value_type.element, count), ir.Undefined)
-    for lane in range(count):
-        i = b.extract_element(index, ir.Constant(I32, lane))
-        out = b.insert_element(out, b.load(b.gep(g, [zero, i], inbounds=True)),
-                               ir.Constant(I32, lane))
-    return out
+        return b.load(b.gep(g, [ir.Constant(I64, 0), index], inbounds=True))
+    element = g.value_type.element
+    size = A.constant(index.type, _bytes(element))
+    # llvmlite builds no GEP of a vector index: the addresses as integers instead
+    base = A.splat(b, b.ptrtoint(g, I64), count)
+    pointers = b.inttoptr(b.add(base, b.mul(index, size)), ir.VectorType(ir.PointerType(), count))
+    result = ir.VectorType(element, count)
+    gather = b.module.declare_intrinsic(
+        f"llvm.masked.gather.v{count}{A.suffix(element)}.v{count}p0",
+        fnty=ir.FunctionType(result, [pointers.type, I32, ir.VectorType(ir.IntType(1), count),
+                                      result]))
+    return b.call(gather, [pointers, ir.Constant(I32, 8),
+                           ir.Constant(ir.VectorType(ir.IntType(1), count), [1] * count),
+                           ir.Constant(result, ir.Undefined)])
+
+
+def _bytes(t: ir.Type) -> int:
+    return t.width // 8 if isinstance(t, ir.IntType) else {F64: 8, F32: 4}[t]
