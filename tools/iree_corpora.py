@@ -166,7 +166,7 @@ def under_iree(iree: Any, call: Call) -> Outcome:
         got = executable.run(call.args)
     except Exception as e:
         return Outcome("run", f"{type(e).__name__}: {first_error(str(e))}")
-    bad = disagreement(got, call.want)
+    bad = disagreement(got, call.want, tolerance(call.region))
     return Outcome("disagree", bad) if bad else Outcome("agree", "")
 
 
@@ -180,16 +180,23 @@ def first_error(message: str) -> str:
     return re.sub(r"^.*?error: ", "", lines[0] if lines else "")[:120]
 
 
-def disagreement(got: list, want: list) -> str:
-    """"" if IREE's results are the native ones (floats within a tolerance of their
-    precision, NaNs where they are), else what differs."""
+def tolerance(region: Region) -> float:
+    """The relative tolerance of a program's results: its narrowest float's (a float64
+    result computed through float32 values is as exact as they are)."""
+    text = str(region)
+    return 1e-2 if "float16" in text else 2e-5 if "float32" in text else 1e-9
+
+
+def disagreement(got: list, want: list, rtol: float) -> str:
+    """"" if IREE's results are the native ones (floats within `rtol`, NaNs where they
+    are; other values exactly), else what differs."""
     if len(got) != len(want):
         return f"{len(got)} results for {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         if g.shape != w.shape or g.dtype != w.dtype:
             return f"result {i}: {g.dtype}{g.shape} for {w.dtype}{w.shape}"
-        rtol = {4: 2e-5, 2: 1e-2}.get(w.dtype.itemsize, 1e-9) if w.dtype.kind == "f" else 0
-        if not np.allclose(g, w, rtol=rtol, atol=rtol * 1e-3, equal_nan=True):
+        r = rtol if w.dtype.kind in "fc" else 0
+        if not np.allclose(g, w, rtol=r, atol=r * 1e-3, equal_nan=True):
             return f"result {i} differs: max |diff| {np.max(np.abs(g - w.astype(g.dtype)))}"
     return ""
 

@@ -102,9 +102,13 @@ def test_iree_missing_is_an_import_error_naming_the_extra(monkeypatch):
 
 
 @pytest.mark.slow
-def test_loops_outside_jit_and_run_time_errors_under_iree(iree):
+def test_loops_outside_jit_and_run_time_errors_under_iree(iree, monkeypatch):
     xs = np.linspace(0.1, 1.0, 4)
-    c, ys = rune.scan(lambda c, x: (c * x + 1.0, c), 1.0, xs)  # a loop at the prompt
+    compiled = []
+    with monkeypatch.context() as m:
+        m.setattr(iree, "compile", lambda r: compiled.append(r) or type(iree).compile(iree, r))
+        c, ys = rune.scan(lambda c, x: (c * x + 1.0, c), 1.0, xs)  # a loop at the prompt
+    assert len(compiled) == 1  # through IREE
     with _native():
         want_c, want_ys = rune.scan(lambda c, x: (c * x + 1.0, c), 1.0, xs)
     np.testing.assert_allclose(c, want_c, rtol=1e-14)
@@ -115,6 +119,8 @@ def test_loops_outside_jit_and_run_time_errors_under_iree(iree):
         never(1.0)
     with pytest.raises(np.linalg.LinAlgError, match="singular"):
         rune.jit(rnp.linalg.solve)(np.zeros((2, 2)), np.ones(2))
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 3"):
+        rune.jit(lambda x, i: rnp.take(x, i, mode="raise"))(np.ones(3), np.array([0, 7]))
 
 
 class _native:

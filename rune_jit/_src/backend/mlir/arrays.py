@@ -407,9 +407,10 @@ def _dot_general(em, args, out_types, *, contract, batch):
     nout, nc = out.ndim, len(contract[0])
     loops = nout + nc
 
-    def operand_map(v: Value, cs, bs) -> str:
+    def operand_map(v: Value, cs, bs, lhs: bool) -> str:
+        # (by position, not `v is a`: in x @ x.T both operands are the same value)
         free = [i for i in range(v.type.ndim) if i not in cs and i not in bs]
-        first = len(batch[0]) + (0 if v is a else a.type.ndim - len(contract[0]) - len(batch[0]))
+        first = len(batch[0]) + (0 if lhs else a.type.ndim - len(contract[0]) - len(batch[0]))
         res = []
         for axis in range(v.type.ndim):
             if axis in bs:
@@ -421,7 +422,8 @@ def _dot_general(em, args, out_types, *, contract, batch):
         return affine(loops, res)
 
     init = generic_init(em, out, em.const(0, out.dtype))
-    ins = [(a, operand_map(a, contract[0], batch[0])), (b, operand_map(b, contract[1], batch[1]))]
+    ins = [(a, operand_map(a, contract[0], batch[0], True)),
+           (b, operand_map(b, contract[1], batch[1], False))]
 
     def body(xs):
         p = Value(scalars.ROWS["mul"](em, xs[0], xs[1]), xs[2].type)
