@@ -73,7 +73,7 @@ def recording() -> Iterator[list[Call]]:
         return Recorded(region, runtime.prepare(region), calls)
 
     def run_loop(prim, interpret, args, params):
-        return runtime.run_eqn(prim, interpret, args, params, prepare=compile)
+        return runtime.run_eqn(prim, interpret, args, params, compile=compile)
     native.compile, native.run_loop = compile, run_loop
     try:
         with contextlib.redirect_stdout(io.StringIO()), \

@@ -69,7 +69,7 @@ class IreeBackend:
 
     def run_loop(self, prim: Any, interpret: Callable, args: Sequence[Any],
                  params: dict) -> list:
-        return cpu_runtime.run_eqn(prim, interpret, args, params, prepare=self.compile)
+        return cpu_runtime.run_eqn(prim, interpret, args, params, compile=self.compile)
 
     def load(self, record: dict, payload: bytes, constants: list) -> "IreeExecutable | None":
         try:
