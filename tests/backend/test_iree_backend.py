@@ -123,6 +123,17 @@ def test_loops_outside_jit_and_run_time_errors_under_iree(iree, monkeypatch):
         rune.jit(lambda x, i: rnp.take(x, i, mode="raise"))(np.ones(3), np.array([0, 7]))
 
 
+@pytest.mark.slow
+def test_what_iree_cannot_compile_is_named_with_the_users_line(iree):
+    def f(x):
+        return rune.scan(lambda c, r: (rnp.cosh(c) * 0.1 + r, c), 0.0, x)[0]  # a scalar cosh
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(NotImplementedError, match=rf"IREE cannot compile this program for "
+                                                  rf"'local-task' \(math functions(.|\n)*"
+                                                  rf"test_iree_backend.py:{line}:0: error: .*math.cosh"):
+        rune.jit(f)(np.ones(3))
+
+
 class _native:
     def __enter__(self):
         self.was, config.backend = config.backend, "native"

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import errors
 from ..call import disk_cache
+from ..call.forks import renew_in_child
 from ..ir import Region, Type
 from ..passes.constants import lift_constants
 from .cpu import runtime as cpu_runtime
@@ -52,6 +53,7 @@ class IreeBackend:
         self.flags = upstream.iree_flags(self.device, self.extra)
         upstream.iree_config(self.device)
         self.loaded: OrderedDict[str, Callable] = OrderedDict()
+        renew_in_child(self, "lock")  # calls from several threads share `loaded`
         self._fingerprint = "|".join(
             ["iree", importlib.metadata.version("iree-base-compiler"), self.device,
              *self.flags, cpu_runtime.llvm.fingerprint()])
@@ -98,11 +100,12 @@ class IreeBackend:
 
     def function(self, key: str, vmfb: bytes) -> Callable:
         """The loaded function of a module, loaded once while recently used."""
-        fn = self.loaded.pop(key, None) or upstream.iree_load(vmfb, "main", self.device)
-        self.loaded[key] = fn
-        while len(self.loaded) > RECENT:
-            self.loaded.popitem(last=False)
-        return fn
+        with self.lock:
+            fn = self.loaded.pop(key, None) or upstream.iree_load(vmfb, "main", self.device)
+            self.loaded[key] = fn
+            while len(self.loaded) > RECENT:
+                self.loaded.popitem(last=False)
+            return fn
 
 
 def prepared(region: Region) -> tuple[Region, list[np.ndarray]]:
