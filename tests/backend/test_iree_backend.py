@@ -3,7 +3,8 @@ loops called outside jit compiled by iree-compile and run by IREE's runtime, on 
 here (`local-task`), their results the native backend's and the interpreter's; what IREE
 cannot run raises, naming the primitive and the user's line; IREE missing or a device it
 cannot open are errors that say so. The loop corpus and the seed examples run whole in
-the slow tests (an iree-compile costs about a second here)."""
+the slow tests (an iree-compile costs about a second here), and random programs of
+tests/programs.py with their gradients."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit._src import backend, config
 from paths import REPO
+from programs import make_inputs, programs
 
 pytest.importorskip("iree.compiler")
 pytest.importorskip("iree.runtime")
@@ -134,12 +137,21 @@ def test_what_iree_cannot_compile_is_named_with_the_users_line(iree):
         rune.jit(f)(np.ones(3))
 
 
-class _native:
+class _backend:
+    """config.backend set to `name` while in the block."""
+
+    def __init__(self, name: str):
+        self.name = name
+
     def __enter__(self):
-        self.was, config.backend = config.backend, "native"
+        self.was, config.backend = config.backend, self.name
 
     def __exit__(self, *exc):
         config.backend = self.was
+
+
+def _native() -> _backend:
+    return _backend("native")
 
 
 def _load_mlir_tests():
@@ -169,6 +181,27 @@ def test_the_loop_corpus_runs_under_iree_as_natively(name, monkeypatch):
         return
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(prog=programs(min_ops=8, max_ops=15))
+def test_random_programs_and_their_gradients_run_under_iree_as_natively(prog):
+    """tests/programs.py's straight-line programs, each op's value and the gradient of
+    their sum."""
+    inputs = make_inputs(prog, 0)
+    for f in (prog.values(rnp), rune.grad(prog.scalar(rnp), argnums=tuple(range(len(inputs))))):
+        with _native():
+            want = rune.tree.leaves(rune.jit(f)(*inputs))
+        with _backend("iree"):
+            try:
+                got = rune.tree.leaves(rune.jit(f)(*inputs))
+            except NotImplementedError as e:  # only IREE's known gaps (upstream.IREE_GAPS)
+                assert "IREE cannot compile" in str(e), e
+                continue
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.slow
