@@ -47,6 +47,18 @@ def generic(em: Emitter, out: Type, ins: Sequence[tuple[Value, str]], body: Call
     return name
 
 
+def zero_d(em: Emitter, x: Value) -> str:
+    """The scalar `x` as a tensor of rank 0, written by a `linalg.generic` of no loops."""
+    t, scalar = f"tensor<{scalar_type(x.type.dtype)}>", Type(x.type.dtype, ())
+    init = em.op(f"tensor.empty() : {t}", "e")
+    [name] = em.ops(f"linalg.generic {{indexing_maps = [{affine(0, [])}, {affine(0, [])}], "
+                    f"iterator_types = []}} ins({x} : {scalar_type(x.type.dtype)}) "
+                    f"outs({init} : {t}) {{", 1, "out")
+    block(em, [scalar, scalar], lambda xs: f"{xs[0]} : {scalar_type(x.type.dtype)}")
+    em.close(f"}} -> {t}")
+    return name
+
+
 def block(em: Emitter, types: Sequence[Type], body: Callable[[list[Value]], str]) -> None:
     """A linalg body: block arguments of `types`, then `linalg.yield body(arguments)`."""
     xs = [Value(em.fresh("a"), t) for t in types]

@@ -151,8 +151,6 @@ IREE_GAPS = {
         r"failed to legalize operation 'math\.",
     "scalar conversions on the host (float64 to float32, int32 to float64)":
         r"failed to legalize operation 'arith\.(truncf|sitofp|extf|uitofp|fptosi)'",
-    "a bool scalar result": r"'tensor\.from_elements' op failed to verify that operand types "
-                            r"match result element type",
     "a fixed point IREE's pipeline does not reach": r"maximum iteration count exceeded",
     "IREE's stream partitioning": r"circular dependency: input operation uses partition output",
     "a libm function IREE's linker does not find (tanh, despite system linking)":
