@@ -36,15 +36,16 @@ def iree(monkeypatch):
 
 def program(xs, counts, flags):
     """A scan, its gradient, a vmapped iterate (each lane stopping on its own), unsigned
-    integers and booleans (a bool scalar result was one of IREE's gaps: it is written by
-    a linalg.generic now): one program, one iree-compile."""
+    integers and booleans (a bool scalar result, or bool scalars stacked, were IREE's
+    gaps: they are written by linalg.generic now): one program, one iree-compile."""
     def loss(xs):
         c, ys = rune.scan(lambda c, x: (rnp.sin(c) * x + 0.5, c * x), 0.3, xs)
         return c + rnp.sum(ys)
     halve = rune.vmap(lambda a: rune.iterate(lambda x: x * 0.5, a, until=lambda x: x < 1.0,
                                              max_steps=60))
     return (loss(xs), rune.grad(loss)(xs), halve(xs * 10.0), (counts * 3) // 2,
-            flags & (xs > 0.5), rnp.any(flags & (xs > 0.9)))  # a bool scalar, last
+            flags & (xs > 0.5), rnp.stack([rnp.any(flags), rnp.all(flags)]),
+            rnp.any(flags & (xs > 0.9)))  # a bool scalar, last
 
 
 ARGS = (np.linspace(0.1, 1.0, 5), np.array([1, 7, 2**32 - 1, 0, 5], np.uint32),

@@ -183,8 +183,9 @@ def _reshape(em, args, out_types, *, shape):
         return [x.name]
     if not out.shape:
         return [extract(em, x, [em.index(0)] * x.type.ndim)]
-    if not x.type.shape:
-        return [em.op(f"tensor.from_elements {x} : {em.ty(out)}")]
+    if not x.type.shape:  # (a bool by a generic: IREE rejects a from_elements of an i1)
+        return [fill(em, out, x) if out.dtype == np.bool_ else
+                em.op(f"tensor.from_elements {x} : {em.ty(out)}")]
     flat = x
     if x.type.ndim > 1:
         t = x.type.with_shape((x.type.size,))
