@@ -11,10 +11,13 @@ import types
 verify_regions: bool = os.environ.get("RUNE_JIT_VERIFY", "") not in ("", "0")
 
 # "native" runs each loop called outside jit as compiled code; "interpret" runs
-# everything through the NumPy interpreter (the oracle the tests compare with).
+# everything through the NumPy interpreter (the oracle the tests compare with); "iree"
+# compiles the programs' MLIR with IREE for RUNE_JIT_IREE_DEVICE (backend/iree.py).
+BACKENDS = ("native", "interpret", "iree")
 _backend: str = os.environ.get("RUNE_JIT_BACKEND", "native")
-if _backend not in ("native", "interpret"):
-    raise ValueError(f"RUNE_JIT_BACKEND must be 'native' or 'interpret', got {_backend!r}")
+if _backend not in BACKENDS:
+    raise ValueError(f"RUNE_JIT_BACKEND must be one of {', '.join(map(repr, BACKENDS))}, "
+                     f"got {_backend!r}")
 # 1 while `backend` is not "native": jitted functions' native entries (backend/cpu/runtime/entry.py)
 # read it and hand their calls to the Python path, which runs the backend chosen
 NOT_NATIVE = ctypes.c_int32(_backend != "native")
@@ -25,7 +28,7 @@ class _Settings(types.ModuleType):
 
     @property
     def backend(self) -> str:
-        """The backend jitted calls and loops run on: "native" or "interpret"."""
+        """The backend jitted calls and loops run on: "native", "interpret" or "iree"."""
         return _backend
 
     @backend.setter

@@ -446,3 +446,27 @@ def test_a_complex_program_has_no_mlir_form_rather_than_the_backends_pairs():
     with pytest.raises(NotImplementedError, match="complex"):
         rune.jit(lambda x: rnp.abs(x * 1j)).lower(np.ones(3)).as_text("mlir")
     assert np.allclose(rune.jit(lambda z: z * z)(np.full(3, 1j)), -1)
+
+
+def test_a_product_of_a_value_with_itself_reads_each_operand_by_its_own_map():
+    """Regression: a product of one value with itself (einsum("ij,kj->ik", x, x)) read
+    both operands through the first one's indexing map, so IREE computed
+    [[x0·x0, x0·x0], [x1·x1, x1·x1]] for x @ x.T (found by tools/mlir_coverage.py in the
+    docs' programs)."""
+    up = upstream()
+    x = np.arange(6.0).reshape(2, 3)
+
+    def f(x):
+        return rnp.einsum("ij,kj->ik", x, x), rnp.einsum("ji,jk->ik", x, x)
+    text = rune.jit(f).lower(x).mlir
+    dots = re.findall(r"indexing_maps = \[(#map\d+), (#map\d+), #map\d+\], iterator_types = "
+                      r"\[[^]]*\"reduction\"", text)
+    assert len(dots) == 2 and all(m1 != m2 for m1, m2 in dots), text
+    return up, f, x, text
+
+
+@pytest.mark.slow
+def test_iree_computes_a_product_of_a_value_with_itself():
+    up, f, x, text = test_a_product_of_a_value_with_itself_reads_each_operand_by_its_own_map()
+    for got, want in zip(up.iree_function(text)(x), f(x)):
+        np.testing.assert_allclose(got, want, rtol=1e-14)

@@ -3,6 +3,8 @@ interface and never imports one; a backend imports the primitives it lowers.
 
     interpret.py   the NumPy interpreter as a backend (RUNE_JIT_BACKEND=interpret)
     cpu/           LLVM through llvmlite: lowering rules, kernels, loops, the runtime
+    mlir/          programs as MLIR text (`.lower(...).mlir`), verified upstream
+    iree.py        that text compiled and run by IREE (RUNE_JIT_BACKEND=iree)
 
 A backend offers:
 
@@ -72,7 +74,16 @@ def get(name: str) -> Backend:
             from .cpu import CpuBackend
 
             return CpuBackend()
-    raise ValueError(f"RUNE_JIT_BACKEND must be 'native' or 'interpret', got {name!r}")
+    if name == "iree":
+        from .mlir.upstream import iree_runtime
+
+        iree_runtime()  # an ImportError naming the extra before anything else loads
+        with fork_waits:
+            from .iree import IreeBackend
+
+            return IreeBackend()
+    raise ValueError(f"RUNE_JIT_BACKEND must be one of {', '.join(map(repr, config.BACKENDS))}, "
+                     f"got {name!r}")
 
 
 def current() -> Backend:

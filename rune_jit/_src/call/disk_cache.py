@@ -43,7 +43,8 @@ HEADER = struct.Struct("<8s32sQ")  # magic, sha256 of key and payload, payload l
 DEFAULT_MAX_BYTES = 1 << 30
 EVICT_EVERY = 256  # writes between two checks of the size
 EVICTED_TO = 0.8  # of the cap, so that the next writes do not evict again at once
-SUFFIXES = (".bin", ".prog", ".entry", ".front")  # programs, saved ones, entries, fronts
+SUFFIXES = (".bin", ".prog", ".entry", ".front", ".vmfb")  # programs, saved ones, entries,
+# fronts, IREE's modules (backend/iree.py)
 
 _lock = renew_in_child(sys.modules[__name__], "_lock")
 _state = {"writes": 0}

@@ -69,6 +69,8 @@ def _boundary(t: Type) -> str:
 def _out(em: Emitter, v: Value) -> Value:
     if v.type.shape:
         return v
+    if v.type.dtype == np.bool_:  # IREE 3.13 rejects a from_elements of an i1 (docs/mlir.md)
+        return Value(arrays.zero_d(em, v), v.type)
     return Value(em.op(f"tensor.from_elements {v} : {_boundary(v.type)}", "out"), v.type)
 
 

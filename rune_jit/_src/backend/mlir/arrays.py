@@ -47,6 +47,18 @@ def generic(em: Emitter, out: Type, ins: Sequence[tuple[Value, str]], body: Call
     return name
 
 
+def zero_d(em: Emitter, x: Value) -> str:
+    """The scalar `x` as a tensor of rank 0, written by a `linalg.generic` of no loops."""
+    t, scalar = f"tensor<{scalar_type(x.type.dtype)}>", Type(x.type.dtype, ())
+    init = em.op(f"tensor.empty() : {t}", "e")
+    [name] = em.ops(f"linalg.generic {{indexing_maps = [{affine(0, [])}, {affine(0, [])}], "
+                    f"iterator_types = []}} ins({x} : {scalar_type(x.type.dtype)}) "
+                    f"outs({init} : {t}) {{", 1, "out")
+    block(em, [scalar, scalar], lambda xs: f"{xs[0]} : {scalar_type(x.type.dtype)}")
+    em.close(f"}} -> {t}")
+    return name
+
+
 def block(em: Emitter, types: Sequence[Type], body: Callable[[list[Value]], str]) -> None:
     """A linalg body: block arguments of `types`, then `linalg.yield body(arguments)`."""
     xs = [Value(em.fresh("a"), t) for t in types]
@@ -171,8 +183,9 @@ def _reshape(em, args, out_types, *, shape):
         return [x.name]
     if not out.shape:
         return [extract(em, x, [em.index(0)] * x.type.ndim)]
-    if not x.type.shape:
-        return [em.op(f"tensor.from_elements {x} : {em.ty(out)}")]
+    if not x.type.shape:  # (a bool by a generic: IREE rejects a from_elements of an i1)
+        return [fill(em, out, x) if out.dtype == np.bool_ else
+                em.op(f"tensor.from_elements {x} : {em.ty(out)}")]
     flat = x
     if x.type.ndim > 1:
         t = x.type.with_shape((x.type.size,))
@@ -407,9 +420,10 @@ def _dot_general(em, args, out_types, *, contract, batch):
     nout, nc = out.ndim, len(contract[0])
     loops = nout + nc
 
-    def operand_map(v: Value, cs, bs) -> str:
+    def operand_map(v: Value, cs, bs, lhs: bool) -> str:
+        # (by position, not `v is a`: in x @ x.T both operands are the same value)
         free = [i for i in range(v.type.ndim) if i not in cs and i not in bs]
-        first = len(batch[0]) + (0 if v is a else a.type.ndim - len(contract[0]) - len(batch[0]))
+        first = len(batch[0]) + (0 if lhs else a.type.ndim - len(contract[0]) - len(batch[0]))
         res = []
         for axis in range(v.type.ndim):
             if axis in bs:
@@ -421,7 +435,8 @@ def _dot_general(em, args, out_types, *, contract, batch):
         return affine(loops, res)
 
     init = generic_init(em, out, em.const(0, out.dtype))
-    ins = [(a, operand_map(a, contract[0], batch[0])), (b, operand_map(b, contract[1], batch[1]))]
+    ins = [(a, operand_map(a, contract[0], batch[0], True)),
+           (b, operand_map(b, contract[1], batch[1], False))]
 
     def body(xs):
         p = Value(scalars.ROWS["mul"](em, xs[0], xs[1]), xs[2].type)

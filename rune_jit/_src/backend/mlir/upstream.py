@@ -15,12 +15,31 @@ EXTRA = ("the MLIR Python bindings are not installed: they come with IREE's comp
          "iree-base-runtime)")
 
 # IREE's flags for rune_jit's programs: keep float64 (by default IREE demotes it to
-# float32, silently), and link with the system's linker against libm (IREE's embedded
-# linker has no libm: math.sin in float64 fails to link, `undefined symbol: sin`), and let
-# its VM compute in float64 what runs on the host (scalars between the loops' kernels).
-IREE_FLAGS = ("--iree-input-demote-f64-to-f32=false", "--iree-llvmcpu-link-embedded=false",
-              "--iree-llvmcpu-target-cpu=host", "--iree-vm-target-extension-f64")
+# float32, silently), and let its VM compute in float64 what runs on the host (scalars
+# between the loops' kernels).
+IREE_FLAGS = ("--iree-input-demote-f64-to-f32=false", "--iree-vm-target-extension-f64")
+# For the CPU: link with the system's linker against libm (IREE's embedded linker has no
+# libm: math.sin in float64 fails to link, `undefined symbol: sin`), for this machine's CPU.
+CPU_FLAGS = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+             "--iree-llvmcpu-link-embedded=false", "--iree-llvmcpu-target-cpu=host")
+# What iree-compile targets for each of the runtime's drivers (the part of a device name
+# before "://": "cuda://0" is the cuda driver's first device). A GPU's architecture is
+# IREE's default unless the extra flags name it (--iree-cuda-target=sm_90,
+# --iree-rocm-target=gfx942, --iree-vulkan-target=rdna3: hip and a float64 vulkan need one).
+TARGETS = {"local-task": CPU_FLAGS, "local-sync": CPU_FLAGS,
+           "cuda": ("--iree-hal-target-device=cuda",),
+           "hip": ("--iree-hal-target-device=hip",),
+           "vulkan": ("--iree-hal-target-device=vulkan",)}
 
+
+def iree_flags(device: str = "local-task", extra: Sequence[str] = ()) -> list[str]:
+    """iree-compile's flags for code that runs on `device` (a driver of IREE's runtime,
+    maybe with a device after "://"), `extra` last (they win)."""
+    driver = device.split("://", 1)[0]
+    if driver not in TARGETS:
+        raise ValueError(f"rune_jit: IREE device {device!r}: the drivers rune_jit compiles "
+                         f"for are {', '.join(TARGETS)} (a device of one: 'cuda://1')")
+    return [*IREE_FLAGS, *TARGETS[driver], *extra]
 
 def bindings() -> Any:
     """`iree.compiler`'s `ir` and `passmanager` modules (the upstream bindings)."""
@@ -68,38 +87,60 @@ def for_iree(text: str) -> str:
 
 
 def iree_function(text: str, name: str = "main", device: str = "local-task") -> Callable:
-    """`text` compiled by iree-compile for the CPU and loaded into IREE's runtime: a
+    """`text` compiled by iree-compile for `device` and loaded into IREE's runtime: a
     function of NumPy arrays that returns a list of them."""
-    return iree_load(iree_compile(text), name, device)
+    return iree_load(iree_compile(text, device), name, device)
 
 
-def iree_compile(text: str) -> bytes:
-    """`text` (a module of one function or many) compiled by iree-compile for the CPU:
-    IREE's VM module, to load with `iree_load`."""
+def iree_compile(text: str, device: str = "local-task", extra: Sequence[str] = ()) -> bytes:
+    """`text` (a module of one function or many) compiled by iree-compile for `device`
+    (`iree_flags`): IREE's VM module, to load with `iree_load`."""
     try:
         import iree.compiler as compiler
     except ImportError as e:
         raise ImportError(EXTRA) from e
-    return compiler.compile_str(for_iree(text), target_backends=["llvm-cpu"],
-                                extra_args=list(IREE_FLAGS))
+    return compiler.compile_str(for_iree(text), extra_args=iree_flags(device, extra))
 
 
 def iree_load(vmfb: bytes, name: str = "main", device: str = "local-task") -> Callable:
     """The function `name` of a compiled module, in a runtime context of its own (one
     function's failure leaves the others' untouched)."""
-    try:
-        import iree.runtime as runtime
-    except ImportError as e:
-        raise ImportError(EXTRA) from e
-    context = runtime.SystemContext(config=runtime.Config(device))
+    runtime = iree_runtime()
+    context = runtime.SystemContext(config=iree_config(device))
     context.add_vm_module(runtime.VmModule.copy_buffer(context.instance, vmfb))
     fn = context.modules.module[name]
 
     def call(*args: Sequence[Any]) -> list[np.ndarray]:
         outs = fn(*[np.array(a, order="C") for a in args])  # 0-d stays 0-d
-        outs = outs if isinstance(outs, (tuple, list)) else [outs]
+        outs = [] if outs is None else outs if isinstance(outs, (tuple, list)) else [outs]
         return [np.asarray(o.to_host()) for o in outs]
     return call
+
+
+def iree_runtime() -> Any:
+    """`iree.runtime` (an ImportError naming the extra without it)."""
+    try:
+        import iree.runtime as runtime
+    except ImportError as e:
+        raise ImportError(EXTRA) from e
+    return runtime
+
+
+_CONFIGS: dict[str, Any] = {}
+
+
+def iree_config(device: str) -> Any:
+    """IREE's runtime configuration of `device`, its device opened once a process; a
+    device IREE cannot open raises IREE's error with the device named."""
+    if device not in _CONFIGS:
+        runtime = iree_runtime()
+        try:
+            _CONFIGS[device] = runtime.Config(device)
+        except (RuntimeError, ValueError) as e:
+            raise RuntimeError(f"rune_jit: IREE cannot open the device {device!r} "
+                               f"(RUNE_JIT_IREE_DEVICE; the drivers of this IREE: "
+                               f"{', '.join(runtime.query_available_drivers())}): {e}") from e
+    return _CONFIGS[device]
 
 
 # What IREE 3.13 cannot compile (or, for the last, run) of rune_jit's valid programs, by
@@ -110,8 +151,10 @@ IREE_GAPS = {
         r"failed to legalize operation 'math\.",
     "scalar conversions on the host (float64 to float32, int32 to float64)":
         r"failed to legalize operation 'arith\.(truncf|sitofp|extf|uitofp|fptosi)'",
-    "a bool scalar result": r"'tensor\.from_elements' op failed to verify that operand types "
-                            r"match result element type",
+    "a bool tensor made of scalars in a way IREE rejects (a tensor.from_elements of an i1; "
+    "rune_jit writes results and reshapes of bool scalars with linalg.generic instead)":
+        r"'tensor\.from_elements' op failed to verify that operand types match result "
+        r"element type",
     "a fixed point IREE's pipeline does not reach": r"maximum iteration count exceeded",
     "IREE's stream partitioning": r"circular dependency: input operation uses partition output",
     "a libm function IREE's linker does not find (tanh, despite system linking)":
@@ -125,8 +168,6 @@ IREE_GAPS = {
 
 def iree_gap(error: BaseException) -> str | None:
     """Which of IREE_GAPS an error of iree-compile (or IREE's runtime) is, or None."""
-    import re
-
     for name, pattern in IREE_GAPS.items():
         if re.search(pattern, str(error)):
             return name

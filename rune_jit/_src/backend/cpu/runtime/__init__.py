@@ -336,17 +336,18 @@ def _compiled_now(k: str, program: str, region: Region) -> Compiled:
     return code
 
 
-def run_eqn(prim, interpret: Callable, args: Sequence[Any], params: dict
-            ) -> list[np.ndarray]:
-    """One equation called outside jit (a loop at the prompt), as native code; in the
-    interpreter if its results are tapes sized by the steps taken (a program's outputs
-    are allocated before it runs)."""
+def run_eqn(prim, interpret: Callable, args: Sequence[Any], params: dict,
+            compile: Callable[[Region], Any] | None = None) -> list[np.ndarray]:
+    """One equation called outside jit (a loop at the prompt), as native code (or the
+    code `compile` makes of its program: backend/iree.py); in the interpreter if its
+    results are tapes sized by the steps taken (a program's outputs are allocated before
+    it runs)."""
     from ....trace import bind, trace_flat, type_of_value
 
     region = trace_flat(lambda *xs: bind(prim, *xs, **params), [type_of_value(a) for a in args])
     if any(t.unsized for t in region.out_types):
         return interpret(*args, **params)
-    return prepare(region).run(args)
+    return (compile or prepare)(region).run(args)  # prepare as it is now (tests wrap it)
 
 
 def failure(status: int, sites: Sequence) -> Exception:
