@@ -59,12 +59,14 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
 
 @api_boundary
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *,
-               max_steps: int | None = None) -> Any:
+               max_steps: int | None = None, checkpoints: int | str = "all") -> Any:
     """`while cond_fun(val): val = body_fun(val)`, as `lax.while_loop`. It is `iterate`
     with the test negated: under `vmap` each lane stops on its own. Unlike JAX's, reverse
     mode differentiates it: the tape grows with the steps taken. With `max_steps`, a loop
     still running after `max_steps` steps raises IterateError; without, there is no step
     limit (docs/loop-spellings.md says where a tape of unknown length cannot go).
+    `checkpoints=k` keeps at most k carries for reverse mode instead of a tape, as in
+    `iterate`.
 
     >>> import rune_jit as rune
     >>> int(rune.while_loop(lambda n: n < 100, lambda n: n * 2, 1))
@@ -77,7 +79,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *,
         return logical_not(cond_fun(val))
 
     return iterate(body_fun, init_val, until=until,
-                   max_steps=UNBOUNDED if max_steps is None else max_steps)
+                   max_steps=UNBOUNDED if max_steps is None else max_steps,
+                   checkpoints=checkpoints)
 
 
 @api_boundary

@@ -27,8 +27,9 @@ from ..trace import bind, trace_closed, type_of_value
 checkpointed_p = Primitive("checkpointed")
 
 
-def checked_checkpoints(checkpoints: Any) -> int | None:
-    """`checkpoints` as scan takes it: "all" (None: keep every carry) or an int >= 1.
+def checked_checkpoints(checkpoints: Any, name: str = "scan") -> int | None:
+    """`checkpoints` as the loop `name` takes it: "all" (None: keep every carry) or an
+    int >= 1.
 
     >>> checked_checkpoints("all"), checked_checkpoints(8)
     (None, 8)
@@ -37,10 +38,10 @@ def checked_checkpoints(checkpoints: Any) -> int | None:
         return None
     if isinstance(checkpoints, (bool, np.bool_)) or not isinstance(
             checkpoints, (int, np.integer)):
-        raise TypeError(f'scan: checkpoints must be "all" or a positive int, got '
+        raise TypeError(f'{name}: checkpoints must be "all" or a positive int, got '
                         f"{checkpoints!r}")
     if checkpoints < 1:
-        raise ValueError(f"scan: checkpoints must be at least 1 (the carry the loop starts "
+        raise ValueError(f"{name}: checkpoints must be at least 1 (the carry the loop starts "
                          f"from is one), got {checkpoints}")
     return int(checkpoints)
 
