@@ -18,6 +18,7 @@ import numpy as np
 from .. import tree
 from ..call.arguments import leaf_type
 from ..ir import UNBOUNDED
+from ..ops.checkpointed import checked_checkpoints
 from ..trace import Tracer, type_of_value
 from ..tracebacks import api_boundary
 from .cond import cond
@@ -72,6 +73,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *,
     >>> int(rune.while_loop(lambda n: n < 100, lambda n: n * 2, 1))
     128
     """
+
+    checked_checkpoints(checkpoints, "while_loop")
 
     def until(val):
         from ..numpy import logical_not

@@ -14,7 +14,7 @@ step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -27,8 +27,8 @@ from .checkpointed_scan import _closed, _put, _row, checkpointed_lin_p
 from .elementwise import (add, bitwise_and, eq, ge, gt, logical_and, lt, mul, ne, select,
                           shift_right, sub)
 from .iterate import COUNT, iterate_flat
-from .online import forward_slots
 from .index import dynamic_slice
+from .online import forward_slots
 from .reduce import argmax, argmin, reduce_min, reduce_sum
 from .shape import iota, reshape
 from .tangents import add_tangents, instantiate, zeros
@@ -52,26 +52,27 @@ class _Loop:
         return eval_region(renamed(self.advance), inv + carry)
 
 
+@dataclass
 class _Res:
     """The known values the unknown side reads: shared ones whole, laned ones (leading
     with the lanes) passed to its loops as laned operands."""
 
-    NAMES = ("kcaps", "int_shared", "inv_shared", "klaned", "int_laned", "inv_laned",
-             "counts", "pos", "bufs")
-
-    def __init__(self, *groups: list):
-        self.groups = dict(zip(self.NAMES, groups))
-        self.sizes = [len(g) for g in groups]
-
-    def __getattr__(self, name: str) -> list:
-        return self.__dict__["groups"][name]
+    kcaps: list
+    int_shared: list
+    inv_shared: list
+    klaned: list
+    int_laned: list
+    inv_laned: list
+    counts: list = field(default_factory=list)  # the steps each lane took
+    pos: list = field(default_factory=list)  # the step each slot holds, -1 if free
+    bufs: list = field(default_factory=list)  # the snapshots, k + 1 per known carry
 
     def flat(self) -> list:
-        return [v for g in self.groups.values() for v in g]
+        return [v for f in fields(self) for v in getattr(self, f.name)]
 
     def like(self, values) -> "_Res":
-        ends = np.cumsum(self.sizes)
-        return _Res(*[list(values[a:b]) for a, b in zip([0, *ends[:-1]], ends)])
+        it = iter(values)
+        return _Res(*[[next(it) for _ in getattr(self, f.name)] for f in fields(self)])
 
     def laned(self) -> list:
         """The laned residuals the loops take per lane: (klaned, intensive, invariants)."""
@@ -110,7 +111,7 @@ def split_iterate(pe, unknowns: list[bool], args: list, params: dict, k: int) ->
                   loops.pick(h.invariants, h.invariants_laned, False)]
         lane = [loops.pick(h.intensive, h.intensive_laned),
                 loops.pick(h.invariants, h.invariants_laned)]
-        res = _Res(kcaps, *shared, klaned, *lane, [], [], [])
+        res = _Res(kcaps, *shared, klaned, *lane)
         kc, counts, pos, bufs = _forward_sweep(loop, h, res, kinit, test.known)
     res = _Res(kcaps, *shared, klaned, *lane, [counts], [pos], bufs)
     tangents = (loops.pick(caps, ucaps) + loops.pick(laned, ulaned)
