@@ -127,6 +127,12 @@ def test_grad_of_grad_jvp_and_linearize(backend):
     _, f_jvp = rune.linearize(lambda c: rnn(c, 9.0, 2), C0)
     np.testing.assert_allclose(backend(rune.vmap(f_jvp))(np.stack([w, 2 * w])),
                                [want[1], 2 * want[1]], **TOL)
+    f_vjp = rune.vjp(lambda c: rnn(c, 9.0, 2), C0)[1]
+    np.testing.assert_allclose(backend(rune.vmap(f_vjp))(np.array([1.0, 2.0]))[0],
+                               rune.vmap(rune.vjp(lambda c: rnn(c, 9.0), C0)[1])(
+                                   np.array([1.0, 2.0]))[0], **TOL)
+    np.testing.assert_allclose(backend(rune.hessian(lambda c: rnn(c, 6.0, 2)))(C0),
+                               rune.hessian(lambda c: rnn(c, 6.0))(C0), **TOL)
 
 
 def _in_scan(c0, xs, k, k_scan="all"):
