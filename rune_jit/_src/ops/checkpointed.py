@@ -1,11 +1,13 @@
-"""checkpointed: a scan whose reverse mode holds at most k carries (`scan(checkpoints=k)`).
+"""checkpointed: a loop whose reverse mode holds at most k carries (`scan(checkpoints=k)`,
+`iterate(checkpoints=k)`, `while_loop(checkpoints=k)`).
 
     checkpointed(body)(*args) == body(*args)      # the meaning, under every transformation
 
-`scan` with k < n steps binds `checkpointed`, whose body is the scan (and, after jvp or
-vmap, the scan of the transformed step: each rule here transforms the body and keeps
-k). Only partial evaluation, reverse mode, reads k (checkpointed_scan.py); compiled, the
-body runs as it is, so a loop nobody differentiates costs nothing more.
+`scan` with k < n steps (`iterate` with k < max_steps) binds `checkpointed`, whose body
+is the loop (and, after jvp or vmap, the loop of the transformed step: each rule here
+transforms the body and keeps k). Only partial evaluation, reverse mode, reads k
+(checkpointed_scan.py, checkpointed_iterate.py); compiled, the body runs as it is, so a
+loop nobody differentiates costs nothing more.
 
 Closed form: operands (captures..., args...); `body` (captures..., args...) -> outputs.
 """
