@@ -231,7 +231,8 @@ def long_loss(c0, k, max_steps, steps=250):
 def test_gradient_program_holds_k_carries(k):
     """No float array of the gradient's program (its loops' included) is larger than
     the snapshot buffer, k + 1 carries (per lane under vmap); the tape's is max_steps
-    carries. Compiled, the scratch memory does not grow with max_steps."""
+    carries. Compiled, the scratch memory does not grow with max_steps: two snapshot
+    buffers (the forward loop's, the reverse loop's) and a few carries."""
     carry = np.linspace(0.1, 0.9, 64)
     tape = float_bytes(rune.make_ir(rune.grad(lambda c: long_loss(c, "all", 500)))(carry))
     assert max(tape) == 500 * carry.nbytes
@@ -246,7 +247,7 @@ def test_gradient_program_holds_k_carries(k):
         return rune.jit(rune.grad(lambda c: long_loss(c, k, m))).lower(carry).cost()[
             "scratch_bytes"] // carry.nbytes
 
-    assert scratch(300) == scratch(600) == scratch(None) <= 7 * (k + 1) + 8
+    assert scratch(300) == scratch(600) == scratch(None) <= 2 * (k + 1) + 8
 
 
 # ------------------------------------------------------------- bad input

@@ -141,3 +141,13 @@ def test_an_inner_loop_takes_the_outer_carry_without_a_copy(monkeypatch):
     donated = [copies(f) for f in PROGRAMS[-3:]]
     monkeypatch.setattr(carries, "donated", lambda *args: False)
     assert [copies(f) for f in PROGRAMS[-3:]] == [n + 1 for n in donated[:2]] + donated[2:]
+
+
+def test_a_carry_updated_in_place_has_no_spare_buffer():
+    """A carry the step updates in place never uses the spare buffer of the pair a
+    carry swaps between (carries.py: `in_place`): the loop holds it once."""
+    def buffers(f):
+        return rune.jit(f).lower(X).cost()["scratch_bytes"] // (N * X.nbytes)
+
+    assert [buffers(f) for f in (fill, nested, handed_to_an_inner_loop)] == [1, 1, 1]
+    assert buffers(fill_from_previous_row) >= 2

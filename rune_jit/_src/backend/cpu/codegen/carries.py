@@ -32,9 +32,14 @@ class Carries:
     A small carry's pair is a buffer and its copy (no swap), so that both are fixed
     stack slots LLVM keeps in registers (emit.SMALL_BYTES)."""
 
-    def __init__(self, lw: Lowerer, types: Sequence[Type]):
+    def __init__(self, lw: Lowerer, types: Sequence[Type], step: Region | None = None,
+                 first: int = 0):
+        """`step` (its carries from param `first` on), if given, lets a carry that the
+        step only updates in place (`in_place`) go without a spare buffer."""
         self.lw, self.types = lw, list(types)
-        self.spare = [None if t.shape == () else lw.buffer(t) for t in self.types]
+        alone = in_place(step, first, self.types) if step is not None else [False] * len(types)
+        self.spare = [None if t.shape == () else IN_PLACE if a else lw.buffer(t)
+                      for t, a in zip(self.types, alone)]
 
     def start(self, values: Sequence[Value], firsts: Sequence[ir.Value | None] = ()
               ) -> list[ir.Value]:
@@ -48,7 +53,7 @@ class Carries:
                 regs.append(self.lw.scalar(v))
             else:
                 first = self.lw.materialize(v, dest or self.lw.buffer(t)).ptr
-                regs += [first, spare]
+                regs += [first, first if spare is IN_PLACE else spare]
         return regs
 
     def settled(self, values: Sequence[Value], firsts: Sequence[ir.Value | None]
@@ -109,6 +114,10 @@ class Carries:
             cur, other = next(it), next(it)
             if isinstance(v, Array) and v.ptr is cur:  # unchanged: no copy, no swap
                 out += [cur, other]
+                continue
+            if spare is IN_PLACE:  # (not made in place after all: computed aside first)
+                copies.append((self.lw.materialize(v, self.lw.buffer(v.type)), cur))
+                out += [cur, cur]
                 continue
             self.lw.store(v, other)
             if v.type.nbytes <= SMALL_BYTES:  # computed aside, copied in place below
@@ -182,7 +191,7 @@ def while_steps(lw: Lowerer, consts: list, init: list, types: list[Type], step: 
                 ) -> tuple[list[Value], ir.Value]:
     """The while loop of one iterate (or one lane of it); -> (final carries, steps).
     `firsts`: buffers the array carries start (and end) in, as `Carries.start`."""
-    carries = Carries(lw, types)
+    carries = Carries(lw, types, step, len(consts))
     nc = len(types)
 
     def test(regs):
@@ -202,6 +211,18 @@ def while_steps(lw: Lowerer, consts: list, init: list, types: list[Type], step: 
 
     final = lw.fn.while_loop([lw.i64(0)] + carries.start(init, firsts), test, body)
     return carries.settled(carries.values(final[1:]), firsts), final[0]
+
+
+IN_PLACE = object()  # the spare of a carry that has none: the step updates it in place
+
+
+def in_place(step: Region, first: int, types: Sequence[Type]) -> list[bool]:
+    """Per carry: whether the step makes its next value in its current buffer
+    (`updated_in_place`), so that it needs no spare."""
+    producers = {v: e for e in step.eqns for v in e.outputs}
+    return [t.nbytes > SMALL_BYTES and isinstance(o, Var) and o in producers
+            and updated_in_place(step, producers[o], step.params[first + k], o)
+            for k, (o, t) in enumerate(zip(step.outputs, types))]
 
 
 # primitives whose lowering copies operand 0 to their output's buffer (no copy if it is

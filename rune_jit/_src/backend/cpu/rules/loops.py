@@ -33,7 +33,7 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
     nc = num_carry
     ys = [lw.out_buffer(nc + i, t) for i, t in enumerate(out_types[nc:])]
     y_rows = [t.with_shape(t.shape[1:]) for t in out_types[nc:]]
-    carries = Carries(lw, out_types[:nc])
+    carries = Carries(lw, out_types[:nc], step, len(caps))
     x_rows = [x.type.with_shape(x.type.shape[1:]) for x in xs]
     # computed rows, and those that read no memory (an iota: reverse mode's step index),
     # are computed a block at a time; other rows are read in place
