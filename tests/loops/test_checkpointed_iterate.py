@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
+from loop_helpers import float_bytes, squash
 from rune_jit._src.ops.online import advances, enough_slots, simulate
 
 TOL = dict(rtol=1e-11, atol=1e-12)
@@ -153,12 +154,6 @@ def test_inside_a_scan_step(backend, k_scan):
 
 @pytest.mark.slow
 def test_random_keys_and_custom_vjp_in_the_step(backend):
-    @rune.custom_vjp
-    def squash(x):
-        return rnp.tanh(x)
-
-    squash.defvjp(lambda x: (rnp.tanh(x), rnp.tanh(x)), lambda t, g: (g * (1.0 - t * t),))
-
     def loss(c0, key, k):
         def step(carry):
             c, key, t = carry
@@ -208,16 +203,6 @@ def test_gradients_agree_generated(case):
 
 
 # ------------------------------------------------------------- memory
-
-
-def float_bytes(region) -> list[int]:
-    """The size of every float array an IR program (and the loops in it) makes."""
-    sizes = []
-    for eqn in region.eqns:
-        sizes += [o.type.nbytes for o in eqn.outputs if o.type.dtype.kind == "f"]
-        for r in eqn.regions:
-            sizes += float_bytes(r)
-    return sizes
 
 
 def long_loss(c0, k, max_steps, steps=250):
