@@ -157,3 +157,22 @@ def richardson(matvec, b):
     return rune.iterate(lambda x: x + 0.25 * (b - matvec(x)), rnp.zeros_like(b),
                         until=lambda x: rnp.max(rnp.abs(matvec(x) - b)) < 1e-14,
                         max_steps=500)
+
+
+def float_bytes(region: Region) -> list[int]:
+    """The size of every float array an IR program (and the loops in it) makes."""
+    sizes = []
+    for eqn in region.eqns:
+        sizes += [o.type.nbytes for o in eqn.outputs if o.type.dtype.kind == "f"]
+        for r in eqn.regions:
+            sizes += float_bytes(r)
+    return sizes
+
+
+@rune.custom_vjp
+def squash(x):
+    """tanh, with a custom vjp that saves its result: for custom_vjp in loop steps."""
+    return rnp.tanh(x)
+
+
+squash.defvjp(lambda x: (rnp.tanh(x), rnp.tanh(x)), lambda t, g: (g * (1.0 - t * t),))

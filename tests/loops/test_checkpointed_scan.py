@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
+from loop_helpers import float_bytes, squash
 from rune_jit._src.ops.revolve import advances, schedule, split
 
 TOL = dict(rtol=1e-11, atol=1e-12)
@@ -252,12 +253,6 @@ def test_random_keys_in_the_step_draw_the_same_numbers_again(backend):
 
 
 def test_custom_vjp_in_the_step(backend):
-    @rune.custom_vjp
-    def squash(x):
-        return rnp.tanh(x)
-
-    squash.defvjp(lambda x: (rnp.tanh(x), rnp.tanh(x)), lambda t, g: (g * (1.0 - t * t),))
-
     def loss(c0, xs, k):
         return rnp.sum(rune.scan(lambda c, x: (squash(W @ c + x), None), c0, xs,
                                  checkpoints=k)[0])
@@ -318,16 +313,6 @@ def test_linearize_evaluates_the_linear_map(backend):
 # ------------------------------------------------------------- memory
 
 
-def float_bytes(region) -> list[int]:
-    """The size of every float array an IR program (and the loops in it) makes."""
-    sizes = []
-    for eqn in region.eqns:
-        sizes += [o.type.nbytes for o in eqn.outputs if o.type.dtype.kind == "f"]
-        for r in eqn.regions:
-            sizes += float_bytes(r)
-    return sizes
-
-
 @pytest.mark.parametrize("k", [1, 4, 16])
 def test_gradient_program_holds_k_carries(k):
     """No float array of the gradient's program (its loops' included) is larger than
@@ -359,13 +344,14 @@ def compiled_scratch(n: int, k) -> int:
 
 def test_compiled_gradient_scratch_grows_with_k_not_n():
     """The compiled program's scratch memory, in carries: the tape's grows with n; the
-    checkpointed one's does not, and is a few copies of the snapshot buffer (each loop
-    that carries it holds it twice: the carry and the buffer its next value goes to)."""
+    checkpointed one's does not, and is two copies of the snapshot buffer (the forward
+    loop's and the reverse loop's, which the loop advancing to each step updates in
+    place: codegen/carries.py, `donated` and `in_place`) and a few carries."""
     assert compiled_scratch(600, "all") - compiled_scratch(300, "all") == 300
     for k in (2, 8):
         scratch = compiled_scratch(300, k)
         assert scratch == compiled_scratch(600, k)
-        assert scratch <= 6 * (k + 1) + 8
+        assert scratch <= 2 * (k + 1) + 8
 
 
 # ------------------------------------------------------------- bad input

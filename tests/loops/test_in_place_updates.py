@@ -67,7 +67,33 @@ def nested(x):  # an inner loop fills the row the outer one sets
     return rune.fori_loop(0, N, outer, rnp.zeros((N, x.shape[0])))
 
 
-PROGRAMS = [fill, fill_from_previous_row, swapped, kept_as_ys, window, until_full, nested]
+def handed_to_an_inner_loop(x):  # the inner loop runs in the outer carry's buffer
+    def outer(i, b):
+        row = b[i % N]  # a view of it, read as the inner loop starts
+        def inner(c):
+            j, r, b = c
+            return j + 1, r * 0.5 + x, b.at[j].set(r)
+        return rune.while_loop(lambda c: c[0] < i % 5, inner, (0, row, b))[2]
+    return rune.fori_loop(0, N, outer, rnp.zeros((N, x.shape[0])) + x)
+
+
+def swapping_inner_loop(x):  # the inner loop ends in its own spare buffer every other time
+    def outer(i, b):
+        return rune.while_loop(lambda c: c[0] < i, lambda c: (c[0] + 1, c[1] * 0.5 + 1.0),
+                               (0, b))[1]
+    return rune.fori_loop(0, 7, outer, rnp.zeros((N, x.shape[0])) + x)
+
+
+def read_after_the_inner_loop(x):  # the outer carry is read after the inner loop
+    def outer(i, b):
+        b2 = rune.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1].at[c[0]].set(
+            x * i)), (0, b))[1]
+        return b2 + b[0]
+    return rune.fori_loop(0, 5, outer, rnp.zeros((N, x.shape[0])) + x)
+
+
+PROGRAMS = [fill, fill_from_previous_row, swapped, kept_as_ys, window, until_full, nested,
+            handed_to_an_inner_loop, swapping_inner_loop, read_after_the_inner_loop]
 
 
 def _interpreted(f, *args, monkeypatch):
@@ -101,3 +127,27 @@ def test_a_filled_buffer_is_copied_once_out_and_never_in_the_loop():
     # where the carry is read besides, its update is computed aside (a copy a step)
     ir = rune.jit(fill_from_previous_row).lower(X).llvm_ir
     assert ir.count('call void @"llvm.memcpy') >= 2
+
+
+def test_an_inner_loop_takes_the_outer_carry_without_a_copy(monkeypatch):
+    """An iterate in a loop's step whose carry starts from the step's carry, which
+    nothing else reads after, runs in that carry's buffer (carries.py: `donated`): no
+    copy in, none out (the snapshot buffer of a checkpointed loop's reverse pass)."""
+    from rune_jit._src.backend.cpu.codegen import carries
+
+    def copies(f):
+        return rune.jit(f).lower(X).llvm_ir.count('call void @"llvm.memcpy')
+
+    donated = [copies(f) for f in PROGRAMS[-3:]]
+    monkeypatch.setattr(carries, "donated", lambda *args: False)
+    assert [copies(f) for f in PROGRAMS[-3:]] == [n + 1 for n in donated[:2]] + donated[2:]
+
+
+def test_a_carry_updated_in_place_has_no_spare_buffer():
+    """A carry the step updates in place never uses the spare buffer of the pair a
+    carry swaps between (carries.py: `in_place`): the loop holds it once."""
+    def buffers(f):
+        return rune.jit(f).lower(X).cost()["scratch_bytes"] // (N * X.nbytes)
+
+    assert [buffers(f) for f in (fill, nested, handed_to_an_inner_loop)] == [1, 1, 1]
+    assert buffers(fill_from_previous_row) >= 2

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import eager, tree
 from ..call.arguments import as_value, flatten_args, leaf_type
+from ..ops.checkpointed import checked_checkpoints, checkpointed
 from ..ops.iterate import iterate_flat
 from ..trace import trace_flat
 from ..tracebacks import api_boundary
@@ -18,7 +19,8 @@ from .carry import UserCarry
 
 
 @api_boundary
-def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> Any:
+def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int,
+            checkpoints: int | str = "all") -> Any:
     """Apply `step` to the carry until `until(carry)` holds; at most `max_steps` steps.
 
     The meaning, as a Python loop::
@@ -35,6 +37,13 @@ def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> An
     own test (a lane that is done keeps its carry) and the error names the first lane
     still running. Reverse mode differentiates every step taken, lane by lane.
 
+    `checkpoints` bounds the memory of reverse mode: "all" keeps every step's residuals
+    (a tape of max_steps rows, or of the steps taken when unbounded); an int k keeps at
+    most k carries per lane (and a scratch one), whatever the number of steps, and
+    computes the others again by an online schedule (docs/loops.md, "Checkpointing").
+    The result and its derivatives are the same either way; a loop that reverse mode
+    never sees costs nothing more.
+
     >>> import numpy as np, rune_jit as rune
     >>> float(rune.iterate(lambda x: (x + 2.0 / x) / 2, np.float64(1.0),
     ...                    until=lambda x: abs(x * x - 2.0) < 1e-12, max_steps=50))
@@ -43,8 +52,10 @@ def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> An
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or (
             max_steps < 1):
         raise ValueError(f"iterate: max_steps must be a positive int, got {max_steps!r}")
-    out = eager.cached(step, (step, until, max_steps), (), (init,), lambda i: iterate(
-        step, i, until=until, max_steps=max_steps), "iterate", tiered=False)
+    k = checked_checkpoints(checkpoints, "iterate")
+    out = eager.cached(step, (step, until, max_steps, k), (), (init,), lambda i: iterate(
+        step, i, until=until, max_steps=max_steps, checkpoints=checkpoints), "iterate",
+        tiered=False)
     if out is not eager.NOT_CACHED:
         return out
     leaves, init_tree, _ = flatten_args(init, "init")
@@ -67,5 +78,10 @@ def iterate(step: Callable, init: Any, *, until: Callable, max_steps: int) -> An
 
     carry.promote(lambda types, weak: trace_flat(lambda *c: step_fn([], list(c))[0], types,
                                                  weak))
-    outs = iterate_flat(step_fn, until_fn, carry.values, max_steps=int(max_steps))
+    def run(*c):
+        return iterate_flat(step_fn, until_fn, list(c), max_steps=int(max_steps))
+
+    # (k >= max_steps: the tape holds no more than k carries)
+    outs = run(*carry.values) if k is None or k >= max_steps else checkpointed(
+        run, carry.values, k)
     return tree.unflatten(init_tree, outs[:len(leaves)])

@@ -18,6 +18,7 @@ import numpy as np
 from .. import tree
 from ..call.arguments import leaf_type
 from ..ir import UNBOUNDED
+from ..ops.checkpointed import checked_checkpoints
 from ..trace import Tracer, type_of_value
 from ..tracebacks import api_boundary
 from .cond import cond
@@ -59,17 +60,21 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
 
 @api_boundary
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *,
-               max_steps: int | None = None) -> Any:
+               max_steps: int | None = None, checkpoints: int | str = "all") -> Any:
     """`while cond_fun(val): val = body_fun(val)`, as `lax.while_loop`. It is `iterate`
     with the test negated: under `vmap` each lane stops on its own. Unlike JAX's, reverse
     mode differentiates it: the tape grows with the steps taken. With `max_steps`, a loop
     still running after `max_steps` steps raises IterateError; without, there is no step
     limit (docs/loop-spellings.md says where a tape of unknown length cannot go).
+    `checkpoints=k` keeps at most k carries for reverse mode instead of a tape, as in
+    `iterate`.
 
     >>> import rune_jit as rune
     >>> int(rune.while_loop(lambda n: n < 100, lambda n: n * 2, 1))
     128
     """
+
+    checked_checkpoints(checkpoints, "while_loop")
 
     def until(val):
         from ..numpy import logical_not
@@ -77,7 +82,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *,
         return logical_not(cond_fun(val))
 
     return iterate(body_fun, init_val, until=until,
-                   max_steps=UNBOUNDED if max_steps is None else max_steps)
+                   max_steps=UNBOUNDED if max_steps is None else max_steps,
+                   checkpoints=checkpoints)
 
 
 @api_boundary

@@ -1,11 +1,13 @@
-"""checkpointed: a scan whose reverse mode holds at most k carries (`scan(checkpoints=k)`).
+"""checkpointed: a loop whose reverse mode holds at most k carries (`scan(checkpoints=k)`,
+`iterate(checkpoints=k)`, `while_loop(checkpoints=k)`).
 
     checkpointed(body)(*args) == body(*args)      # the meaning, under every transformation
 
-`scan` with k < n steps binds `checkpointed`, whose body is the scan (and, after jvp or
-vmap, the scan of the transformed step: each rule here transforms the body and keeps
-k). Only partial evaluation, reverse mode, reads k (checkpointed_scan.py); compiled, the
-body runs as it is, so a loop nobody differentiates costs nothing more.
+`scan` with k < n steps (`iterate` with k < max_steps) binds `checkpointed`, whose body
+is the loop (and, after jvp or vmap, the loop of the transformed step: each rule here
+transforms the body and keeps k). Only partial evaluation, reverse mode, reads k
+(checkpointed_scan.py, checkpointed_iterate.py); compiled, the body runs as it is, so a
+loop nobody differentiates costs nothing more.
 
 Closed form: operands (captures..., args...); `body` (captures..., args...) -> outputs.
 """
@@ -27,8 +29,9 @@ from ..trace import bind, trace_closed, type_of_value
 checkpointed_p = Primitive("checkpointed")
 
 
-def checked_checkpoints(checkpoints: Any) -> int | None:
-    """`checkpoints` as scan takes it: "all" (None: keep every carry) or an int >= 1.
+def checked_checkpoints(checkpoints: Any, name: str = "scan") -> int | None:
+    """`checkpoints` as the loop `name` takes it: "all" (None: keep every carry) or an
+    int >= 1.
 
     >>> checked_checkpoints("all"), checked_checkpoints(8)
     (None, 8)
@@ -37,10 +40,10 @@ def checked_checkpoints(checkpoints: Any) -> int | None:
         return None
     if isinstance(checkpoints, (bool, np.bool_)) or not isinstance(
             checkpoints, (int, np.integer)):
-        raise TypeError(f'scan: checkpoints must be "all" or a positive int, got '
+        raise TypeError(f'{name}: checkpoints must be "all" or a positive int, got '
                         f"{checkpoints!r}")
     if checkpoints < 1:
-        raise ValueError(f"scan: checkpoints must be at least 1 (the carry the loop starts "
+        raise ValueError(f"{name}: checkpoints must be at least 1 (the carry the loop starts "
                          f"from is one), got {checkpoints}")
     return int(checkpoints)
 

@@ -28,7 +28,7 @@ from ..ir import UNBOUNDED, Region, Type, renamed
 from . import loops
 from .elementwise import add, convert, eq, ge, select, sub
 from .index import dynamic_slice, dynamic_update_slice
-from .iterate import iterate_flat
+from .iterate import iterate_flat, iterate_p
 from .scan import Layout, scan_flat, scan_p
 from .shape import materialize, reshape
 from .tangents import add_tangents, instantiate, zeros
@@ -59,6 +59,11 @@ def _partial_eval(pe, unknowns, *args, body, checkpoints, num_captures):
             if any(unks) and eqn.prim is scan_p and not params["counted"] and (
                     checkpoints < params["length"]):
                 outs = _split_scan(pe, unks, vals, params, checkpoints)
+            elif any(unks) and eqn.prim is iterate_p and (
+                    len(params["step"].outputs) == params["num_carry"]):
+                from .checkpointed_iterate import split_iterate
+
+                outs = split_iterate(pe, unks, vals, params, checkpoints)
             elif any(unks) and "partial_eval" in eqn.prim.rules:
                 outs = eqn.prim.rules["partial_eval"](pe, unks, *vals, **params)
             else:

@@ -132,7 +132,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
                                               outs[nc:], length, reverse, n_lanes)
 
     def in_lane(lane, consts, start):
-        carries = Carries(lw, per)
+        carries = Carries(lw, per, step, len(consts))
         count = lw.load_at(counts.ptr, counts.type.dtype, lane)
         count = maximum(lw.b, convert(lw.b, count, np.dtype(np.int64)), lw.i64(length), False)
 

@@ -14,6 +14,7 @@ from ....ir import Region, Type
 from ....ops.iterate import iterate_p
 from ....ops.scan import Layout, scan_p
 from ..codegen import arith
+from ..codegen.emit import SMALL_BYTES
 from ..codegen.carries import Carries, Tapes, row, row_pointer, while_steps
 from .lane_loops import lower_counted_scan, lower_laned_iterate
 from ..codegen.lower import Lowerer, lowering
@@ -32,7 +33,7 @@ def lower_scan(lw: Lowerer, args, out_types, *, step: Region, num_carry, num_lan
     nc = num_carry
     ys = [lw.out_buffer(nc + i, t) for i, t in enumerate(out_types[nc:])]
     y_rows = [t.with_shape(t.shape[1:]) for t in out_types[nc:]]
-    carries = Carries(lw, out_types[:nc])
+    carries = Carries(lw, out_types[:nc], step, len(caps))
     x_rows = [x.type.with_shape(x.type.shape[1:]) for x in xs]
     # computed rows, and those that read no memory (an iota: reverse mode's step index),
     # are computed a block at a time; other rows are read in place
@@ -112,6 +113,9 @@ def lower_iterate(lw: Lowerer, args, out_types, *, step: Region, until: Region, 
         for y, base, yt in zip(ys, tapes.pointers(), rows):
             lw.store(y, row_pointer(lw, base, yt, n))
 
+    # (an array carry starts where the caller wants it: `donated` in carries.py)
+    firsts = [lw.claim(i) if t.nbytes > SMALL_BYTES else None
+              for i, t in enumerate(out_types[:nc])]
     final, n = while_steps(lw, caps + laned, init, out_types[:nc], step, until, max_steps,
-                           site, None, record)
+                           site, None, record, firsts)
     return final + [Scalar(out_types[nc], n)] + tapes.arrays()
