@@ -83,9 +83,10 @@ def erfc(x):
 
 @_special("erfinv", float32_first=True)
 def erfinv(y):
-    """The inverse of erf: Giles' polynomials (as JAX's) in w = -log(1 - y²), with
-    1 - y² computed as (1 - |y|)(1 + |y|) near ±1, where that is exact (JAX's squares y
-    and loses digits there). erfinv(±1) is ±inf, nan outside [-1, 1].
+    """The inverse of erf: Giles' polynomials in w = -log(1 - y²) (1 - y² computed as
+    (1 - |y|)(1 + |y|) near ±1, where that is exact), then one Newton step on a residual
+    computed to a few bits past the last (docs/accuracy.md): within 1 ulp. erfinv(±1) is
+    ±inf, nan outside [-1, 1], and erfinv(-0.0) is 0.0, as SciPy's.
 
     >>> print(np.round(erfinv(np.array([0.0, 0.5, -1.0])), 6).tolist())
     [0.0, 0.476936, -inf]
@@ -98,8 +99,35 @@ def _erfinv(y):
     inside = a < 1
     s = _where(inside, a, 0.0)
     w = _where(s < 0.5, -rnp.log1p(-s * s), -rnp.log((1.0 - s) * (1.0 + s)))
-    x = y * _giles(rnp.minimum(w, W_MAX))
+    x = _erfinv_newton(s, s * _giles(w))
+    x = _where(a == 0, 0.0, rnp.copysign(x, y))  # SciPy's erfinv(-0.0) is +0.0
     return _where(inside, x, _where(a == 1, rnp.copysign(np.inf, y), np.nan))
+
+
+ERFINV_Q = (  # tools/taylor_special.py: erf(a) / a - 1 in z = a², z <= 1/4
+    9.422759064650411e-11, -1.2290555301717928e-09, 1.4807192815879218e-08,
+    -1.6365844691234924e-07, 1.6462114365889248e-06, -1.492565035840625e-05,
+    0.00012055332981789664, -0.0008548327023450853, 0.005223977625442188,
+    -0.026866170645131252, 0.11283791670955126, -0.37612638903183754, 0.1283791670955126
+)
+
+
+def _erfinv_newton(s, a):
+    """a + (s - erf a) / erf'(a) for 0 <= s < 1 and a within a few ulps of erfinv(s): the
+    residual s - erf a is what limits the result, so it is not erf's rounded value. Below
+    a = 1/2, erf a = a + a Q(a²) (Q a Taylor series: tools/taylor_special.py) makes it
+    (s - a) - a Q(a²), the first difference exact (a and s are within a factor 2 of each
+    other, Sterbenz) and the rest one fused multiply-add; past it, s - erf a = erfc a - (1 - s), 1 - s exact
+    and erfc accurate to its last bit relative to itself. (Past 1/2 the first form's
+    rounding, times 1/erf'(a) = 2.3 at a = 1, would cost an ulp.)"""
+    near = a < 0.5
+    small = _where(near, a, 0.0)
+    q = _fma_horner(small * small, ERFINV_Q)
+    residual_near = ew.fma(-small, q, s - small)
+    far = _where(near, 0.5, a)
+    residual_far = ew.erfc(far) - (1.0 - s)
+    residual = _where(near, residual_near, residual_far)
+    return a + residual * (math.sqrt(math.pi) / 2) * rnp.exp(a * a)
 
 
 @_special("ndtr")
@@ -312,6 +340,29 @@ EULER = 0.57721566490153286061
 LGAMMA_SERIES = [(-1) ** k * _zeta(k) / k for k in range(2, 31)]
 BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]  # B2 .. B14
 SHIFT = 10  # recurrences move arguments to >= 10.5, where the asymptotic series converge
+# tools/taylor_special.py: psi's positive zero x0, psi'(x0) and gammaln(x0) (double-doubles),
+# and for t = x - x0 in [-1/4, 0.29]: psi = t psi'(x0) + t² DIGAMMA_ROOT(t) and
+# gammaln = gammaln(x0) + t² LGAMMA_MIN(t) (Taylor series)
+ROOT_NEAR = (1.2116321449683622, 1.75)
+ROOT = (1.4616321449683622, 9.549995429965697e-17)
+TRIGAMMA_ROOT = (0.9676722454476212, -3.387874303038943e-17)
+LGAMMA_AT_ROOT = (-0.12148629053584961, 3.364991468473138e-18)
+DIGAMMA_ROOT = (  # next term 2^-63.6
+    -3.5430070947659604e-05, 5.178575795222081e-05, -7.569179582195066e-05,
+    0.0001106337276874741, -0.00016170622091974803, 0.00023635601564027053,
+    -0.0003454680251063077, 0.000504953265834602, -0.0007380709389960052,
+    0.0010788252019162967, -0.0015769367714301972, 0.002305126326734928, -0.003369801655439328,
+    0.004926781395729853, -0.007204534386356869, 0.010538791616612175, -0.01542476590494896,
+    0.022597648232218104, -0.03316112647484736, 0.04880428816414311, -0.07219956125645471,
+    0.10782405069126237, -0.16394270544240652, 0.258499760955651, -0.4427631689835921)
+LGAMMA_MIN = (  # next term 2^-63.0
+    4.609738653644754e-06, -7.030705257380349e-06, 1.0743455256375933e-05,
+    -1.6450858338395606e-05, 2.52476632917301e-05, -3.884583889452658e-05,
+    5.9934733439794256e-05, -9.276098655471749e-05, 0.000144070395420933,
+    -0.0002246534436959552, 0.00035191295683784665, -0.0005541949527966822,
+    0.0008782326347176812, -0.001402251445904451, 0.0022597648232218106,
+    -0.0036845696083163734, 0.006100536020517889, -0.010314223036636387, 0.017970675115210395,
+    -0.0327885410884813, 0.06462494023891276, -0.1475877229945307, 0.4838361227238106)
 
 
 def _horner(z, coefs):
@@ -346,7 +397,11 @@ def _lgamma_positive(y):
     z1 = _where(near1, y - 1.0, _where(near2, y - 2.0, 0.0))
     series = z1 * (-EULER + z1 * _horner(z1, LGAMMA_SERIES)) + 0.0  # +0 at 1 and 2
     series = _where(near2, series + rnp.log1p(z1), series)
-    return _where(near1 | near2, series, general)
+    # around the minimum x0 (psi's zero), where gammaln is -0.12 and the shifted series
+    # cancels: gammaln(x0) + t² P(t), gammaln(x0) a double-double
+    near, t = _near_root(y)
+    minimum = LGAMMA_AT_ROOT[0] + (LGAMMA_AT_ROOT[1] + t * t * _fma_horner(t, LGAMMA_MIN))
+    return _where(near, minimum, _where(near1 | near2, series, general))
 
 
 def _gammaln(x):
@@ -373,11 +428,29 @@ def _shifted(x, power: int):
     return refl, big, z, acc
 
 
+def _near_root(x):
+    """(x within ROOT_NEAR of psi's positive zero x0, t = x - x0 to a part in 2^100 where it is,
+    else 0): x - x0's double-double is exact (Sterbenz), less its low part."""
+    near = (x >= ROOT_NEAR[0]) & (x <= ROOT_NEAR[1])
+    return near, _where(near, (x - ROOT[0]) - ROOT[1], 0.0)
+
+
+def _fma_horner(t, coefs):
+    p = coefs[0] + 0.0 * t
+    for coef in coefs[1:]:
+        p = ew.fma(p, t, np.float64(coef))
+    return p
+
+
 def _digamma(x):
     refl, big, z, acc = _shifted(x, 1)
     r = 1.0 / (z * z)
     series = r * _horner(r, [b / (2 * k) for k, b in enumerate(BERNOULLI, 1)])
     pos = rnp.log(z) - 0.5 / z - series - _where(big, 0.0, acc)
+    # around the zero x0: t psi'(x0) + t² P(t), psi'(x0) a double-double, one rounding
+    near, t = _near_root(x)
+    rest = t * TRIGAMMA_ROOT[1] + t * (t * _fma_horner(t, DIGAMMA_ROOT))
+    pos = _where(near, ew.fma(t, np.float64(TRIGAMMA_ROOT[0]), rest), pos)
     t = _where(refl, x - rnp.rint(x), 0.25)
     reflected = pos - math.pi / rnp.tan(math.pi * t)
     out = _where(refl, reflected, pos)
