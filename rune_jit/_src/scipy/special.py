@@ -323,7 +323,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
 
 def _zeta(k: int) -> float:
     """Riemann's zeta at an integer k >= 2 (Euler-Maclaurin, exact to double precision)."""
-    n = 12
+    n = 30  # the first term left out, B12/12! k..(k+10) n^(-k-11), is 2^-65 at k = 2
     head = math.fsum(j ** -k for j in range(1, n))
     corr = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66]  # B2, B4, ..., B10
     tail = n ** (1 - k) / (k - 1) + 0.5 * n ** -k
@@ -336,9 +336,11 @@ def _zeta(k: int) -> float:
 
 
 EULER = 0.57721566490153286061
+EULER_LO = float(Decimal("0.57721566490153286060651209008240243") - Decimal(EULER))
 # lgamma(1 + z) = -γ z + sum_{k>=2} (-1)^k ζ(k) z^k / k, for |z| <= 1/4
 LGAMMA_SERIES = [(-1) ** k * _zeta(k) / k for k in range(2, 31)]
 BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]  # B2 .. B14
+TINY = 2.0 ** -60  # below, gammaln and digamma are their first terms (to 2^-60 relative)
 SHIFT = 10  # recurrences move arguments to >= 10.5, where the asymptotic series converge
 # tools/taylor_special.py: psi's positive zero x0, psi'(x0) and gammaln(x0) (double-doubles),
 # and for t = x - x0 in [-1/4, 0.29]: psi = t psi'(x0) + t² DIGAMMA_ROOT(t) and
@@ -395,7 +397,9 @@ def _lgamma_positive(y):
     general = _lgamma_stirling(z) - rnp.log(prod)
     near1, near2 = rnp.abs(y - 1.0) <= 0.25, rnp.abs(y - 2.0) <= 0.25
     z1 = _where(near1, y - 1.0, _where(near2, y - 2.0, 0.0))
-    series = z1 * (-EULER + z1 * _horner(z1, LGAMMA_SERIES)) + 0.0  # +0 at 1 and 2
+    # -γ z + z² H(z), γ a double-double, one rounding of the sum (+0 at 1 and 2)
+    rest = z1 * -EULER_LO + z1 * (z1 * _fma_horner(z1, LGAMMA_SERIES[::-1]))
+    series = ew.fma(z1, np.float64(-EULER), rest) + 0.0
     series = _where(near2, series + rnp.log1p(z1), series)
     # around the minimum x0 (psi's zero), where gammaln is -0.12 and the shifted series
     # cancels: gammaln(x0) + t² P(t), gammaln(x0) a double-double
@@ -411,7 +415,11 @@ def _gammaln(x):
     s = _sinpi_abs(_where(refl, x, 0.5))
     reflected = math.log(math.pi) - rnp.log(s) - pos
     out = _where(refl, reflected, pos)
-    return _where((refl & (rnp.rint(x) == x)) | rnp.isinf(x), np.inf, out)
+    # below TINY gammaln = -log|x| - γx: sin(pi x) would lose digits to underflow
+    out = _where(rnp.abs(x) < TINY, -rnp.log(rnp.abs(x)), out)
+    # inf at the poles and at inf; -inf at -inf, as SciPy's (|Γ| falls to 0 between poles)
+    out = _where((refl & (rnp.rint(x) == x)) | (x == np.inf), np.inf, out)
+    return _where(x == -np.inf, -np.inf, out)
 
 
 def _shifted(x, power: int):
@@ -454,6 +462,8 @@ def _digamma(x):
     t = _where(refl, x - rnp.rint(x), 0.25)
     reflected = pos - math.pi / rnp.tan(math.pi * t)
     out = _where(refl, reflected, pos)
+    # below TINY psi = -1/x - γ (the next term is ζ(2) x): tan(pi x) would underflow
+    out = _where(rnp.abs(x) < TINY, -1.0 / x - EULER, out)
     pole = refl & (rnp.rint(x) == x)
     return _where(pole, _where(x == 0, -rnp.copysign(np.inf, x), np.nan), out)
 
