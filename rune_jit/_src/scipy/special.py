@@ -21,11 +21,13 @@ SQRT1_2_LO = float(Decimal(1) / Decimal(2).sqrt() - Decimal(SQRT1_2))  # 1/sqrt(
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-def _special(name: str, nargs: int = 1, float32_first: bool = False) -> Callable:
+def _special(name: str, nargs: int = 1, float32_first: bool = False,
+             pass_dtype: bool = False) -> Callable:
     """A decorator: fn(*float64 operands, broadcast) as SciPy's `name`, its result in
     the dtype of SciPy's loop for them: float32's or float64's, whichever comes first
     (float64's unless `float32_first`) of those the operands cast to safely, unless the
-    operands are of the other's dtype."""
+    operands are of the other's dtype. `pass_dtype`: fn also takes that dtype (`dtype=`),
+    for a float32 result that needs fewer steps."""
     where = f"rune_jit.scipy.special.{name}"
     loops = (F32, F64) if float32_first else (F64, F32)
 
@@ -36,7 +38,7 @@ def _special(name: str, nargs: int = 1, float32_first: bool = False) -> Callable
             out = _loop_dtype([accept(x, where) for x in xs], loops)
             xs = float_operands(*xs, where=where)
             ys = broadcast(*[to_dtype(x, F64) for x in xs], where=where)
-            return to_dtype(fn(*ys), out)
+            return to_dtype(fn(*ys, **({"dtype": out} if pass_dtype else {})), out)
 
         f.__name__, f.__qualname__, f.__doc__ = name, name, fn.__doc__
         return f
@@ -81,8 +83,8 @@ def erfc(x):
     return ew.erfc(x)
 
 
-@_special("erfinv", float32_first=True)
-def erfinv(y):
+@_special("erfinv", float32_first=True, pass_dtype=True)
+def erfinv(y, dtype=F64):
     """The inverse of erf: Giles' polynomials in w = -log(1 - y²) (1 - y² computed as
     (1 - |y|)(1 + |y|) near ±1, where that is exact), then one Newton step on a residual
     computed to a few bits past the last (docs/accuracy.md): within 1 ulp. erfinv(±1) is
@@ -91,15 +93,17 @@ def erfinv(y):
     >>> print(np.round(erfinv(np.array([0.0, 0.5, -1.0])), 6).tolist())
     [0.0, 0.476936, -inf]
     """
-    return _erfinv_rule(y)
+    # float32's result is Giles' float64 polynomials' rounded (within 2^-50 of exact)
+    return (_erfinv_rule if dtype == F64 else _erfinv_giles_rule)(y)
 
 
-def _erfinv(y):
+def _erfinv(y, newton: bool = True):
     a = rnp.abs(y)
     inside = a < 1
     s = _where(inside, a, 0.0)
     w = _where(s < 0.5, -rnp.log1p(-s * s), -rnp.log((1.0 - s) * (1.0 + s)))
-    x = _erfinv_newton(s, s * _giles(w))
+    x = s * _giles(w)
+    x = _erfinv_newton(s, x) if newton else x
     x = _where(a == 0, 0.0, rnp.copysign(x, y))  # SciPy's erfinv(-0.0) is +0.0
     return _where(inside, x, _where(a == 1, rnp.copysign(np.inf, y), np.nan))
 
@@ -246,6 +250,7 @@ def _ndtri_tail(q, steps: int = 4):
 # derivatives from the result, not through the polynomials and Newton steps:
 # ndtri' = 1 / pdf(ndtri), erfinv' = sqrt(pi) / 2 exp(erfinv²)
 _ndtri_rule, _erfinv_rule = custom_jvp(_ndtri), custom_jvp(_erfinv)
+_erfinv_giles_rule = custom_jvp(lambda y: _erfinv(y, newton=False))
 
 
 @_ndtri_rule.defjvp
@@ -254,10 +259,15 @@ def _ndtri_jvp(primals, tangents):
     return x, tangents[0] * (math.sqrt(2 * math.pi) * rnp.exp(0.5 * x * x))
 
 
-@_erfinv_rule.defjvp
-def _erfinv_jvp(primals, tangents):
-    x = _erfinv_rule(primals[0])
-    return x, tangents[0] * (math.sqrt(math.pi) / 2 * rnp.exp(x * x))
+def _erfinv_jvp(rule):
+    def jvp(primals, tangents):
+        x = rule(primals[0])
+        return x, tangents[0] * (math.sqrt(math.pi) / 2 * rnp.exp(x * x))
+    rule.defjvp(jvp)
+
+
+_erfinv_jvp(_erfinv_rule)
+_erfinv_jvp(_erfinv_giles_rule)
 
 
 @_special("expit")
