@@ -350,6 +350,7 @@ EULER_LO = float(Decimal("0.57721566490153286060651209008240243") - Decimal(EULE
 # lgamma(1 + z) = -γ z + sum_{k>=2} (-1)^k ζ(k) z^k / k, for |z| <= 1/4
 LGAMMA_SERIES = [(-1) ** k * _zeta(k) / k for k in range(2, 31)]
 BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]  # B2 .. B14
+SMALL = 1 / 64  # below, digamma is its Laurent series at 0 (8 terms)
 TINY = 2.0 ** -60  # below, gammaln and digamma are their first terms (to 2^-60 relative)
 SHIFT = 10  # recurrences move arguments to >= 10.5, where the asymptotic series converge
 # tools/taylor_special.py: psi's positive zero x0, psi'(x0) and gammaln(x0) (double-doubles),
@@ -472,10 +473,23 @@ def _digamma(x):
     t = _where(refl, x - rnp.rint(x), 0.25)
     reflected = pos - math.pi / rnp.tan(math.pi * t)
     out = _where(refl, reflected, pos)
+    out = _where(rnp.abs(x) < SMALL, _digamma_small(x), out)
     # below TINY psi = -1/x - γ (the next term is ζ(2) x): tan(pi x) would underflow
     out = _where(rnp.abs(x) < TINY, -1.0 / x - EULER, out)
     pole = refl & (rnp.rint(x) == x)
     return _where(pole, _where(x == 0, -rnp.copysign(np.inf, x), np.nan), out)
+
+
+def _digamma_small(x):
+    """psi(x) = psi(1 + x) - 1/x for |x| < SMALL, psi(1 + x) = -γ + Σ (-1)^k ζ(k) x^(k-1)
+    (A&S 6.3.14) and 1/x with its rounding error, so that the sum is rounded once (the
+    reflection's pi / tan(pi x) rounds twice: 2 ulps)."""
+    v = _where(rnp.abs(x) < SMALL, x, SMALL)
+    r = 1.0 / v
+    r_err = ew.fma(-r, v, np.float64(1.0)) * r  # 1/v = r + r_err
+    slopes = [k * c for k, c in enumerate(LGAMMA_SERIES[:8], 2)]  # (-1)^k ζ(k)
+    near_one = -EULER + v * _fma_horner(v, slopes[::-1])
+    return -r + (near_one - r_err)
 
 
 def _trigamma(x):
