@@ -4,7 +4,8 @@
 
 One row per function and dtype: rune_jit's own code, rune_jit with RUNE_JIT_MATH=libmvec
 (glibc's libmvec in loops; both in subprocesses, since the setting is read at import),
-NumPy (SciPy for erf and erfc), and JAX and Numba where importable. The best of `repeat` calls, each on the same
+NumPy (SciPy for erf, erfc, erfinv, gammaln and digamma), and JAX and Numba where
+importable (Numba has no erfinv or digamma: those cells are nan). The best of `repeat` calls, each on the same
 input (a uniform sample of the function's usual range), on one thread
 (RUNE_JIT_NUM_THREADS=1, XLA's and Numba's elementwise loops run on one too).
 """
@@ -27,7 +28,10 @@ FUNCTIONS = {"exp": (-80, 80), "exp2": (-120, 120), "expm1": (-2, 2), "log": (1e
              "sin": (-10, 10), "cos": (-10, 10), "tan": (-10, 10), "arctan": (-10, 10),
              "arctan2": (-10, 10), "arcsin": (-1, 1), "arccos": (-1, 1),
              "arcsinh": (-100, 100), "arccosh": (1, 100), "arctanh": (-0.99, 0.99),
-             "cbrt": (-100, 100), "erf": (-4, 4), "erfc": (-4, 8)}
+             "cbrt": (-100, 100), "erf": (-4, 4), "erfc": (-4, 8),
+             "erfinv": (-1, 1), "gammaln": (0.1, 20), "digamma": (0.1, 20)}
+# Numba's kernels call Python's math module, which has these under other names or not
+MATH_NAMES = {"gammaln": "lgamma", "erfinv": None, "digamma": None}
 BINARY = ("pow", "arctan2")
 DTYPES = ("float64", "float32")
 MODES = ("own", "libmvec")
@@ -90,13 +94,14 @@ def peer_rows(peer: str, functions: list[str], n: int, repeat: int) -> dict:
                                              "float32(float32, float32)"])(
             _numba_kernel(name))
     return {f"{name} {dtype}": best_ns(wrap(name), inputs(name, dtype, n), n, repeat)
+            if peer != "numba" or MATH_NAMES.get(name, name) else float("nan")
             for name in functions for dtype in DTYPES}
 
 
 def _numba_kernel(name: str):
     import math
 
-    fn = find(np, math, name)
+    fn = find(np, math, MATH_NAMES.get(name, name))
     return (lambda x, y: fn(x, y)) if name in BINARY else (lambda x: fn(x))
 
 

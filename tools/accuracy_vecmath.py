@@ -12,7 +12,9 @@ dtype; the reference is mpmath's value at 200 bits rounded once (tests/ulp_oracl
 computed once and compared with rune_jit's compiled results under RUNE_JIT_MATH=own and
 =libmvec (each in a subprocess: the setting is read at import) and with NumPy's (SciPy's
 for erf and erfc). arcsinh ... erfc take tests/primitives/
-test_vector_math_inverse_hyperbolic_cbrt_erf.py's `samples` and `edges`. An
+test_vector_math_inverse_hyperbolic_cbrt_erf.py's `samples` and `edges`, erfinv, gammaln
+and digamma test_vector_math_special.py's (where they are within 1 ulp in float64: the
+rest of their domain is in docs/accuracy.md's section on them). An
 error is the distance to the correctly rounded result in ulps of that result (so 0 is
 correctly rounded, 1 one float away).
 """
@@ -33,11 +35,12 @@ sys.path[:0] = [str(TESTS), str(TESTS / "primitives")]
 import mpmath  # noqa: E402
 import test_vector_math_exp_log as cases  # noqa: E402
 import test_vector_math_inverse_hyperbolic_cbrt_erf as more_cases  # noqa: E402
+import test_vector_math_special as special_cases  # noqa: E402
 import test_vector_math_trig as trig_cases  # noqa: E402
 from ulp_oracle import correctly_rounded, ulp_errors  # noqa: E402
 
 ORACLES = {**cases.ORACLES, **trig_cases.FUNCTIONS, "arctan2": mpmath.atan2,
-           **more_cases.FUNCTIONS}
+           **more_cases.FUNCTIONS, **special_cases.FUNCTIONS}
 
 DTYPES = ("float64", "float32")
 
@@ -50,6 +53,9 @@ def points(name: str, dtype: str, n: int) -> tuple[np.ndarray, ...]:
         return (trig_cases.samples(t, n, 1, name),)
     if name == "power":
         return tuple(v[:n] for v in cases.power_samples(t, n // 4 + 1, seed=7))
+    if name in special_cases.FUNCTIONS:
+        x = special_cases.samples(name, t, n, seed=7)
+        return (np.concatenate([x[::max(1, x.size // n)][:n], special_cases.edges(name, t)]),)
     if name in more_cases.FUNCTIONS:
         x = more_cases.samples(name, t, n // 4 + 1, seed=7)[:n]
         return (np.concatenate([x, more_cases.edges(name, t)]),)
@@ -72,7 +78,7 @@ def compiled(mode: str, name: str, xs: tuple[np.ndarray, ...]) -> np.ndarray:
 
 
 def reference(name: str):
-    """NumPy's function, or SciPy's (erf, erfc: NumPy has none)."""
+    """NumPy's function, or SciPy's (erf, erfc, erfinv, gammaln, digamma: NumPy has none)."""
     import scipy.special
 
     return getattr(np, name, None) or getattr(scipy.special, name)

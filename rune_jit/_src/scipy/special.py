@@ -21,11 +21,13 @@ SQRT1_2_LO = float(Decimal(1) / Decimal(2).sqrt() - Decimal(SQRT1_2))  # 1/sqrt(
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-def _special(name: str, nargs: int = 1, float32_first: bool = False) -> Callable:
+def _special(name: str, nargs: int = 1, float32_first: bool = False,
+             pass_dtype: bool = False) -> Callable:
     """A decorator: fn(*float64 operands, broadcast) as SciPy's `name`, its result in
     the dtype of SciPy's loop for them: float32's or float64's, whichever comes first
     (float64's unless `float32_first`) of those the operands cast to safely, unless the
-    operands are of the other's dtype."""
+    operands are of the other's dtype. `pass_dtype`: fn also takes that dtype (`dtype=`),
+    for a float32 result that needs fewer steps."""
     where = f"rune_jit.scipy.special.{name}"
     loops = (F32, F64) if float32_first else (F64, F32)
 
@@ -36,7 +38,7 @@ def _special(name: str, nargs: int = 1, float32_first: bool = False) -> Callable
             out = _loop_dtype([accept(x, where) for x in xs], loops)
             xs = float_operands(*xs, where=where)
             ys = broadcast(*[to_dtype(x, F64) for x in xs], where=where)
-            return to_dtype(fn(*ys), out)
+            return to_dtype(fn(*ys, **({"dtype": out} if pass_dtype else {})), out)
 
         f.__name__, f.__qualname__, f.__doc__ = name, name, fn.__doc__
         return f
@@ -81,25 +83,55 @@ def erfc(x):
     return ew.erfc(x)
 
 
-@_special("erfinv", float32_first=True)
-def erfinv(y):
-    """The inverse of erf: Giles' polynomials (as JAX's) in w = -log(1 - y²), with
-    1 - y² computed as (1 - |y|)(1 + |y|) near ±1, where that is exact (JAX's squares y
-    and loses digits there). erfinv(±1) is ±inf, nan outside [-1, 1].
+@_special("erfinv", float32_first=True, pass_dtype=True)
+def erfinv(y, dtype=F64):
+    """The inverse of erf: Giles' polynomials in w = -log(1 - y²) (1 - y² computed as
+    (1 - |y|)(1 + |y|) near ±1, where that is exact), then one Newton step on a residual
+    computed to a few bits past the last (docs/accuracy.md): within 1 ulp. erfinv(±1) is
+    ±inf, nan outside [-1, 1], and erfinv(-0.0) is 0.0, as SciPy's.
 
     >>> print(np.round(erfinv(np.array([0.0, 0.5, -1.0])), 6).tolist())
     [0.0, 0.476936, -inf]
     """
-    return _erfinv_rule(y)
+    # float32's result is Giles' float64 polynomials' rounded (within 2^-50 of exact)
+    return (_erfinv_rule if dtype == F64 else _erfinv_giles_rule)(y)
 
 
-def _erfinv(y):
+def _erfinv(y, newton: bool = True):
     a = rnp.abs(y)
     inside = a < 1
     s = _where(inside, a, 0.0)
     w = _where(s < 0.5, -rnp.log1p(-s * s), -rnp.log((1.0 - s) * (1.0 + s)))
-    x = y * _giles(rnp.minimum(w, W_MAX))
+    x = s * _giles(w)
+    x = _erfinv_newton(s, x) if newton else x
+    x = _where(a == 0, 0.0, rnp.copysign(x, y))  # SciPy's erfinv(-0.0) is +0.0
     return _where(inside, x, _where(a == 1, rnp.copysign(np.inf, y), np.nan))
+
+
+ERFINV_Q = (  # tools/taylor_special.py: erf(a) / a - 1 in z = a², z <= 1/4
+    9.422759064650411e-11, -1.2290555301717928e-09, 1.4807192815879218e-08,
+    -1.6365844691234924e-07, 1.6462114365889248e-06, -1.492565035840625e-05,
+    0.00012055332981789664, -0.0008548327023450853, 0.005223977625442188,
+    -0.026866170645131252, 0.11283791670955126, -0.37612638903183754, 0.1283791670955126
+)
+
+
+def _erfinv_newton(s, a):
+    """a + (s - erf a) / erf'(a) for 0 <= s < 1 and a within a few ulps of erfinv(s): the
+    residual s - erf a is what limits the result, so it is not erf's rounded value. Below
+    a = 1/2, erf a = a + a Q(a²) (Q a Taylor series: tools/taylor_special.py) makes it
+    (s - a) - a Q(a²), the first difference exact (a and s are within a factor 2 of each
+    other, Sterbenz) and the rest one fused multiply-add; past it, s - erf a = erfc a - (1 - s), 1 - s exact
+    and erfc accurate to its last bit relative to itself. (Past 1/2 the first form's
+    rounding, times 1/erf'(a) = 2.3 at a = 1, would cost an ulp.)"""
+    near = a < 0.5
+    small = _where(near, a, 0.0)
+    q = _fma_horner(small * small, ERFINV_Q)
+    residual_near = ew.fma(-small, q, s - small)
+    far = _where(near, 0.5, a)
+    residual_far = ew.erfc(far) - (1.0 - s)
+    residual = _where(near, residual_near, residual_far)
+    return a + residual * (math.sqrt(math.pi) / 2) * rnp.exp(a * a)
 
 
 @_special("ndtr")
@@ -218,6 +250,7 @@ def _ndtri_tail(q, steps: int = 4):
 # derivatives from the result, not through the polynomials and Newton steps:
 # ndtri' = 1 / pdf(ndtri), erfinv' = sqrt(pi) / 2 exp(erfinv²)
 _ndtri_rule, _erfinv_rule = custom_jvp(_ndtri), custom_jvp(_erfinv)
+_erfinv_giles_rule = custom_jvp(lambda y: _erfinv(y, newton=False))
 
 
 @_ndtri_rule.defjvp
@@ -226,10 +259,15 @@ def _ndtri_jvp(primals, tangents):
     return x, tangents[0] * (math.sqrt(2 * math.pi) * rnp.exp(0.5 * x * x))
 
 
-@_erfinv_rule.defjvp
-def _erfinv_jvp(primals, tangents):
-    x = _erfinv_rule(primals[0])
-    return x, tangents[0] * (math.sqrt(math.pi) / 2 * rnp.exp(x * x))
+def _erfinv_jvp(rule):
+    def jvp(primals, tangents):
+        x = rule(primals[0])
+        return x, tangents[0] * (math.sqrt(math.pi) / 2 * rnp.exp(x * x))
+    rule.defjvp(jvp)
+
+
+_erfinv_jvp(_erfinv_rule)
+_erfinv_jvp(_erfinv_giles_rule)
 
 
 @_special("expit")
@@ -295,7 +333,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
 
 def _zeta(k: int) -> float:
     """Riemann's zeta at an integer k >= 2 (Euler-Maclaurin, exact to double precision)."""
-    n = 12
+    n = 30  # the first term left out, B12/12! k..(k+10) n^(-k-11), is 2^-65 at k = 2
     head = math.fsum(j ** -k for j in range(1, n))
     corr = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66]  # B2, B4, ..., B10
     tail = n ** (1 - k) / (k - 1) + 0.5 * n ** -k
@@ -308,10 +346,36 @@ def _zeta(k: int) -> float:
 
 
 EULER = 0.57721566490153286061
+EULER_LO = float(Decimal("0.57721566490153286060651209008240243") - Decimal(EULER))
 # lgamma(1 + z) = -γ z + sum_{k>=2} (-1)^k ζ(k) z^k / k, for |z| <= 1/4
 LGAMMA_SERIES = [(-1) ** k * _zeta(k) / k for k in range(2, 31)]
 BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]  # B2 .. B14
+SMALL = 1 / 64  # below, digamma is its Laurent series at 0 (8 terms)
+TINY = 2.0 ** -60  # below, gammaln and digamma are their first terms (to 2^-60 relative)
 SHIFT = 10  # recurrences move arguments to >= 10.5, where the asymptotic series converge
+# tools/taylor_special.py: psi's positive zero x0, psi'(x0) and gammaln(x0) (double-doubles),
+# and for t = x - x0 in [-1/4, 0.29]: psi = t psi'(x0) + t² DIGAMMA_ROOT(t) and
+# gammaln = gammaln(x0) + t² LGAMMA_MIN(t) (Taylor series)
+ROOT_NEAR = (1.2116321449683622, 1.75)
+ROOT = (1.4616321449683622, 9.549995429965697e-17)
+TRIGAMMA_ROOT = (0.9676722454476212, -3.387874303038943e-17)
+LGAMMA_AT_ROOT = (-0.12148629053584961, 3.364991468473138e-18)
+DIGAMMA_ROOT = (  # next term 2^-63.6
+    -3.5430070947659604e-05, 5.178575795222081e-05, -7.569179582195066e-05,
+    0.0001106337276874741, -0.00016170622091974803, 0.00023635601564027053,
+    -0.0003454680251063077, 0.000504953265834602, -0.0007380709389960052,
+    0.0010788252019162967, -0.0015769367714301972, 0.002305126326734928, -0.003369801655439328,
+    0.004926781395729853, -0.007204534386356869, 0.010538791616612175, -0.01542476590494896,
+    0.022597648232218104, -0.03316112647484736, 0.04880428816414311, -0.07219956125645471,
+    0.10782405069126237, -0.16394270544240652, 0.258499760955651, -0.4427631689835921)
+LGAMMA_MIN = (  # next term 2^-63.0
+    4.609738653644754e-06, -7.030705257380349e-06, 1.0743455256375933e-05,
+    -1.6450858338395606e-05, 2.52476632917301e-05, -3.884583889452658e-05,
+    5.9934733439794256e-05, -9.276098655471749e-05, 0.000144070395420933,
+    -0.0002246534436959552, 0.00035191295683784665, -0.0005541949527966822,
+    0.0008782326347176812, -0.001402251445904451, 0.0022597648232218106,
+    -0.0036845696083163734, 0.006100536020517889, -0.010314223036636387, 0.017970675115210395,
+    -0.0327885410884813, 0.06462494023891276, -0.1475877229945307, 0.4838361227238106)
 
 
 def _horner(z, coefs):
@@ -344,9 +408,15 @@ def _lgamma_positive(y):
     general = _lgamma_stirling(z) - rnp.log(prod)
     near1, near2 = rnp.abs(y - 1.0) <= 0.25, rnp.abs(y - 2.0) <= 0.25
     z1 = _where(near1, y - 1.0, _where(near2, y - 2.0, 0.0))
-    series = z1 * (-EULER + z1 * _horner(z1, LGAMMA_SERIES)) + 0.0  # +0 at 1 and 2
+    # -γ z + z² H(z), γ a double-double, one rounding of the sum (+0 at 1 and 2)
+    rest = z1 * -EULER_LO + z1 * (z1 * _fma_horner(z1, LGAMMA_SERIES[::-1]))
+    series = ew.fma(z1, np.float64(-EULER), rest) + 0.0
     series = _where(near2, series + rnp.log1p(z1), series)
-    return _where(near1 | near2, series, general)
+    # around the minimum x0 (psi's zero), where gammaln is -0.12 and the shifted series
+    # cancels: gammaln(x0) + t² P(t), gammaln(x0) a double-double
+    near, t = _near_root(y)
+    minimum = LGAMMA_AT_ROOT[0] + (LGAMMA_AT_ROOT[1] + t * t * _fma_horner(t, LGAMMA_MIN))
+    return _where(near, minimum, _where(near1 | near2, series, general))
 
 
 def _gammaln(x):
@@ -356,7 +426,11 @@ def _gammaln(x):
     s = _sinpi_abs(_where(refl, x, 0.5))
     reflected = math.log(math.pi) - rnp.log(s) - pos
     out = _where(refl, reflected, pos)
-    return _where((refl & (rnp.rint(x) == x)) | rnp.isinf(x), np.inf, out)
+    # below TINY gammaln = -log|x| - γx: sin(pi x) would lose digits to underflow
+    out = _where(rnp.abs(x) < TINY, -rnp.log(rnp.abs(x)), out)
+    # inf at the poles and at inf; -inf at -inf, as SciPy's (|Γ| falls to 0 between poles)
+    out = _where((refl & (rnp.rint(x) == x)) | (x == np.inf), np.inf, out)
+    return _where(x == -np.inf, -np.inf, out)
 
 
 def _shifted(x, power: int):
@@ -373,16 +447,49 @@ def _shifted(x, power: int):
     return refl, big, z, acc
 
 
+def _near_root(x):
+    """(x within ROOT_NEAR of psi's positive zero x0, t = x - x0 to a part in 2^100 where it is,
+    else 0): x - x0's double-double is exact (Sterbenz), less its low part."""
+    near = (x >= ROOT_NEAR[0]) & (x <= ROOT_NEAR[1])
+    return near, _where(near, (x - ROOT[0]) - ROOT[1], 0.0)
+
+
+def _fma_horner(t, coefs):
+    p = coefs[0] + 0.0 * t
+    for coef in coefs[1:]:
+        p = ew.fma(p, t, np.float64(coef))
+    return p
+
+
 def _digamma(x):
     refl, big, z, acc = _shifted(x, 1)
     r = 1.0 / (z * z)
     series = r * _horner(r, [b / (2 * k) for k, b in enumerate(BERNOULLI, 1)])
     pos = rnp.log(z) - 0.5 / z - series - _where(big, 0.0, acc)
+    # around the zero x0: t psi'(x0) + t² P(t), psi'(x0) a double-double, one rounding
+    near, t = _near_root(x)
+    rest = t * TRIGAMMA_ROOT[1] + t * (t * _fma_horner(t, DIGAMMA_ROOT))
+    pos = _where(near, ew.fma(t, np.float64(TRIGAMMA_ROOT[0]), rest), pos)
     t = _where(refl, x - rnp.rint(x), 0.25)
     reflected = pos - math.pi / rnp.tan(math.pi * t)
     out = _where(refl, reflected, pos)
+    out = _where(rnp.abs(x) < SMALL, _digamma_small(x), out)
+    # below TINY psi = -1/x - γ (the next term is ζ(2) x): tan(pi x) would underflow
+    out = _where(rnp.abs(x) < TINY, -1.0 / x - EULER, out)
     pole = refl & (rnp.rint(x) == x)
     return _where(pole, _where(x == 0, -rnp.copysign(np.inf, x), np.nan), out)
+
+
+def _digamma_small(x):
+    """psi(x) = psi(1 + x) - 1/x for |x| < SMALL, psi(1 + x) = -γ + Σ (-1)^k ζ(k) x^(k-1)
+    (A&S 6.3.14) and 1/x with its rounding error, so that the sum is rounded once (the
+    reflection's pi / tan(pi x) rounds twice: 2 ulps)."""
+    v = _where(rnp.abs(x) < SMALL, x, SMALL)
+    r = 1.0 / v
+    r_err = ew.fma(-r, v, np.float64(1.0)) * r  # 1/v = r + r_err
+    slopes = [k * c for k, c in enumerate(LGAMMA_SERIES[:8], 2)]  # (-1)^k ζ(k)
+    near_one = -EULER + v * _fma_horner(v, slopes[::-1])
+    return -r + (near_one - r_err)
 
 
 def _trigamma(x):

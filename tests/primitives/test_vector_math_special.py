@@ -1,0 +1,142 @@
+"""scipy.special's erfinv, gammaln and digamma in compiled code and eagerly: the
+project's own code (compositions of its vector math, docs/accuracy.md), within 1 ulp of
+the correctly rounded result (mpmath, tests/ulp_oracle.py) in float32 and in float64
+where docs/accuracy.md says so (all of erfinv's domain; gammaln and digamma below 0.01
+and around psi's zero, digamma past 10 too), SciPy's special values, the same bits on
+every path, derivatives from the result."""
+
+import re
+
+import mpmath
+import numpy as np
+import pytest
+import scipy.special as sc
+
+import rune_jit as rune
+import rune_jit.numpy as rnp
+from rune_jit import config
+from machine_code import CALL, VECTOR_FMA
+from test_vector_math_exp_log import check, on_every_path
+
+DTYPES = [np.float64, np.float32]
+# name -> mpmath's function
+FUNCTIONS = {"erfinv": mpmath.erfinv, "gammaln": lambda x: mpmath.re(mpmath.loggamma(x)),
+             "digamma": mpmath.digamma}
+ROOT = 1.4616321449683622  # psi's positive zero, gammaln's minimum
+
+
+def samples(name: str, dtype, n: int, seed: int = 0) -> np.ndarray:
+    """erfinv: n uniform in [-1, 1], n log-uniform magnitudes over every binade below 1,
+    n at ±(1 - 2^-u) next to the poles (down to 1 - ulp). gammaln, digamma: n around
+    psi's zero, n log-uniform below 0.01; in float32 also n log-uniform over the range,
+    n uniform in [-30, 0] and n huge negatives; digamma's float64 n log-uniform past 10."""
+    rng = np.random.default_rng(seed)
+    fi = np.finfo(dtype)
+    sign = rng.choice([-1.0, 1.0], n)
+    low = np.log(float(fi.smallest_subnormal))
+    if name == "erfinv":
+        tiny = np.exp(rng.uniform(low, 0, n))
+        near_one = 1 - 2.0 ** -rng.uniform(1, fi.nmant + 1, n)
+        x = [rng.uniform(-1, 1, n), sign * tiny, sign * near_one]
+    else:
+        x = [rng.uniform(ROOT - 0.25, 1.75, n), np.exp(rng.uniform(low, np.log(0.01), n))]
+        if dtype == np.float32:
+            x += [np.exp(rng.uniform(low, np.log(float(fi.max)), n)), rng.uniform(-30, 0, n),
+                  -np.exp(rng.uniform(np.log(30), np.log(float(fi.max)), n))]
+        elif name == "digamma":
+            x.append(np.exp(rng.uniform(np.log(10), np.log(float(fi.max)), n)))
+    return np.concatenate(x).astype(dtype)
+
+
+def edges(name: str, dtype) -> np.ndarray:
+    """erfinv: ±0, the subnormals' ends, ±1 and their neighbours, where the method
+    changes, outside the domain, ±inf and NaN. gammaln, digamma: ±0, the subnormals'
+    ends, the poles, the ends of the series around psi's zero (inside), 10 and the
+    largest float (with the floats either side), gammaln's zeros 1 and 2, ±inf, NaN."""
+    fi = np.finfo(dtype)
+    if name == "erfinv":
+        points = [0.0, fi.smallest_subnormal, fi.tiny, 0.5, 0.8427007929497149,
+                  0.9999999999999, 1.0, 1.5, fi.max, np.inf]
+        x = np.array(points, dtype)
+        x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)])
+        return np.concatenate([x, -x, [np.nan]]).astype(dtype)
+    points = [fi.smallest_subnormal, fi.tiny, ROOT, 1.2116321449683622]
+    if dtype == np.float32 or name == "digamma":
+        points += [10.0, 1e30, fi.max]
+    x = np.array(points, dtype)
+    exact = [1.0, 2.0] if name == "gammaln" or dtype == np.float32 else []  # 0
+    x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf),
+                        [*exact, 1.75, np.nextafter(1.75, 0)]])
+    poles = np.array([0.0, -0.0, -1.0, -2.0, -1e30, np.inf, -np.inf, np.nan])
+    return np.concatenate([x, poles]).astype(dtype)
+
+
+def verify(name: str, x: np.ndarray, got: np.ndarray) -> None:
+    check(name, x, got=got, oracle=FUNCTIONS[name], numpy=getattr(sc, name),
+          long_double=False)
+
+
+def function(name: str):
+    return getattr(rune.scipy.special, name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_sampled_within_one_ulp_compiled_and_eager(name, dtype):
+    x = samples(name, dtype, 300)
+    verify(name, x, rune.jit(function(name))(x))
+    with np.errstate(all="ignore"):
+        verify(name, x, np.asarray(function(name)(x)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_edge_cases_vectorized_and_one_by_one(name, dtype):
+    """SciPy's special values, compiled in a vectorized loop and one by one (the same
+    bits) and eagerly."""
+    x = edges(name, dtype)
+    jitted = rune.jit(function(name))
+    with np.errstate(all="ignore"):
+        eager, scipy = np.asarray(function(name)(x)), getattr(sc, name)(x)
+    results = {"loop": jitted(np.tile(x, 64))[:x.size], "eager": eager,
+               "one by one": np.array([jitted(v) for v in x], dtype)}
+    for how, got in results.items():
+        special = ~np.isfinite(got)
+        np.testing.assert_array_equal(got[special], scipy[special], err_msg=how)
+        verify(name, x, got)
+    np.testing.assert_array_equal(results["one by one"], results["loop"])
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_small_carry_of_a_scan_step_and_lanes_of_vmap(name):
+    x = samples(name, np.float64, 16, seed=1)[:32].reshape(8, 4)
+    verify(name, x.ravel(), on_every_path(function(name), x).ravel())
+
+
+DERIVATIVES = {"erfinv": lambda x: np.sqrt(np.pi) / 2 * np.exp(sc.erfinv(x) ** 2),
+               "gammaln": sc.digamma, "digamma": lambda x: sc.polygamma(1, x)}
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_gradients_and_inlined_vectorized_code(name):
+    """Derivatives from the result (check_grads too); the loop of 10^5 elements is
+    widened (vector fused multiply-adds) and calls nothing."""
+    x = np.random.default_rng(2).uniform(0.1, 0.9, 16) * (1 if name == "erfinv" else 3)
+    f = function(name)
+    g = rune.jit(rune.grad(lambda v: rnp.sum(f(v))))(x)
+    np.testing.assert_allclose(g, DERIVATIVES[name](x), rtol=1e-12)
+    rune.check_grads(f, x)
+    if config.math != "own":
+        return
+    asm = {d.__name__: rune.jit(f).lower(np.full(100_000, 0.5, d)).asm for d in DTYPES}
+    assert all(re.search(VECTOR_FMA, a) and not re.search(CALL, a) for a in asm.values())
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.slow
+def test_hundred_thousand_points_within_one_ulp(name, dtype):
+    """10^5 points, which mpmath computes point by point (minutes for 10^6):
+    tools/accuracy_vecmath.py measures 10^6 (docs/accuracy.md)."""
+    x = samples(name, dtype, 33_334, seed=3)
+    verify(name, x, rune.jit(function(name))(x))
