@@ -170,20 +170,26 @@ def _load_mlir_tests():
 LOOP_CORPUS = _load_mlir_tests().LOOP_CORPUS
 
 
+def _runs_under_iree_as_natively(f, *args) -> None:
+    """f's results under IREE equal the native code's, unless f meets one of IREE's known
+    gaps (upstream.IREE_GAPS), which must say so."""
+    with _native():
+        want = rune.tree.leaves(rune.jit(f)(*args))
+    with _backend("iree"):
+        try:
+            got = rune.tree.leaves(rune.jit(f)(*args))
+        except NotImplementedError as e:
+            assert "IREE cannot compile" in str(e), e
+            return
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("iree backend loops")
 @pytest.mark.parametrize("name", list(LOOP_CORPUS))
-def test_the_loop_corpus_runs_under_iree_as_natively(name, monkeypatch):
-    f, x = LOOP_CORPUS[name]()
-    want = rune.tree.leaves(rune.jit(f)(x))
-    monkeypatch.setattr(config, "backend", "iree")
-    try:
-        got = rune.tree.leaves(rune.jit(f)(x))
-    except NotImplementedError as e:  # only IREE's known gaps (upstream.IREE_GAPS)
-        assert "IREE cannot compile" in str(e), e
-        return
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+def test_the_loop_corpus_runs_under_iree_as_natively(name):
+    _runs_under_iree_as_natively(*LOOP_CORPUS[name]())
 
 
 @pytest.mark.slow
@@ -195,16 +201,7 @@ def test_random_programs_and_their_gradients_run_under_iree_as_natively(prog):
     their sum."""
     inputs = make_inputs(prog, 0)
     for f in (prog.values(rnp), rune.grad(prog.scalar(rnp), argnums=tuple(range(len(inputs))))):
-        with _native():
-            want = rune.tree.leaves(rune.jit(f)(*inputs))
-        with _backend("iree"):
-            try:
-                got = rune.tree.leaves(rune.jit(f)(*inputs))
-            except NotImplementedError as e:  # only IREE's known gaps (upstream.IREE_GAPS)
-                assert "IREE cannot compile" in str(e), e
-                continue
-        for g, w in zip(got, want):
-            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+        _runs_under_iree_as_natively(f, *inputs)
 
 
 @pytest.mark.slow

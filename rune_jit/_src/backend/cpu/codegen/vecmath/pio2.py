@@ -30,6 +30,7 @@ import llvmlite.ir as ir
 
 from .. import arith as A
 from ..emit import F64, I1, I32, I64, mark_pure
+from . import tables
 from .kit import fast_two_sum, fma, two_prod, two_sum
 
 BOUND = 2.0 ** 30  # Cody–Waite below, Payne–Hanek from here on
@@ -238,15 +239,7 @@ def _mod4(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
 
 def _table(module: ir.Module) -> ir.GlobalVariable:
     """The module's 2/pi table, defined once."""
-    name = "rune_two_over_pi"
-    g = module.globals.get(name)
-    if g is None:
-        t = ir.ArrayType(F64, len(TABLE))
-        g = ir.GlobalVariable(module, t, name)
-        g.global_constant = True
-        g.linkage = "internal"
-        g.initializer = ir.Constant(t, [ir.Constant(F64, v) for v in TABLE])
-    return g
+    return tables.table(module, "rune_two_over_pi", F64, TABLE)
 
 
 def _lookup(b: ir.IRBuilder, table: ir.GlobalVariable, index: ir.Value) -> ir.Value:
