@@ -60,10 +60,6 @@ class InterpretedStages(MlirStages):
         self.region = region
 
     @property
-    def ir(self) -> str:
-        return str(self.region)
-
-    @property
     def llvm_ir(self) -> str:
         raise NotImplementedError("RUNE_JIT_BACKEND=interpret compiles nothing: there is "
                                   "no LLVM IR (unset it to compile)")

@@ -201,10 +201,6 @@ class IreeStages(MlirStages):
         self.region, self.constants = region, constants
 
     @property
-    def ir(self) -> str:
-        return str(self.region)
-
-    @property
     def llvm_ir(self) -> str:
         raise NotImplementedError("RUNE_JIT_BACKEND=iree: iree-compile makes the machine "
                                   "code; rune_jit shows its MLIR input (`.mlir`)")

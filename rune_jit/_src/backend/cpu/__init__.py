@@ -86,11 +86,6 @@ class Lowered(MlirStages):
         return super().mlir
 
     @property
-    def ir(self) -> str:
-        """The program as compiled: after the passes that run before lowering."""
-        return str(self.region)
-
-    @property
     def llvm_ir(self) -> str:
         return self.built.llvm_ir
 

@@ -83,6 +83,11 @@ class MlirStages:
     constants: Sequence[np.ndarray] = ()
 
     @property
+    def ir(self) -> str:
+        """The program as the backend runs it: after the passes that run before lowering."""
+        return str(self.region)
+
+    @property
     def mlir(self) -> str:
         """The program as an MLIR module in upstream dialects (docs/mlir.md).
 
