@@ -12,7 +12,7 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit import config
 from rune_jit._src.primitive import Primitive
-from primitive_cases import CASES, FLOATS, assert_matches, expected, is_error
+from primitive_cases import CASES, FLOATS, assert_matches, expected, is_error, run_together
 
 # 16 elements (one AVX-512 pair of float64 vectors), 15 (no power of two) and 3 axes
 SMALL_SHAPES = ((16,), (3, 5), (2, 2, 2))
@@ -46,10 +46,10 @@ def assert_same(got, want) -> None:
         assert_matches(got, want)
 
 
-def _variants(dtypes=None):
-    return [pytest.param(case, shape, dtype, id=f"{case.id}-{'x'.join(map(str, shape))}-{dtype}")
-            for case in ELEMENTWISE for shape in SMALL_SHAPES
-            for dtype in (dtypes or case.dtypes) if dtype in case.dtypes]
+def _by_dtype(dtypes=None):
+    """A test per case and dtype, over SMALL_SHAPES (run as one program)."""
+    return [pytest.param(case, dtype, id=f"{case.id}-{dtype}")
+            for case in ELEMENTWISE for dtype in (dtypes or case.dtypes) if dtype in case.dtypes]
 
 
 def _args(case, shape, dtype, rng):
@@ -57,12 +57,22 @@ def _args(case, shape, dtype, rng):
     return case.draw(rng, (shape,) * arity, dtype)
 
 
-@pytest.mark.parametrize("case,shape,dtype", _variants())
-def test_small_elementwise_matches_interpreter(case, shape, dtype, rng):
-    args = _args(case, shape, dtype, rng)
+def assert_jit_as_interpreted(calls: list) -> None:
+    """Each (f, args) jitted gives the interpreter's outcome; the calls it does not reject
+    compiled as one program (primitive_cases.run_together)."""
     with interpreted():
-        want = outcome(case.fn, args)
-    assert_same(outcome(rune.jit(case.fn), args), want)
+        wants = [outcome(f, args) for f, args in calls]
+    good = [k for k, want in enumerate(wants) if not is_error(want)]
+    for k in set(range(len(calls))) - set(good):
+        assert_same(outcome(rune.jit(calls[k][0]), calls[k][1]), wants[k])
+    for k, got in zip(good, run_together(rune.jit, [calls[k] for k in good])):
+        assert_same(np.asarray(got), wants[k])
+
+
+@pytest.mark.parametrize("case,dtype", _by_dtype())
+def test_small_elementwise_matches_interpreter(case, dtype, rng):
+    assert_jit_as_interpreted([(case.fn, _args(case, shape, dtype, rng))
+                               for shape in SMALL_SHAPES])
 
 
 def _float_in_float_out(case) -> bool:
@@ -74,32 +84,29 @@ def _float_in_float_out(case) -> bool:
 DIFFERENTIABLE = [c for c in ELEMENTWISE if c.dtype.kind == "f" and _float_in_float_out(c)]
 
 
-@pytest.mark.parametrize("case,shape,dtype", [
-    p for p in _variants((np.dtype("float64"), np.dtype("float32")))
+def _weighted_sum(f):
+    def loss(x, *rest):
+        return rnp.sum(f(x, *rest) * np.linspace(0.5, 1.5, x.size).reshape(x.shape)
+                       .astype(x.dtype))
+    return loss
+
+
+@pytest.mark.parametrize("case,dtype", [
+    p for p in _by_dtype((np.dtype("float64"), np.dtype("float32")))
     if p.values[0] in DIFFERENTIABLE])
-def test_small_elementwise_grad_matches_interpreter(case, shape, dtype, rng):
+def test_small_elementwise_grad_matches_interpreter(case, dtype, rng):
     """The gradient of sum(f(x, ...)) in x: the backward pass's elementwise products of
     the same small shape, vectors too."""
-    args = _args(case, shape, dtype, rng)
-
-    def loss(x, *rest):
-        return rnp.sum(case.fn(x, *rest) * np.linspace(0.5, 1.5, x.size).reshape(x.shape)
-                       .astype(x.dtype))
-
-    with interpreted():
-        want = outcome(rune.grad(loss), args)
-    assert_same(outcome(rune.jit(rune.grad(loss)), args), want)
+    grad = rune.grad(_weighted_sum(case.fn))
+    assert_jit_as_interpreted([(grad, _args(case, shape, dtype, rng)) for shape in SMALL_SHAPES])
 
 
-@pytest.mark.parametrize("case,shape,dtype", [p for p in _variants() if len(p.values[1]) > 1])
-def test_small_elementwise_vmap_matches_interpreter(case, shape, dtype, rng):
+@pytest.mark.parametrize("case,dtype", _by_dtype())
+def test_small_elementwise_vmap_matches_interpreter(case, dtype, rng):
     """vmap over the leading axis: each lane a smaller array, the batched program one of
     the small shape."""
-    args = _args(case, shape, dtype, rng)
-    f = rune.vmap(case.fn)
-    with interpreted():
-        want = outcome(f, args)
-    assert_same(outcome(rune.jit(f), args), want)
+    assert_jit_as_interpreted([(rune.vmap(case.fn), _args(case, shape, dtype, rng))
+                               for shape in SMALL_SHAPES if len(shape) > 1])
 
 
 def _layers(w, h, x, k=3):

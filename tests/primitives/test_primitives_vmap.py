@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import rune_jit as rune
-from primitive_cases import CASES, assert_outcome, expected, is_error
+from primitive_cases import CASES, assert_outcome, assert_outcomes, expected, is_error
 
 BATCH = 5  # unlike any example's axis, so a lane axis put in the wrong place shows
 VARIANTS = 3  # the first shape variants of each row, which list the most telling first
@@ -20,15 +20,18 @@ IN_AXES = {
 }
 
 
+def _axes(in_axes, shapes) -> tuple:
+    return in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(shapes)
+
+
 def _fits(in_axes, shapes) -> bool:
-    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(shapes)
+    axes = _axes(in_axes, shapes)
     return all(a is None or a <= len(s) for a, s in zip(axes, shapes))
 
 
-def _variants():
-    return [pytest.param(case, shapes, axes, id=f"{case.id}-{shapes}-{axes}".replace(" ", ""))
-            for case in CASES for shapes in case.shapes[:VARIANTS]
-            for axes in IN_AXES[len(shapes)]
+def _variants(case) -> list[tuple]:
+    """(shapes, in_axes) of the case's first shape variants and the axes that fit them."""
+    return [(shapes, axes) for shapes in case.shapes[:VARIANTS] for axes in IN_AXES[len(shapes)]
             if _fits(axes, shapes)]
 
 
@@ -49,12 +52,16 @@ def _loop(ref, args, axes):
                                   for x, a in zip(args, axes)]) for b in range(BATCH)])
 
 
-@pytest.mark.parametrize("case,shapes,in_axes", _variants())
-def test_vmap_matches_a_loop(case, shapes, in_axes, backend, rng):
-    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(shapes)
-    args = _batched(case, rng, shapes, axes)
-    assert_outcome(backend(rune.vmap(case.fn, in_axes=in_axes)), args,
-                   _loop(case.ref, args, axes))
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_vmap_matches_a_loop(case, backend, rng):
+    """Every variant of the case batched, as one program (primitive_cases.run_together)."""
+    variants = _variants(case)
+    argsets = [_batched(case, rng, shapes, _axes(axes, shapes)) for shapes, axes in variants]
+    assert_outcomes(backend, [(rune.vmap(case.fn, in_axes=axes), args)
+                              for (_, axes), args in zip(variants, argsets)],
+                    [_loop(case.ref, args, _axes(axes, shapes))
+                     for (shapes, axes), args in zip(variants, argsets)],
+                    [f"{shapes}-{axes}".replace(" ", "") for shapes, axes in variants])
 
 
 ONE_PER_PRIMITIVE = list({c.prim: c for c in reversed(CASES)}.values())
