@@ -8,12 +8,12 @@ Every helper takes and returns float registers, a scalar or a vector alike.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import llvmlite.ir as ir
 
 from .. import arith as A
-from ..emit import F64, I64
+from ..emit import F32, F64, I32, I64
 
 MAGIC = 1.5 * 2.0 ** 52  # x + MAGIC rounds x to an integer held in the sum's low bits
 
@@ -102,9 +102,14 @@ def round_to_integer(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def pow2(b: ir.IRBuilder, n: ir.Value) -> ir.Value:
     """2^n for float64 n an integer in [-1022, 1023], built from its exponent bits: the
     low bits of n + MAGIC hold n, which a shift moves into the exponent field."""
+    field = exponent_field(b, n)
+    return b.bitcast(b.add(field, A.constant(field.type, 1023 << 52)), n.type)
+
+
+def exponent_field(b: ir.IRBuilder, n: ir.Value) -> ir.Value:
+    """n << 52 as an integer register, for float64 n an integer with |n| < 2^51."""
     it = A.like(n.type, I64)
-    bits = b.shl(b.bitcast(b.fadd(n, c(n, MAGIC)), it), A.constant(it, 52))
-    return b.bitcast(b.add(bits, A.constant(it, 1023 << 52)), n.type)
+    return b.shl(b.bitcast(b.fadd(n, c(n, MAGIC)), it), A.constant(it, 52))
 
 
 def split_exponent(b: ir.IRBuilder, n: ir.Value, limit: float) -> tuple[ir.Value, ir.Value]:
@@ -114,3 +119,65 @@ def split_exponent(b: ir.IRBuilder, n: ir.Value, limit: float) -> tuple[ir.Value
     rounding adds at most 2^-53 relative (y's own) to the half ulp of a subnormal."""
     n1 = clamp(b, n, -limit, limit)
     return pow2(b, n1), pow2(b, b.fsub(n, n1))
+
+
+# Arithmetic that reads or makes a subnormal takes a microcode assist on x86-64 cores
+# (about 150 cycles on Intel's, for each such instruction of a vector): the helpers below
+# keep subnormals out of the arithmetic, so that every input range runs at the core
+# range's speed (bench/math_ranges.py) and still gives NumPy's values (no flush to zero).
+class Format(NamedTuple):
+    """A float format's fields: the smallest normal is 2^-bias+1, the smallest subnormal
+    2^-(bias - 1 + mantissa)."""
+    integer: ir.IntType
+    mantissa: int
+    bias: int
+
+
+FORMATS = {F64: Format(I64, 52, 1023), F32: Format(I32, 23, 127)}
+
+
+def tiny(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """The mask of x's lanes that are subnormal or zero (a comparison reads a subnormal
+    without an assist)."""
+    k = FORMATS[A.element(x.type)]
+    return b.fcmp_ordered("<", A.intrinsic(b, "fabs", x), c(x, 2.0 ** (1 - k.bias)))
+
+
+def without_tiny(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(mask of x's subnormal and zero lanes, x with those lanes 0): for functions whose
+    result there is f(0) or x itself, selected after."""
+    small = tiny(b, x)
+    return small, b.select(small, c(x, 0.0), x)
+
+
+def times_pow2(b: ir.IRBuilder, y: ir.Value, field: ir.Value, low: ir.Value) -> ir.Value:
+    """y 2^e rounded once, subnormals included, for y normal (or inf, NaN) and `field` = e
+    in the exponent field (e << mantissa bits, an integer register); `low`: the lanes where
+    y 2^e may be below the smallest normal (there e < 1 - mantissa, so that 2^(e + m)
+    below is normal). There y 2^(e + m) with m = bias - 1 + mantissa is a normal v, exact,
+    and v < 2^mantissa rounds to the integer whose bits are the subnormal's by adding
+    2^mantissa (the grid of subnormals is that of integers after the scaling: the same
+    rounding as y 2^e's); v >= 2^mantissa gives v 2^-m, normal."""
+    k = FORMATS[A.element(y.type)]
+    it = field.type
+    shift = (k.bias - 1 + k.mantissa) << k.mantissa
+    bias = b.add(field, A.constant(it, k.bias << k.mantissa))
+    scale = b.select(low, b.add(bias, A.constant(it, shift)), bias)
+    v = b.fmul(y, b.bitcast(scale, y.type))
+    magic = c(y, 2.0 ** k.mantissa)
+    subnormal = b.and_(low, b.fcmp_ordered("<", v, magic))
+    bits = b.sub(b.bitcast(b.fadd(v, magic), it), b.bitcast(magic, it))
+    back = b.select(b.and_(low, b.not_(subnormal)), c(y, 2.0 ** -(k.bias - 1 + k.mantissa)),
+                    c(y, 1.0))
+    return b.select(subnormal, b.bitcast(bits, y.type), b.fmul(v, back))
+
+
+def subnormal_scaled(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, int]:
+    """(x 2^m, m) for x subnormal, m = bias - 1 + mantissa: x's bits are the integer x 2^m,
+    made a float by putting them under 2^mantissa's exponent and subtracting 2^mantissa
+    (exact; other lanes give a normal value, or inf or NaN, to be selected away)."""
+    k = FORMATS[A.element(x.type)]
+    magic = c(x, 2.0 ** k.mantissa)
+    it = A.like(x.type, k.integer)
+    bits = b.or_(b.bitcast(x, it), b.bitcast(magic, it))
+    return b.fsub(b.bitcast(bits, x.type), magic), k.bias - 1 + k.mantissa
