@@ -73,7 +73,7 @@ def _tanh(b: ir.IRBuilder, x: ir.Value, k: Coefficients) -> ir.Value:
     c = lambda value: A.const_like(x, value)  # noqa: E731
     a = A.intrinsic(b, "fabs", x)
     clamped = b.select(b.fcmp_ordered(">", a, c(k.clamp)), c(k.clamp), a)  # keeps a NaN
-    small, clamped = kit.without_tiny(b, clamped)  # subnormals: x itself (kit.times_pow2)
+    small, clamped = kit.without_tiny(b, x, clamped)  # subnormals: x itself
     m = _expm1_twice(b, clamped, k)
     return b.select(small, x, A.intrinsic(b, "copysign", b.fdiv(m, b.fadd(m, c(2.0))), x))
 

@@ -113,11 +113,9 @@ def scaled(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
     if not k.precise:
         s = kit.pow2(b, red.n)
         return fma(b, s, e, s)
-    # 2^(n - n1) at most 2^-501 where the result may be subnormal (kit.times_pow2)
-    n1 = kit.clamp(b, red.n, -SPLIT / 2, SPLIT)
-    s1 = kit.pow2(b, n1)
-    low = b.fcmp_ordered("<", red.n, c(e, -SPLIT))
-    return kit.times_pow2(b, fma(b, s1, e, s1), kit.exponent_field(b, b.fsub(red.n, n1)), low)
+    s1, s2 = kit.split_exponent(b, red.n, SPLIT)
+    low = b.fcmp_ordered("<", red.n, c(e, -1022.0))  # below 2^-1022: 1 + e < 2
+    return kit.times_scale(b, fma(b, s1, e, s1), s2, low)
 
 
 def expm1_parts(b: ir.IRBuilder, k: Coefficients, red: Reduced, s1: ir.Value,
@@ -131,9 +129,9 @@ def expm1_parts(b: ir.IRBuilder, k: Coefficients, red: Reduced, s1: ir.Value,
 
 def _expm1(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     """e^x - 1 with x's sign (which expm1 has: -0 gives -0); ±0 and subnormals give
-    themselves (kept out of the arithmetic: kit.times_pow2)."""
-    small, x0 = kit.without_tiny(b, x)
-    red = reduce(b, kit.clamp(b, x0, *k.ranges.expm1), k.precise)
+    themselves (kept out of the arithmetic: kit.without_tiny)."""
+    small, x0 = kit.without_tiny(b, x, kit.clamp(b, x, *k.ranges.expm1))
+    red = reduce(b, x0, k.precise)
     if not k.precise:
         hi, lo = expm1_parts(b, k, red, kit.pow2(b, red.n), c(x, 1.0))
         return b.select(small, x, b.fadd(hi, lo))

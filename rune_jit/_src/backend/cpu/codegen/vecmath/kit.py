@@ -102,14 +102,9 @@ def round_to_integer(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def pow2(b: ir.IRBuilder, n: ir.Value) -> ir.Value:
     """2^n for float64 n an integer in [-1022, 1023], built from its exponent bits: the
     low bits of n + MAGIC hold n, which a shift moves into the exponent field."""
-    field = exponent_field(b, n)
-    return b.bitcast(b.add(field, A.constant(field.type, 1023 << 52)), n.type)
-
-
-def exponent_field(b: ir.IRBuilder, n: ir.Value) -> ir.Value:
-    """n << 52 as an integer register, for float64 n an integer with |n| < 2^51."""
     it = A.like(n.type, I64)
-    return b.shl(b.bitcast(b.fadd(n, c(n, MAGIC)), it), A.constant(it, 52))
+    bits = b.shl(b.bitcast(b.fadd(n, c(n, MAGIC)), it), A.constant(it, 52))
+    return b.bitcast(b.add(bits, A.constant(it, 1023 << 52)), n.type)
 
 
 def split_exponent(b: ir.IRBuilder, n: ir.Value, limit: float) -> tuple[ir.Value, ir.Value]:
@@ -140,36 +135,35 @@ def tiny(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """The mask of x's lanes that are subnormal or zero (a comparison reads a subnormal
     without an assist)."""
     k = FORMATS[A.element(x.type)]
-    return b.fcmp_ordered("<", A.intrinsic(b, "fabs", x), c(x, 2.0 ** (1 - k.bias)))
+    it = A.like(x.type, k.integer)
+    field = A.constant(it, ((1 << (k.integer.width - 1 - k.mantissa)) - 1) << k.mantissa)
+    return b.icmp_unsigned("==", b.and_(b.bitcast(x, it), field), A.constant(it, 0))
 
 
-def without_tiny(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
+def without_tiny(b: ir.IRBuilder, x: ir.Value,
+                 v: ir.Value | None = None) -> tuple[ir.Value, ir.Value]:
     """(mask of x's subnormal and zero lanes, x with those lanes 0): for functions whose
-    result there is f(0) or x itself, selected after."""
+    result there is f(0) or x itself, selected after (a polynomial in a subnormal makes
+    subnormals and underflows: exp2 of subnormals took 160 ns an element, 1.2 after).
+    Given v (x clamped, say), v with those lanes 0: the selection then rides on v's
+    last operation (a zero-masked vminpd on AVX-512) instead of costing one more."""
     small = tiny(b, x)
-    return small, b.select(small, c(x, 0.0), x)
+    return small, b.select(small, c(x, 0.0), x if v is None else v)
 
 
-def times_pow2(b: ir.IRBuilder, y: ir.Value, field: ir.Value, low: ir.Value) -> ir.Value:
-    """y 2^e rounded once, subnormals included, for y normal (or inf, NaN) and `field` = e
-    in the exponent field (e << mantissa bits, an integer register); `low`: the lanes where
-    y 2^e may be below the smallest normal (there e < 1 - mantissa, so that 2^(e + m)
-    below is normal). There y 2^(e + m) with m = bias - 1 + mantissa is a normal v, exact,
-    and v < 2^mantissa rounds to the integer whose bits are the subnormal's by adding
-    2^mantissa (the grid of subnormals is that of integers after the scaling: the same
-    rounding as y 2^e's); v >= 2^mantissa gives v 2^-m, normal."""
+def times_scale(b: ir.IRBuilder, y: ir.Value, scale: ir.Value, low: ir.Value) -> ir.Value:
+    """y scale rounded once, subnormals included, for y and scale normal; `low`: the lanes
+    where y scale is below the smallest normal t (or rounds to it), never a NaN's. There
+    y scale + t in one fused multiply-add is normal (no assist), its ulp the subnormals'
+    spacing, so it is y scale rounded as a subnormal, plus t: its bits less t's are the
+    result's. Elsewhere the addend is 0 (y scale itself); callers leave a sliver of
+    results subnormal outside `low` (correct, at an assist's cost). Three operations more
+    than a product: selecting every lane's way exactly cost fourteen (exp's time 1.5x)."""
     k = FORMATS[A.element(y.type)]
-    it = field.type
-    shift = (k.bias - 1 + k.mantissa) << k.mantissa
-    bias = b.add(field, A.constant(it, k.bias << k.mantissa))
-    scale = b.select(low, b.add(bias, A.constant(it, shift)), bias)
-    v = b.fmul(y, b.bitcast(scale, y.type))
-    magic = c(y, 2.0 ** k.mantissa)
-    subnormal = b.and_(low, b.fcmp_ordered("<", v, magic))
-    bits = b.sub(b.bitcast(b.fadd(v, magic), it), b.bitcast(magic, it))
-    back = b.select(b.and_(low, b.not_(subnormal)), c(y, 2.0 ** -(k.bias - 1 + k.mantissa)),
-                    c(y, 1.0))
-    return b.select(subnormal, b.bitcast(bits, y.type), b.fmul(v, back))
+    it = A.like(y.type, k.integer)
+    t = b.select(low, c(y, 2.0 ** (1 - k.bias)), c(y, 0.0))
+    v = fma(b, y, scale, t)
+    return b.bitcast(b.sub(b.bitcast(v, it), b.bitcast(t, it)), y.type)
 
 
 def subnormal_scaled(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, int]:

@@ -140,7 +140,7 @@ def log_of_sum(b: ir.IRBuilder, k: Coefficients, u: ir.Value, error: ir.Value,
 def _log1p(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     """log(u) + (x - (u - 1)) / u for u = 1 + x rounded (the correction's subtractions
     are exact: Fast2Sum, the larger of 1 and x first); ±0 and subnormals give themselves
-    (and are kept out of the arithmetic: kit.times_pow2)."""
+    (and are kept out of the arithmetic: kit.without_tiny)."""
     small, x0 = kit.without_tiny(b, x)
     one = c(x, 1.0)
     u = b.fadd(one, x0)

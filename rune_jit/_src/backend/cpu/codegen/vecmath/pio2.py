@@ -24,6 +24,7 @@ NaN and ±inf reduce to NaN.
 
 from __future__ import annotations
 
+import struct
 from typing import NamedTuple
 
 import llvmlite.ir as ir
@@ -31,7 +32,7 @@ import llvmlite.ir as ir
 from .. import arith as A
 from ..emit import F64, I1, I64, mark_pure
 from . import tables
-from .kit import fast_two_sum, fma, two_prod, two_sum
+from .kit import fast_two_sum, fma, two_prod, two_sum, without_tiny
 
 BOUND = 2.0 ** 30  # Cody–Waite below, Payne–Hanek from here on
 TWO_OVER_PI = 0.6366197723675814
@@ -93,9 +94,11 @@ def reduce_pio2(b: ir.IRBuilder, x: ir.Value, short: bool = False) -> Reduced:
     code runs only where some lane needs it: a branch per register (outlined.py). `short`:
     for float32's x (24 bits), where hi alone is accurate enough and lo is 0 below 2^30."""
     small = (_cody_waite_short if short else _cody_waite)(b, x)
-    ax = A.intrinsic(b, "fabs", x)  # ±inf: Cody–Waite's NaN, not the slow path
-    huge = b.and_(b.fcmp_ordered(">=", ax, A.const_like(x, BOUND)),
-                  b.fcmp_ordered("<", ax, A.const_like(x, float("inf"))))
+    # BOUND <= |x| < inf: |x|'s bits less BOUND's below inf's less BOUND's, unsigned (one
+    # comparison); ±inf and NaN take Cody–Waite's NaN, not the slow path
+    i64 = A.like(x.type, I64)
+    above = b.sub(b.bitcast(A.intrinsic(b, "fabs", x), i64), A.constant(i64, _bits(BOUND)))
+    huge = b.icmp_unsigned("<", above, A.constant(i64, _bits(float("inf")) - _bits(BOUND)))
     any_huge = huge if A.lanes(x.type) is None else A.intrinsic(b, "vector.reduce.or", huge,
                                                                  ret=I1)
     start = b.block
@@ -116,6 +119,10 @@ def reduce_pio2(b: ir.IRBuilder, x: ir.Value, short: bool = False) -> Reduced:
     return Reduced(*out)
 
 
+def _bits(v: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", v))[0]
+
+
 def _rounded(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value, ir.Value]:
     """v rounded to an integer (|v| < 2^51), as a double and as bits whose low bits are
     that integer's (two's complement): no conversion, defined for any v."""
@@ -125,6 +132,10 @@ def _rounded(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value, ir.Value]:
 
 
 def _cody_waite(b: ir.IRBuilder, x: ir.Value) -> Reduced:
+    """A subnormal x reduced as 0 (its sin and tan are x, kept by trig.py; its cos 1): the
+    arithmetic sees no subnormal (kit.without_tiny). Here, not before the slow path's
+    call, so that no more values live across it (a spill in every call: 10 % slower)."""
+    x = without_tiny(b, x)[1]
     c = lambda value: A.const_like(x, value)  # noqa: E731
     n, q = _rounded(b, b.fmul(x, c(TWO_OVER_PI)))
     minus_n = b.fneg(n)

@@ -24,7 +24,7 @@ from .. import arith as A
 from ..emit import F64
 from ..module_functions import Body
 from . import outlined
-from .kit import fast_two_sum, fma, horner, without_tiny
+from .kit import fast_two_sum, fma, horner
 from .pio2 import reduce_pio2
 
 # minimax fits of the relative error on |r| <= pi/4 (tools/minimax_trig.py), highest
@@ -114,9 +114,7 @@ def _reduced_short(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value, ir
 
 
 def _reduced_pairs(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, Pair, Pair]:
-    """q, sin r and cos r, a subnormal x taken as 0 (kept out of the arithmetic:
-    kit.times_pow2; sin and tan then keep x, cos is 1)."""
-    q, hi, lo = reduce_pio2(b, without_tiny(b, x)[1])
+    q, hi, lo = reduce_pio2(b, x)
     z = b.fmul(hi, hi)
     return q, _sin_pair(b, hi, lo, z), _cos_pair(b, hi, lo, z)
 
