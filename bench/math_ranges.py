@@ -4,6 +4,7 @@ overflow, subnormal inputs, huge trigonometric arguments, arrays all NaN and all
 
     python bench/math_ranges.py [--functions exp,log] [--dtypes float64] [--n 100000]
                                 [--repeat 31] [--peers numpy,jax]
+    RUNE_JIT_CPU=haswell XLA_FLAGS=--xla_cpu_max_isa=AVX2 python bench/math_ranges.py
 
 rune_jit, JAX (float64 enabled) and NumPy in one process, one thread each
 (RUNE_JIT_NUM_THREADS=1, XLA's single-threaded elementwise loops), their calls
@@ -212,6 +213,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     os.environ.setdefault("RUNE_JIT_NUM_THREADS", "1")
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                          "intra_op_parallelism_threads=1")
+    # appended: a target's flags (--xla_cpu_max_isa=AVX2, bench/targets.py) are kept
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen"
+                               "=false intra_op_parallelism_threads=1").strip()
     main()
