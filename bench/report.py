@@ -20,6 +20,9 @@ SPEED_TARGETS = [("W1", ("jax", "numba"), 4.0), ("W2", ("jax",), 4.0), ("W2", ("
                  # filter than C, the softmax training scan than JAX
                  *[(hs, (peer,), 1.0) for hs in ("HS", "HSat", "HS32") for peer in ("c", "numba")],
                  ("KF", ("c",), 1.0), ("SX", ("jax",), 1.0),
+                 # issue 41: log_softmax in a scan, its exp's arguments far below -708,
+                 # no slower than any peer
+                 *[("LSM", (peer,), 1.0) for peer in ("jax", "numba", "numpy")],
                  # issue 19: products at the BLAS floor: Tᵀ F no slower than NumPy's
                  # OpenBLAS, matmul than OpenBLAS on one thread (the C row), the
                  # matrix-carry scan than JAX

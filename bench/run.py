@@ -3,6 +3,7 @@
     python bench/run.py                  # every workload, full sizes
     python bench/run.py --quick          # smaller sizes, under a minute
     python bench/run.py --only W1,W4 --json out.json --png out.png
+    python bench/run.py --target avx2    # every peer compiled for AVX2 (bench/targets.py)
 
 See docs/benchmarks.md for how each peer is written and what the columns mean.
 """
@@ -20,6 +21,7 @@ from importlib import metadata
 import harness
 import report
 import speedup
+import targets
 import workloads as wl
 
 # mode -> (samples per peer, least seconds a sample lasts)
@@ -36,10 +38,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
                     "`threads` selects the thread speedup rows")
     ap.add_argument("--json", help="where to write the results (default bench/results*.json)")
     ap.add_argument("--png", help="where to draw the chart (default bench/results*.png)")
+    ap.add_argument("--target", choices=list(targets.TARGETS), default="host",
+                    help="the CPU every peer compiles for (bench/targets.py)")
     args = ap.parse_args(argv)
     args.mode = "tiny" if args.tiny else "quick" if args.quick else "full"
     stem = os.path.join(harness.BENCH, "results" + ("" if args.mode == "full" else
-                                                    f"-{args.mode}"))
+                                                    f"-{args.mode}") +
+                        ("" if args.target == "host" else f"-{args.target}"))
     args.json = args.json or stem + ".json"
     args.png = args.png or stem + ".png"
     return args
@@ -75,7 +80,17 @@ def _cpu() -> str:
     return f"{model} ({binding.get_host_cpu_name()}, {os.cpu_count()} cores)"
 
 
-def meta(mode: str, modules: dict) -> dict:
+def _target(target: str) -> dict:
+    """The target and its settings; on a host without AVX-512 the host column is the
+    AVX2 column, which the record says."""
+    from llvmlite import binding
+
+    features = binding.get_host_cpu_features()
+    return {"target": target, "target_settings": targets.TARGETS[target],
+            "host_is_avx2_only": bool(features.get("avx2")) and not features.get("avx512f")}
+
+
+def meta(mode: str, modules: dict, target: str) -> dict:
     versions = {d: _version(d) for d in ("rune-jit", "numpy", "llvmlite", "jax", "jaxlib",
                                          "numba", "matplotlib")}
     for dist, peer in (("jax", "jax"), ("jaxlib", "jax"), ("numba", "numba")):
@@ -90,7 +105,7 @@ def meta(mode: str, modules: dict) -> dict:
             "least_sample_seconds": min_sample, "tolerance": wl.TOL,
             "first_call": "median of fresh processes (first_call_repeats); rune_jit cold = "
                           "empty RUNE_JIT_CACHE_DIR, warm = a second process on the filled one",
-            "first_call_repeats": FIRST_CALL_REPEATS[mode]}
+            "first_call_repeats": FIRST_CALL_REPEATS[mode], **_target(target)}
 
 
 def run_workload(w: wl.Workload, mode: str, modules: dict, cold: dict, warm: dict) -> dict:
@@ -144,9 +159,10 @@ def _selection(only: str | None) -> tuple[list[wl.Workload], bool]:
 
 def main(argv: list[str]) -> int:
     args = parse(argv)
+    targets.ensure(args.target, argv)  # a process with the target's environment
     chosen, with_threads = _selection(args.only)
     modules = {p: harness.load(p) for p in wl.PEERS}
-    results = {"meta": meta(args.mode, modules), "workloads": {}}
+    results = {"meta": meta(args.mode, modules, args.target), "workloads": {}}
     present = [p for p, m in modules.items() if not isinstance(m, str)]
     print("first calls, in fresh processes ...", file=sys.stderr)
     cold, warm = harness.first_calls([w.name for w in chosen], args.mode, present,
@@ -160,7 +176,10 @@ def main(argv: list[str]) -> int:
     results["targets"] = report.targets(results)
     m = results["meta"]
     m["load_average_at_end"] = os.getloadavg()[0]
-    print(f"rune_jit bench, {m['mode']} sizes, {m['date']}, {m['cpu']}, {m['platform']}, "
+    m["blas_kernels"] = targets.blas_kernels()  # every peer has run: their BLAS is loaded
+    avx2 = " (the host is AVX2-only: the AVX2 column)" if m["host_is_avx2_only"] else ""
+    print(f"rune_jit bench, {m['mode']} sizes, {m['date']}, {m['cpu']}, target "
+          f"{m['target']}{avx2}, BLAS kernels {m['blas_kernels']}, {m['platform']}, "
           f"Python {m['python']}, rune_jit at {m['rune_jit_commit']}, load average "
           f"{m['load_average_at_start']:.2f} at start, {m['load_average_at_end']:.2f} at end\n"
           + ", ".join(f"{k} {v}" for k, v in m["versions"].items()))

@@ -280,6 +280,11 @@ def softmax_train(p):
     return lambda: f(p.W0, p.X, p.labels)
 
 
+def log_softmax_scan(p):
+    f = rune.jit(wl.log_softmax_scan(rune.nn.log_softmax, rune.scan, p.steps))
+    return lambda: f(p.z0)
+
+
 def dispatch(p):
     f = rune.jit(lambda x: x + 1)
     return lambda: f(p.x)
@@ -367,7 +372,7 @@ IMPLS = {"FILL": fill, "NLS": nls, "NLSg": nls_grad, "FT": ft, "W1": w1, "W1c": 
             for label in ("1", "1k")},
          "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,
          "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "KF": kf,
-         "SX": softmax_train, "MM": matmul, "MB": mandelbrot,
+         "SX": softmax_train, "LSM": log_softmax_scan, "MM": matmul, "MB": mandelbrot,
          **{w.name: transposed_product for w in wl.WORKLOADS if w.group == "TF"},
          **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}
 

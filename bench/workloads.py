@@ -68,6 +68,11 @@ _SX_SIZES = {"full": dict(n=300, d=5, k=5, steps=1000),
              "quick": dict(n=300, d=5, k=5, steps=100), "tiny": dict(n=30, d=5, k=5, steps=10)}
 SX_LR = 0.5
 _NO_C_SX = "a hand loop like Numba's: the Numba row"
+# LSM: issue 41's log_softmax in a scan, z' = log_softmax(z) + z0: z_t is t z0 less a
+# constant per row, so the rows' spread grows with t and exp's arguments fall below -708
+# (results subnormal or 0) within a few dozen steps
+_LSM_SIZES = {"full": dict(n=300, k=5, steps=200), "quick": dict(n=300, k=5, steps=200),
+              "tiny": dict(n=30, k=5, steps=10)}
 _W8_SIZES = {"full": dict(n=10_000, nnz=100_000, steps=1000),
              "quick": dict(n=10_000, nnz=100_000, steps=100),
              "tiny": dict(n=100, nnz=500, steps=10)}
@@ -225,6 +230,9 @@ WORKLOADS = [
     Workload("SX", "SX", "softmax cross-entropy training: a scan of full-batch SGD steps W -= "
              "lr grad(mean(logsumexp(X W) - (X W)[label])), X 300 x 5, 5 classes; ys = losses",
              ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_C_SX), _SX_SIZES),
+    Workload("LSM", "LSM", "log_softmax over a length-5 axis in a scan, z' = log_softmax(z) + "
+             "z0, z0 300 x 5 N(0, 9): exp's arguments drift below -708 (results 0, subnormal)",
+             ("rune_jit", "numba", "jax", "numpy"), dict(c=_NO_C_SX), _LSM_SIZES),
     *[Workload(name, "TF", f"Tᵀ F, T and F (10^{e} x {n}) float64: a long contraction "
                "into a small output", _TF_PEERS, dict(c=_NO_C_BLAS),
                {"full": dict(L=10 ** e, n=n), "quick": dict(L=10 ** (e - 1), n=n),
@@ -347,6 +355,8 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         scores = X @ rng.normal(size=(d, k)) + rng.gumbel(size=(n, k))
         return SimpleNamespace(X=X, labels=np.argmax(scores, axis=1),
                                W0=np.zeros((d, k)), lr=SX_LR, **size)
+    if w.group == "LSM":
+        return SimpleNamespace(z0=rng.normal(0.0, 3.0, (size["n"], size["k"])), **size)
     if w.group == "W9":
         return SimpleNamespace(seed=20240501, mu=MU, sigma=SIGMA, dt=HORIZON / size["steps"],
                                **size)
@@ -450,6 +460,14 @@ def softmax_training(np_like, log_softmax, value_and_grad, scan, lr: float, step
             return W - lr * g, loss
         return scan(step, W0, length=steps)
     return train
+
+
+def log_softmax_scan(log_softmax, scan, steps: int):
+    """LSM's scan for a `log_softmax(z, axis)` and a `scan`: z0 -> the final z."""
+    def run(z0):
+        return scan(lambda z, _: (log_softmax(z, axis=-1) + z0, None), z0, None,
+                    length=steps)[0]
+    return run
 
 
 def w3g_with_no_input(w3g):

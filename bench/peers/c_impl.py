@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import os
 import shutil
 import subprocess
 import tempfile
@@ -18,7 +19,9 @@ CC = shutil.which("cc")
 if CC is None:
     raise ImportError("no C compiler: `cc` is not on PATH")
 SOURCE = Path(__file__).with_name("c_ref.c")
-FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-shared", "-fPIC"]
+# bench/targets.py's avx2 target sets RUNE_BENCH_MARCH=haswell
+FLAGS = ["-O3", f"-march={os.environ.get('RUNE_BENCH_MARCH', 'native')}", "-ffp-contract=off",
+         "-shared", "-fPIC"]
 _lib: list = []  # the loaded library, built on first use
 
 

@@ -286,6 +286,11 @@ def softmax_train(p):
     return _ready(jax.jit(train), p.W0, p.X, p.labels)
 
 
+def log_softmax_scan(p):
+    return _ready(jax.jit(wl.log_softmax_scan(jax.nn.log_softmax, jax.lax.scan, p.steps)),
+                  p.z0)
+
+
 def transposed_product(p):
     return _ready(jax.jit(lambda t, f: t.T @ f), p.T, p.F)
 
@@ -353,6 +358,7 @@ IMPLS = {"FILL": lambda p: _ready(jax.jit(wl.fill_rows(jnp, jax.lax.fori_loop, p
          "Egrad": egrad, "Egrad-jit": lambda p: _ready(jax.jit(jax.grad(_sin_loss)), p.a),
          "Escan": escan, "Escan-jit": lambda p: _ready(jax.jit(_scan1), p.xs),
          "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "SX": softmax_train,
+         "LSM": log_softmax_scan,
          "MM": matmul, "MB": mandelbrot,
          **{w.name: transposed_product for w in wl.WORKLOADS if w.group == "TF"},
          **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}

@@ -235,6 +235,25 @@ def _sum_tanh(x):
     return total
 
 
+def _log_softmax_scan(z0, steps):
+    """LSM: each row's max, log-sum-exp and new values in one pass over its k entries."""
+    n, k = z0.shape
+    z, out = z0.copy(), np.empty_like(z0)
+    for _ in range(steps):
+        for i in range(n):
+            top = -np.inf
+            for j in range(k):
+                top = max(top, z[i, j])
+            total = 0.0
+            for j in range(k):
+                total += math.exp(z[i, j] - top)
+            lse = top + math.log(total)
+            for j in range(k):
+                out[i, j] = z[i, j] - lse + z0[i, j]
+        z, out = out, z
+    return z
+
+
 def _softmax_train(X, labels, W0, steps, lr):
     n, d = X.shape
     k = W0.shape[1]
@@ -364,6 +383,7 @@ IMPLS = {"FILL": _make(_fill, "x", "rows"), "W9": _make(_paths, "seed", "paths",
          "Egrad-jit": _make(_loss_grad, "a"), "Escan-jit": _make(_scan1, "xs"), "Dmix": dmix,
          "Dmix-arrays": dmix_arrays, "ST": _make(_sum_tanh, "x"),
          "SX": _make(_softmax_train, "X", "labels", "W0", "steps", "lr"),
+         "LSM": _make(_log_softmax_scan, "z0", "steps"),
          "MM": _make(_matmul, "A", "B"),
          **{w.name: _make(_transposed_product, "T", "F") for w in wl.WORKLOADS
             if w.group == "TF"},

@@ -212,6 +212,16 @@ def _python_scan(step, carry, xs, length):
     return carry, None
 
 
+def _log_softmax(z, axis=-1):
+    shifted = z - np.max(z, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def log_softmax_scan(p):
+    run = wl.log_softmax_scan(_log_softmax, _python_scan, p.steps)
+    return lambda: run(p.z0)
+
+
 def nls(p):
     run = wl.nls(np, _python_scan, p)
     return lambda: run(p.params)
@@ -239,6 +249,7 @@ IMPLS = {"FILL": lambda p: lambda: _fill(p.x, p.rows), "NLS": nls, "FT": lambda 
          "Egrad": _loss_grad, "Egrad-jit": _loss_grad, "Escan": w1, "Escan-jit": w1,
          "Dmix": dmix, "Dmix-arrays": dmix,
          "ST": lambda p: lambda: np.sum(np.tanh(p.x)), "SX": softmax_train,
+         "LSM": log_softmax_scan,
          "MM": lambda p: lambda: p.A @ p.B, "MB": mandelbrot,
          **{w.name: (lambda p: lambda: p.T.T @ p.F) for w in wl.WORKLOADS if w.group == "TF"},
          **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}

@@ -103,3 +103,22 @@ def test_compile_scaling_lines_per_operation():
     row = proc.stdout.strip().splitlines()[-1].strip("|").split("|")
     assert [c.strip() for c in row[:3]] == ["f", "3", "8"], proc.stdout
     assert int(row[3]) > 10 and 0 < float(row[4]) < 40, proc.stdout
+
+
+def test_targets_set_each_peers_cpu_and_unset_openblas_overrides():
+    """bench/targets.py (issue 41): the avx2 target's settings for every peer, the host's
+    none, OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset for both, XLA's flags kept; the
+    OpenBLAS NumPy loaded reports its kernel."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import targets
+    finally:
+        sys.path.remove(str(BENCH))
+    base = {"OPENBLAS_CORETYPE": "Zen", "OPENBLAS_L2_SIZE": "1", "XLA_FLAGS": "--a", "HOME": "h"}
+    host, avx2 = targets.environment("host", base), targets.environment("avx2", base)
+    assert host == {"XLA_FLAGS": "--a", "HOME": "h", targets.MARKER: "host"}
+    assert avx2["RUNE_JIT_CPU"] == avx2["NUMBA_CPU_NAME"] == avx2["RUNE_BENCH_MARCH"] == "haswell"
+    assert avx2["OPENBLAS_CORETYPE"] == "Haswell" and "OPENBLAS_L2_SIZE" not in avx2
+    assert avx2["XLA_FLAGS"] == "--a --xla_cpu_max_isa=AVX2"
+    kernels = targets.blas_kernels()  # numpy is imported: its OpenBLAS is loaded
+    assert all(isinstance(k, str) and k for k in kernels.values()), kernels

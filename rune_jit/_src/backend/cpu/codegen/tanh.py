@@ -29,6 +29,7 @@ import llvmlite.ir as ir
 from . import arith as A
 from . import module_functions
 from .emit import F64, I32, I64
+from .vecmath import kit
 
 
 class Coefficients(NamedTuple):
@@ -72,8 +73,9 @@ def _tanh(b: ir.IRBuilder, x: ir.Value, k: Coefficients) -> ir.Value:
     c = lambda value: A.const_like(x, value)  # noqa: E731
     a = A.intrinsic(b, "fabs", x)
     clamped = b.select(b.fcmp_ordered(">", a, c(k.clamp)), c(k.clamp), a)  # keeps a NaN
+    small, clamped = kit.without_tiny(b, x, clamped)  # subnormals: x itself
     m = _expm1_twice(b, clamped, k)
-    return A.intrinsic(b, "copysign", b.fdiv(m, b.fadd(m, c(2.0))), x)
+    return b.select(small, x, A.intrinsic(b, "copysign", b.fdiv(m, b.fadd(m, c(2.0))), x))
 
 
 def _expm1_twice(b: ir.IRBuilder, a: ir.Value, k: Coefficients) -> ir.Value:

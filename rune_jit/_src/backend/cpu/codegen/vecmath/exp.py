@@ -114,7 +114,8 @@ def scaled(b: ir.IRBuilder, k: Coefficients, red: Reduced) -> ir.Value:
         s = kit.pow2(b, red.n)
         return fma(b, s, e, s)
     s1, s2 = kit.split_exponent(b, red.n, SPLIT)
-    return b.fmul(fma(b, s1, e, s1), s2)
+    low = b.fcmp_ordered("<", red.n, c(e, -1022.0))  # below 2^-1022: 1 + e < 2
+    return kit.times_scale(b, fma(b, s1, e, s1), s2, low)
 
 
 def expm1_parts(b: ir.IRBuilder, k: Coefficients, red: Reduced, s1: ir.Value,
@@ -127,15 +128,17 @@ def expm1_parts(b: ir.IRBuilder, k: Coefficients, red: Reduced, s1: ir.Value,
 
 
 def _expm1(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
-    """e^x - 1 with x's sign (which expm1 has: -0 gives -0)."""
-    red = reduce(b, kit.clamp(b, x, *k.ranges.expm1), k.precise)
+    """e^x - 1 with x's sign (which expm1 has: -0 gives -0); ±0 and subnormals give
+    themselves (kept out of the arithmetic: kit.without_tiny)."""
+    small, x0 = kit.without_tiny(b, x, kit.clamp(b, x, *k.ranges.expm1))
+    red = reduce(b, x0, k.precise)
     if not k.precise:
         hi, lo = expm1_parts(b, k, red, kit.pow2(b, red.n), c(x, 1.0))
-        return A.intrinsic(b, "copysign", b.fadd(hi, lo), x)
+        return b.select(small, x, b.fadd(hi, lo))
     s1, s2 = kit.split_exponent(b, red.n, SPLIT)
     inv_s2 = kit.pow2(b, b.fsub(kit.clamp(b, red.n, -SPLIT, SPLIT), red.n))
     hi, lo = expm1_parts(b, k, red, s1, inv_s2)
-    return A.intrinsic(b, "copysign", b.fmul(b.fadd(hi, lo), s2), x)
+    return b.select(small, x, b.fmul(b.fadd(hi, lo), s2))
 
 
 def _hyperbolic(b: ir.IRBuilder, k: Coefficients, x: ir.Value, sign: float) -> ir.Value:

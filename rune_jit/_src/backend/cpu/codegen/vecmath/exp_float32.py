@@ -36,7 +36,7 @@ CLAMP2 = (-151.0, 129.0)  # exp2's
 
 def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """e^x for float32 x (a scalar or a vector)."""
-    x = kit.clamp(b, x, *CLAMP)
+    x = kit.without_tiny(b, x, kit.clamp(b, x, *CLAMP))[1]  # e^x rounds to 1 there
     z = fma(b, x, c(x, INV_LN2), c(x, SHIFT))
     n = b.fsub(z, c(x, SHIFT))
     h = fma(b, n, c(x, -LN2[0]), x)
@@ -46,7 +46,7 @@ def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def exp2(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """2^x for float32 x: x = n + d exactly, d ln2 = h + low (an exact product and the
     rest of ln2), then exp's polynomial and scale."""
-    x = kit.clamp(b, x, *CLAMP2)
+    x = kit.without_tiny(b, x, kit.clamp(b, x, *CLAMP2))[1]  # 2^x rounds to 1 there
     z = b.fadd(x, c(x, SHIFT))
     d = b.fsub(x, b.fsub(z, c(x, SHIFT)))
     h = b.fmul(d, c(x, LN2_ROUNDED[0]))
@@ -68,4 +68,6 @@ def scale(b: ir.IRBuilder, z: ir.Value, p: ir.Value) -> ir.Value:
     one = A.constant(it, 127 << 23)
     s1 = b.bitcast(b.add(b.sub(top, half), one), p.type)
     s2 = b.bitcast(b.add(half, one), p.type)
-    return b.fmul(fma(b, s1, p, s1), s2)
+    # n <= -127 (not for a NaN): the result is below 2^-126 (1 + p < sqrt(2))
+    low = b.fcmp_ordered("<", z, c(z, SHIFT - 126))
+    return kit.times_scale(b, fma(b, s1, p, s1), s2, low)

@@ -66,7 +66,7 @@ def _bits(v: float) -> int:
 
 def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """e^x for float64 x (a scalar or a vector)."""
-    x = kit.clamp(b, x, *CLAMP)
+    x = kit.without_tiny(b, x, kit.clamp(b, x, *CLAMP))[1]  # e^x rounds to 1 there
     z = fma(b, x, c(x, INV_LN2_N), c(x, SHIFT))
     n = b.fsub(z, c(x, SHIFT))
     r = fma(b, n, c(x, -LN2_N[0]), x)
@@ -76,7 +76,7 @@ def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def exp2(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """2^x for float64 x: x = n/SIZE + d exactly (d = x - n/SIZE, Sterbenz), d ln2 as a
     double-double r + low, then exp's table, polynomial and scale."""
-    x = kit.clamp(b, x, *CLAMP2)
+    x = kit.without_tiny(b, x, kit.clamp(b, x, *CLAMP2))[1]  # 2^x rounds to 1 there
     z = fma(b, x, c(x, float(SIZE)), c(x, SHIFT))
     d = fma(b, b.fsub(z, c(x, SHIFT)), c(x, -1.0 / SIZE), x)
     r = b.fmul(d, c(x, LN2[0]))
@@ -99,4 +99,6 @@ def scaled(b: ir.IRBuilder, z: ir.Value, r: ir.Value, low: ir.Value | None) -> i
     half = b.shl(b.ashr(top, A.constant(it, 53)), A.constant(it, 52))
     s1 = b.bitcast(b.sub(b.add(h, top), half), r.type)
     s2 = b.bitcast(b.add(half, A.constant(it, 1023 << 52)), r.type)
-    return b.fmul(fma(b, s1, p, s1), s2)
+    # m <= -1023 (not for a NaN): the result is below 2^-1022 (2^(j/SIZE) e^r < 2)
+    low = b.fcmp_ordered("<", z, c(z, SHIFT - 1022 * SIZE))
+    return kit.times_scale(b, fma(b, s1, p, s1), s2, low)

@@ -16,7 +16,8 @@ log(1 + x) - log(u) = (x - (u - 1)) / u, the sum's exact error over u.
 float32 is computed in float64 with a shorter polynomial, without the double-doubles, and
 rounded once
 (kit.in_float64). No branches: zero, negatives, inf and NaN are selected at the end (a
-subnormal x is scaled by 2^54 first).
+subnormal x is made normal from its bits first, kit.subnormal_scaled; log1p of a
+subnormal is x itself).
 
     >>> x = np.array([0.0, 1e-300, 0.5, 1.0, 10.0, np.inf, -1.0, np.nan])
     >>> print(rune.jit(rnp.log)(x).round(4))
@@ -67,14 +68,15 @@ def split(b: ir.IRBuilder, u: ir.Value) -> tuple[ir.Value, ir.Value]:
     """(k, f) with u = 2^k (1 + f), 1 + f in [sqrt(2)/2, sqrt(2)), for u > 0 finite; k
     an integer-valued float."""
     tiny = b.fcmp_ordered("<", u, c(u, 2.0 ** -1022))
-    u = b.select(tiny, b.fmul(u, c(u, 2.0 ** 54)), u)
+    scaled, shift = kit.subnormal_scaled(b, u)  # no arithmetic on a subnormal
+    u = b.select(tiny, scaled, u)
     it = A.like(u.type, I64)
     bits = b.add(b.bitcast(u, it), A.constant(it, ONE_BITS - SQRT_HALF_BITS))
     mantissa = b.add(b.and_(bits, A.constant(it, MANTISSA)), A.constant(it, SQRT_HALF_BITS))
     # the exponent field as a float: its bits under 2^52's exponent, less 2^52 and the bias
     exponent = b.or_(b.lshr(bits, A.constant(it, 52)), A.constant(it, ONE_BITS + (52 << 52)))
     k = b.fsub(b.bitcast(exponent, u.type), c(u, 2.0 ** 52 + 1023))
-    k = b.fsub(k, b.select(tiny, c(u, 54.0), c(u, 0.0)))
+    k = b.fsub(k, b.select(tiny, c(u, float(shift)), c(u, 0.0)))
     return k, b.fsub(b.bitcast(mantissa, u.type), c(u, 1.0))
 
 
@@ -137,14 +139,15 @@ def log_of_sum(b: ir.IRBuilder, k: Coefficients, u: ir.Value, error: ir.Value,
 
 def _log1p(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     """log(u) + (x - (u - 1)) / u for u = 1 + x rounded (the correction's subtractions
-    are exact: Fast2Sum, the larger of 1 and x first); ±0 give themselves."""
+    are exact: Fast2Sum, the larger of 1 and x first); ±0 and subnormals give themselves
+    (and are kept out of the arithmetic: kit.without_tiny)."""
+    small, x0 = kit.without_tiny(b, x)
     one = c(x, 1.0)
-    u = b.fadd(one, x)
-    big = b.fcmp_ordered(">", A.intrinsic(b, "fabs", x), one)
-    error = b.select(big, b.fsub(one, b.fsub(u, x)), b.fsub(x, b.fsub(u, one)))
+    u = b.fadd(one, x0)
+    big = b.fcmp_ordered(">", A.intrinsic(b, "fabs", x0), one)
+    error = b.select(big, b.fsub(one, b.fsub(u, x0)), b.fsub(x0, b.fsub(u, one)))
     out = log_of_sum(b, k, u, error)
-    out = b.select(b.fcmp_ordered("==", x, c(x, 0.0)), x, out)
-    return _special(b, x, -1.0, out)
+    return _special(b, x, -1.0, b.select(small, x, out))
 
 
 def _in_lanes(base: Base, single: log_float32.Base):

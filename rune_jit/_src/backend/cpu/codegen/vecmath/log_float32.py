@@ -2,8 +2,9 @@
 register).
 
 x = 2^k (1 + f) with 1 + f in [2/3, 4/3) (an offset subtracted from x's bits moves the
-exponent's step to 2/3; a subnormal x is scaled by 2^23 first), f exact, and log(1 + f)
-= f + f^2 P(f) with P a polynomial of degree 9 (tools/minimax_exp_log.py: 2^-28.1 relative),
+exponent's step to 2/3; a subnormal x is made normal from its bits first,
+kit.subnormal_scaled), f exact, and log(1 + f) = f + f^2 P(f) with P a polynomial of
+degree 9 (tools/minimax_exp_log.py: 2^-28.1 relative),
 no division. log_b(x) = k log_b(2) + (f + f^2 P) / ln(b): k log_b(2)_hi (exact: 16 bits
 or fewer) and f / ln(b) (f itself for log, else an exact product f m_hi, m = 1/ln(b) as
 hi + lo) are summed exactly (the first is the larger where k is not 0: Fast2Sum), their
@@ -66,10 +67,11 @@ def _positive(b: ir.IRBuilder, x: ir.Value, base: Base) -> ir.Value:
     """log_b(x) for x > 0 finite."""
     it = A.like(x.type, I32)
     tiny = b.fcmp_ordered("<", x, c(x, 2.0 ** -126))
-    u = b.bitcast(b.select(tiny, b.fmul(x, c(x, 2.0 ** 23)), x), it)
+    scaled, shift = kit.subnormal_scaled(b, x)  # no arithmetic on a subnormal
+    u = b.bitcast(b.select(tiny, scaled, x), it)
     offset = b.sub(u, A.constant(it, TWO_THIRDS_BITS))
     k = b.sitofp(b.ashr(offset, A.constant(it, 23)), x.type)
-    k = b.fsub(k, b.select(tiny, c(x, 23.0), c(x, 0.0)))
+    k = b.fsub(k, b.select(tiny, c(x, float(shift)), c(x, 0.0)))
     mantissa = b.sub(u, b.and_(offset, A.constant(it, -1 << 23)))
     f = b.fsub(b.bitcast(mantissa, x.type), c(x, 1.0))
     tail = b.fmul(b.fmul(f, f), kit.estrin(b, f, P))  # log(1 + f) - f

@@ -24,14 +24,15 @@ NaN and ±inf reduce to NaN.
 
 from __future__ import annotations
 
+import struct
 from typing import NamedTuple
 
 import llvmlite.ir as ir
 
 from .. import arith as A
-from ..emit import F64, I1, I32, I64, mark_pure
+from ..emit import F64, I1, I64, mark_pure
 from . import tables
-from .kit import fast_two_sum, fma, two_prod, two_sum
+from .kit import fast_two_sum, fma, two_prod, two_sum, without_tiny
 
 BOUND = 2.0 ** 30  # Cody–Waite below, Payne–Hanek from here on
 TWO_OVER_PI = 0.6366197723675814
@@ -93,7 +94,11 @@ def reduce_pio2(b: ir.IRBuilder, x: ir.Value, short: bool = False) -> Reduced:
     code runs only where some lane needs it: a branch per register (outlined.py). `short`:
     for float32's x (24 bits), where hi alone is accurate enough and lo is 0 below 2^30."""
     small = (_cody_waite_short if short else _cody_waite)(b, x)
-    huge = b.fcmp_ordered(">=", A.intrinsic(b, "fabs", x), A.const_like(x, BOUND))
+    # BOUND <= |x| < inf: |x|'s bits less BOUND's below inf's less BOUND's, unsigned (one
+    # comparison); ±inf and NaN take Cody–Waite's NaN, not the slow path
+    i64 = A.like(x.type, I64)
+    above = b.sub(b.bitcast(A.intrinsic(b, "fabs", x), i64), A.constant(i64, _bits(BOUND)))
+    huge = b.icmp_unsigned("<", above, A.constant(i64, _bits(float("inf")) - _bits(BOUND)))
     any_huge = huge if A.lanes(x.type) is None else A.intrinsic(b, "vector.reduce.or", huge,
                                                                  ret=I1)
     start = b.block
@@ -114,6 +119,10 @@ def reduce_pio2(b: ir.IRBuilder, x: ir.Value, short: bool = False) -> Reduced:
     return Reduced(*out)
 
 
+def _bits(v: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", v))[0]
+
+
 def _rounded(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value, ir.Value]:
     """v rounded to an integer (|v| < 2^51), as a double and as bits whose low bits are
     that integer's (two's complement): no conversion, defined for any v."""
@@ -123,6 +132,10 @@ def _rounded(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value, ir.Value]:
 
 
 def _cody_waite(b: ir.IRBuilder, x: ir.Value) -> Reduced:
+    """A subnormal x reduced as 0 (its sin and tan are x, kept by trig.py; its cos 1): the
+    arithmetic sees no subnormal (kit.without_tiny). Here, not before the slow path's
+    call, so that no more values live across it (a spill in every call: 10 % slower)."""
+    x = without_tiny(b, x)[1]
     c = lambda value: A.const_like(x, value)  # noqa: E731
     n, q = _rounded(b, b.fmul(x, c(TWO_OVER_PI)))
     minus_n = b.fneg(n)
@@ -145,7 +158,7 @@ def _cody_waite_short(b: ir.IRBuilder, x: ir.Value) -> Reduced:
 
 
 def _payne_hanek_lanes(b: ir.IRBuilder, x: ir.Value) -> Reduced:
-    """Payne–Hanek of each lane: a call of the module's function for x's type, defined
+    """Payne–Hanek of x's lanes: a call of the module's function for x's type, defined
     once (the slow path stays out of the kernels, which then save no registers)."""
     fn = _payne_hanek_function(b.module, x.type)
     out = b.call(fn, [x])
@@ -153,8 +166,9 @@ def _payne_hanek_lanes(b: ir.IRBuilder, x: ir.Value) -> Reduced:
 
 
 def _payne_hanek_function(module: ir.Module, t: ir.Type) -> ir.Function:
-    """rune_payne_hanek_<type>: x -> (q, hi, lo); a vector's lanes are reduced one at a
-    time, by calls of the scalar function in a loop (one copy of its code)."""
+    """rune_payne_hanek_<type>: x -> (q, hi, lo); a vector's lanes at once, its table
+    read by gathers (tables.lookup): a lane at a time took 15 ns an element, float32's
+    arguments above 2^30 more than JAX's time (bench/math_ranges.py)."""
     name = f"rune_payne_hanek_{A.suffix(t)}"
     fn = module.globals.get(name)
     if fn is not None:
@@ -166,35 +180,12 @@ def _payne_hanek_function(module: ir.Module, t: ir.Type) -> ir.Function:
     set.add(fn.attributes, "noinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     x = fn.args[0]
-    parts = _payne_hanek(b, x) if A.lanes(t) is None else _each_lane(b, x)
+    parts = _payne_hanek(b, x)
     out = ir.Constant(fn.ftype.return_type, ir.Undefined)
     for i, v in enumerate(parts):
         out = b.insert_value(out, v, i)
     b.ret(out)
     return fn
-
-
-def _each_lane(b: ir.IRBuilder, x: ir.Value) -> list[ir.Value]:
-    """The scalar function's (q, hi, lo) of each lane of x, in a loop over the lanes."""
-    scalar = _payne_hanek_function(b.module, A.element(x.type))
-    start = b.block
-    loop = b.append_basic_block("lanes")
-    done = b.append_basic_block("lanes_done")
-    b.branch(loop)
-    b.position_at_end(loop)
-    lane = b.phi(I32)
-    acc = [b.phi(t) for t in (A.like(x.type, I64), x.type, x.type)]
-    out = b.call(scalar, [b.extract_element(x, lane)])
-    new = [b.insert_element(a, b.extract_value(out, i), lane) for i, a in enumerate(acc)]
-    following = b.add(lane, ir.Constant(I32, 1))
-    b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, x.type.count)), loop, done)
-    lane.add_incoming(ir.Constant(I32, 0), start)
-    lane.add_incoming(following, loop)
-    for a, v in zip(acc, new):
-        a.add_incoming(ir.Constant(a.type, ir.Undefined), start)
-        a.add_incoming(v, loop)
-    b.position_at_end(done)
-    return new
 
 
 def _payne_hanek(b: ir.IRBuilder, x: ir.Value) -> Reduced:
@@ -212,7 +203,7 @@ def _payne_hanek(b: ir.IRBuilder, x: ir.Value) -> Reduced:
                             A.constant(i64, 52)), x.type)
     big = b.fmul(x, scale)  # X = x 2^-8j, exact
     table = _table(b.module)
-    pieces = [b.fmul(_lookup(b, table, b.add(j, A.constant(i64, LEAD + 6 * i))),
+    pieces = [b.fmul(tables.lookup(b, table, b.add(j, A.constant(i64, LEAD + 6 * i))),
                      c(2.0 ** (-48 * i))) for i in range(PIECES)]
     p0, p0_err = two_prod(b, big, pieces[0])
     p1, p1_err = two_prod(b, big, pieces[1])
@@ -240,8 +231,3 @@ def _mod4(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
 def _table(module: ir.Module) -> ir.GlobalVariable:
     """The module's 2/pi table, defined once."""
     return tables.table(module, "rune_two_over_pi", F64, TABLE)
-
-
-def _lookup(b: ir.IRBuilder, table: ir.GlobalVariable, index: ir.Value) -> ir.Value:
-    """table[index] for an i64 index."""
-    return b.load(b.gep(table, [ir.Constant(I64, 0), index], inbounds=True))
