@@ -32,7 +32,7 @@ from .codegen.pipeline import STAGES, before_lowering
 # the rules fill lower.py's tables as they are imported
 from .rules import (callback, control, elementwise, fft, gather, lapack,  # noqa: F401
                     lapack_complex, linalg, loops, parallel_maps, reduce, sort, views)
-from .runtime import entry, llvm
+from .runtime import entry, llvm, math_kernels  # noqa: F401 (linked by address)
 from ..mlir import MlirStages
 
 

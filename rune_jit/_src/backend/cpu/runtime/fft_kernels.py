@@ -14,17 +14,12 @@ kernel's code is linked to.
 from __future__ import annotations
 
 import re
-import sys
 from typing import Callable
 
-from ....call.forks import renew_in_child
 from ..codegen import stockham
+from . import own_code
 
 _NAMES = re.compile(stockham.PREFIX.encode() + rb"[0-9]+_f(?:32|64)")
-_lock = renew_in_child(sys.modules[__name__], "_lock")
-# symbol -> (what keeps its code mapped, [its address], its twiddle table), for as long as
-# the process lives
-_loaded: dict[str, tuple] = {}
 
 
 def needed_by(obj: bytes) -> bool:
@@ -35,16 +30,15 @@ def addresses(obj: bytes, defined: list[str], object_code: Callable, link: Calla
               ) -> dict[str, int]:
     """The address of each kernel object code names and does not define (a kernel's own
     code names itself), compiled (or read from the disk cache) and loaded at its first
-    use: `object_code` and `link` are llvm.py's."""
+    use (own_code.py): `object_code` and `link` are llvm.py's."""
     names = {raw.decode() for raw in _NAMES.findall(obj)} - set(defined)
     return {name: _address(name, object_code, link) for name in names}
 
 
 def _address(name: str, object_code: Callable, link: Callable) -> int:
-    with _lock:  # two threads linking their first programs compile a kernel once
-        if name not in _loaded:
-            code = object_code(name, ".fft", lambda: stockham.module_ir(name))
-            table = stockham.twiddles(name)
-            image, where = link(code, [name], {stockham.table_symbol(name): table.ctypes.data})
-            _loaded[name] = (image, where, table)
-        return _loaded[name][1][0]
+    def reads():
+        table = stockham.twiddles(name)
+        return {stockham.table_symbol(name): table.ctypes.data}, table
+
+    return own_code.address(name, ".fft", lambda: stockham.module_ir(name), object_code, link,
+                            reads)

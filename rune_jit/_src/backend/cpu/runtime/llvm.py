@@ -238,6 +238,12 @@ def emit_assembly(mod: llvm.ModuleRef) -> str:
         return target_machine().emit_assembly(mod)
 
 
+# The libraries of our own code that programs call by address (own_code.py): modules with
+# `needed_by(obj)` and `addresses(obj, defined, object_code, link)`. math_kernels.py adds
+# itself when the backend imports it (its kernels' code reads this module).
+OWN_CODE: list = [fft_kernels]
+
+
 def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
          ) -> tuple[object, list[int]]:
     """Load object code; -> (what keeps the code mapped, each symbol's address).
@@ -252,8 +258,9 @@ def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
         imports = {**openblas.addresses(obj), **imports}
     if pocketfft.needed_by(obj):  # NumPy's FFT loops: their addresses, not symbols
         imports = {**pocketfft.addresses(obj), **imports}
-    if fft_kernels.needed_by(obj):  # our FFT kernels: code of their own, loaded once
-        imports = {**fft_kernels.addresses(obj, symbols, object_code, link), **imports}
+    for library in OWN_CODE:  # our kernels: code of their own, loaded once
+        if library.needed_by(obj):
+            imports = {**library.addresses(obj, symbols, object_code, link), **imports}
     try:
         return elf_loader.load(obj, symbols, lambda name: imports.get(name) or
                                elf_loader.process_symbol(name) or llvm.address_of_symbol(name))

@@ -1,20 +1,25 @@
 """Functions of ours too big to inline, called once per vector: a kernel with the vector
-variants the loop vectorizer widens its calls to.
+variants the loop vectorizer widens its calls to, compiled apart from the programs that
+call it.
 
 sin, cos and tan take a slow path (Payne–Hanek reduction) for huge arguments. Inlined
 into a loop, the vectorizer would run it on every element (a branch per element becomes
 a select of both paths, its table reads gathers: 10 ns an element more). Instead the
 scalar call carries `"vector-function-abi-variant"` (as mathlib.py's calls of libmvec
-do) naming the module's own vector definition of the same kernel (`lanes`), in
-which the slow path runs only if some lane needs it: one branch per vector, as libmvec's
-own code takes. Every definition computes the same operations on each lane, so an
-element gets the same bits on every path. The variants are kept until the vectorizer
-has run (`module_functions.keep`); a vector register (a lane block) calls the
-definition of its own type.
+do) naming the vector definition of the same kernel (`lanes`), in which the slow path
+runs only if some lane needs it: one branch per vector, as libmvec's own code takes.
+Every definition computes the same operations on each lane, so an element gets the same
+bits on every path. A vector register (a lane block) calls the definition of its own
+type.
+
+A program only declares the kernels it calls: each definition is a module of its own
+(`module_ir`), compiled once per process and target CPU, kept in the disk cache and
+linked by address (runtime/math_kernels.py), as libmvec's functions are. Defined in
+every program, sin's kernels took 30 ms of each such program's compile time.
 
     >>> x = np.linspace(-4, 4, 1001)
     >>> text = rune.jit(rnp.sin).lower(x).llvm_ir
-    >>> 'define internal <4 x double> @"rune_sin_kernel_v4f64"' in text  # AVX2, AVX-512
+    >>> 'declare <4 x double> @"rune_sin_kernel_v4f64"' in text  # AVX2, AVX-512
     True
     >>> 'call double @"rune_sin_kernel_f64"' in text  # the loop's remainder
     True
@@ -22,13 +27,18 @@ definition of its own type.
 
 from __future__ import annotations
 
+import re
+
 import llvmlite.ir as ir
 
 from .. import arith as A
 from ...runtime import llvm as engine
 from .. import module_functions
+from ..emit import F64, mark_pure
 from ..module_functions import Body
 
+# the kernels by name (trig.py's): what `module_ir` defines
+KERNELS: dict[str, Body] = {}
 
 
 def lanes(registers: int = 1) -> int:
@@ -37,19 +47,46 @@ def lanes(registers: int = 1) -> int:
     return registers * min(engine.vector_bits(), 256) // 64
 
 
-def call(b: ir.IRBuilder, name: str, kernel: Body, x: ir.Value, width: int) -> ir.Value:
-    """kernel(x) as a call of the module's definition `name` for x's type; a scalar call
-    names the vector variant of `width` lanes (which the loop vectorizer takes for its
-    loop: float64's kernels one register, float32's two), defined with it. Each variant
-    costs compile time (tens of ms for sin's), so no other width is defined; a call at
-    another width falls back to the scalar definition, lane by lane."""
+def call(b: ir.IRBuilder, name: str, x: ir.Value, width: int) -> ir.Value:
+    """The kernel `name` of x, a float64 scalar or vector: a call of its definition for
+    x's type; a scalar call names the vector variant of `width` lanes (which the loop
+    vectorizer takes for its loop: float64's kernels one register, float32's two). No
+    other width is named (each is a kernel to compile); a call at another width falls
+    back to the scalar definition, lane by lane."""
+    fn = _declared(b.module, name, x.type)
     if A.lanes(x.type) is not None:
-        return module_functions.call(b, name, kernel, x)
-    fn = module_functions.define(b.module, name, kernel, x.type, 1)
-    set.add(fn.attributes, "noinline")
-    vector = module_functions.define(b.module, name, kernel, ir.VectorType(x.type, width), 1)
+        return b.call(fn, [x])
+    vector = _declared(b.module, name, ir.VectorType(x.type, width))
     module_functions.keep(b.module, vector)
     inst = b.call(fn, [x])
     variant = f"_ZGV_LLVM_N{width}v_{fn.name}({vector.name})"
     set.add(inst.attributes, f'"vector-function-abi-variant"="{variant}"')
     return inst
+
+
+def _declared(module: ir.Module, name: str, t: ir.Type) -> ir.Function:
+    fn = module.globals.get(_symbol(name, t))
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(t, [t]), _symbol(name, t))
+        mark_pure(fn)
+    return fn
+
+
+def _symbol(name: str, t: ir.Type) -> str:
+    return f"rune_{name}_{A.suffix(t)}"
+
+
+def symbols() -> re.Pattern:
+    """What the kernels' symbols match (bytes): its groups, the name and the lanes."""
+    names = "|".join(sorted(KERNELS, key=len, reverse=True))
+    return re.compile(rb"rune_(" + names.encode() + rb")_(?:v([0-9]+))?f64")
+
+
+def module_ir(symbol: str) -> str:
+    """The LLVM IR of a module that defines the kernel `symbol` alone."""
+    name, lanes = (g.decode() if g else None for g in symbols().fullmatch(symbol.encode()).groups())
+    t = F64 if lanes is None else ir.VectorType(F64, int(lanes))
+    module = ir.Module(symbol)
+    fn = module_functions.define(module, name, KERNELS[name], t, 1)
+    fn.linkage = ""  # external
+    return str(module)
