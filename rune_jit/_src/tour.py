@@ -77,6 +77,42 @@ try:
     rune.vmap(lambda a: newton(a, max_steps=3))(np.array([1.0, 16.0, 1e6]))
 except rune.IterateError as err:
     print(err)"""),
+    Step("Donor lanes", """\
+A stopped lane's carry is never stepped again: before each step, a lane that
+stopped takes the operands (laned values and carry) of a running lane, its
+donor, computes that lane's step, and drops the result. So the step runs only
+at points a running lane is at: a `log` that is only defined before the stop,
+a division by a residual that reached zero, an index in bounds only while the
+loop runs, a callback, see only running points. The interpreter gives each
+stopped lane the first running lane's operands before each step. Compiled,
+a lane that runs on its own (a step with callbacks, gathers or arrays) runs
+no step after its stop; in a block of lanes in SIMD registers, when lanes
+stop, their carries are stored and they take the operands of the block's
+first running lane, whose steps they then follow bit for bit until the next
+stop. The counted scans of reverse mode do the same with the lanes past their
+step count. Here every point the callback sees is one of the 16 running ones
+(1 + 3 + 8 + 4 steps).
+
+When `until` reads nothing the map changes, the lanes stop together and
+running out of steps is the loop's error, not a lane's: it names no lane.""", """\
+seen = []
+
+def countdown(a):
+    def step(x):
+        rune.debug.callback(lambda x: seen.append(float(x)), x)
+        return x - 1.0
+    return rune.iterate(step, a, until=lambda x: x < 0.5, max_steps=10)
+
+print(rune.jit(rune.vmap(countdown))(np.array([1.0, 3.0, 8.0, 4.0])))
+print(len(seen), "points, the least", min(seen))
+
+def halvings(x):
+    return rune.iterate(lambda c: (c[0] / 2, c[1] + 1), (x, 0),
+                        until=lambda c: c[1] >= 5, max_steps=3)
+try:
+    rune.vmap(halvings)(np.array([1.0, 2.0]))
+except rune.IterateError as err:
+    print(err)"""),
     Step("Roots", """\
 Differentiating the Newton loop would differentiate every step it took. A
 `root` states instead that the value its solve returns is a zero of a

@@ -138,6 +138,20 @@ def add_lane_axis(size: int, caps: list, cdims: list, laned: list, ldims: list,
         materialize(v, d, size) for v, d in zip(laned, ldims)]
 
 
+def donated(active: Any, values: list, lanes: tuple) -> list:
+    """`values` (each leading with `lanes`) where a lane that is not `active` holds the
+    values of the first lane that is (its donor): the interpreter evaluates a step on
+    all lanes at once, and so evaluates it only at points a running lane is at (a lane
+    that stopped computes its donor's step, which `held` then discards)."""
+    flat = np.reshape(np.asarray(active), -1)
+    if not lanes or flat.all() or not flat.any():
+        return values
+    n = flat.size
+    lane = np.where(flat, np.arange(n), np.argmax(flat))
+    return [np.reshape(np.reshape(v, (n,) + np.shape(v)[len(lanes):])[lane], np.shape(v))
+            for v in values]
+
+
 def held(active: Any, new: Any, old: Any) -> Any:
     """new in the lanes that run, old in the lanes that are done (lanes lead)."""
     from .elementwise import select

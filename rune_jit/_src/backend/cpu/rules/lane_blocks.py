@@ -75,13 +75,13 @@ def by_blocks(lw: Lowerer, shared: list, laned: list[Array], init: list[Array], 
               n_lanes: int, width: int, run: Callable, parallel: bool = False) -> None:
     """Each full block of `width` lanes: `run(vw, first, consts, carries)` runs its loop
     from its lanes of `laned` and `init` and returns its final carries, which go to its
-    lanes of the buffers `outs`. With `parallel`, on the pool's threads (threads.py)."""
+    lanes of the buffers `outs` (or None: it stored them). With `parallel`, on the pool's threads (threads.py)."""
     def block(j: ir.Value) -> None:
         vw = lw.with_width(width)
         first = vw.b.mul(j, vw.i64(width))
         consts = shared + [load_block(vw, v, first) for v in laned]
         final = run(vw, first, consts, [load_block(vw, v, first).v for v in init])
-        for c, base, v in zip(final, outs, init):
+        for c, base, v in zip(final or [], outs, init):
             vw.store_at(base, v.type.dtype, first, c)
 
     if parallel:
@@ -128,19 +128,28 @@ class Reserved:
         return self._pointers
 
 
-def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step: Region,
-                  until: Region, tapes, steps_out: ir.Value, max_steps: int, n_lanes: int,
-                  site: int) -> list[ir.Value]:
-    """One block of a laned iterate, until no lane runs; each lane's steps taken go to
-    `steps_out`. -> the final carries."""
+def iterate_block(vw: Lowerer, first: ir.Value, consts: list, n_shared: int, start: list,
+                  step: Region, until: Region, tapes, outs: list, steps_out: ir.Value,
+                  max_steps: int, n_lanes: int, site: int) -> None:
+    """One block of a laned iterate, until no lane runs; each lane's final carry goes to
+    `outs` when it stops, its steps taken to `steps_out`.
+
+    The step runs on operands (the laned consts after the first `n_shared`, and the
+    carries) where a lane that stopped holds those of the first running lane, its donor:
+    it computes its donor's step, so the step is evaluated only at points a running lane
+    is at. Between two stops a donated lane needs nothing (its step's results are its
+    donor's next operands, bit for bit): the lanes are donated again, and the stopped
+    ones' carries stored, only when the running mask changes."""
     b, nc = vw.b, len(start)
-    zeros = vw.const(INT64, 0)
+    shared, laned = consts[:n_shared], [c.v for c in consts[n_shared:]]
+    l_types, c_types = [c.type for c in consts[n_shared:]], step.out_types[:nc]
 
-    def values(regs):
-        return [Scalar(t, r) for t, r in zip(step.out_types, regs)]
+    def values(types, regs):
+        return [Scalar(t, r) for t, r in zip(types, regs)]
 
-    def running(carries):
-        return b.not_(vw.scalar(vw.lower_region(until, consts + carries)[0]))
+    def running(lan, carries):
+        args = shared + values(l_types, lan) + values(c_types, carries)
+        return b.not_(vw.scalar(vw.lower_region(until, args)[0]))
 
     def test(regs):
         n, mask = regs[0], regs[1]
@@ -149,31 +158,62 @@ def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step:
         vw.fail_if_any(stuck, "iterate", site, b.add(first, first_lane(vw, mask)))
         return any_running
 
+    def stopped(mask, now, carries, lan):
+        gone = b.and_(mask, b.not_(now))
+        for c, base, t in zip(carries, outs, c_types):
+            kept = vw.load_at(base, t.dtype, first, vw.width)
+            vw.store_at(base, t.dtype, first, b.select(gone, c, kept))
+        return donated(vw, now, carries + lan)
+
     def body(regs):
-        n, mask, counts, carries = regs[0], regs[1], regs[2], regs[3:]
+        n, mask, counts, carries, lan = regs[0], regs[1], regs[2], regs[3:3 + nc], regs[3 + nc:]
         vw.poll_interrupt(n, step)
         vw.running = mask
-        new = vw.lower_region(step, consts + values(carries))
+        new = vw.lower_region(step, shared + values(l_types, lan) + values(c_types, carries))
         vw.running = None
-        held = [b.select(mask, vw.scalar(x), c) for x, c in zip(new[:nc], carries)]
+        carries = [vw.scalar(x) for x in new[:nc]]
         at = b.add(b.mul(n, vw.i64(n_lanes)), first)
         tapes.reserve(b.add(n, vw.i64(1)))
         for y, base, t in zip(new[nc:], tapes.pointers(), step.out_types[nc:]):
             vw.store_at(base, t.dtype, at, b.select(mask, vw.scalar(y), vw.const(t.dtype, 0)))
-        counts = b.add(counts, b.zext(mask, zeros.type))
-        return [b.add(n, vw.i64(1)), b.and_(mask, running(values(held))), counts] + held
+        counts = b.add(counts, b.zext(mask, counts.type))
+        now = b.and_(mask, running(lan, carries))
+        changed = b.icmp_unsigned("!=", _bits(vw, now), _bits(vw, mask))
+        ops = vw.fn.if_else(changed, lambda: stopped(mask, now, carries, lan),
+                            lambda: carries + lan)
+        return [b.add(n, vw.i64(1)), now, counts] + ops
 
-    final = vw.fn.while_loop([vw.i64(0), running(values(start)), zeros] + start, test, body)
+    for c, base, t in zip(start, outs, c_types):  # the lanes that take no step
+        vw.store_at(base, t.dtype, first, c)
+    mask = running(laned, start)
+    final = vw.fn.while_loop([vw.i64(0), mask, vw.const(INT64, 0)]
+                             + donated(vw, mask, start + laned), test, body)
     vw.store_at(steps_out, INT64, first, final[2])
-    return final[3:]
 
 
-def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step: Region,
-                       counts: Array, xs: list[Array], ys_out: list, length: int,
-                       reverse: bool, n_lanes: int) -> list[ir.Value]:
+def _bits(vw: Lowerer, mask: ir.Value) -> ir.Value:
+    return vw.b.bitcast(mask, ir.IntType(mask.type.count))
+
+
+def donated(vw: Lowerer, mask: ir.Value, regs: list) -> list:
+    """`regs` (vectors over a block's lanes) where the lanes off `mask` hold the value of
+    its first lane on it (any, if none is: the block is done)."""
+    lane = vw.b.and_(first_lane(vw, mask), vw.i64(mask.type.count - 1))
+    return [vw.b.select(mask, r, vw.splat(vw.b.extract_element(r, lane))) for r in regs]
+
+
+def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, n_shared: int,
+                       start: list, step: Region, counts: Array, xs: list[Array],
+                       ys_out: list, length: int, reverse: bool, n_lanes: int
+                       ) -> list[ir.Value]:
     """One block of a counted scan, for the most steps one of its lanes takes; a lane past
-    its count keeps its carry and writes zero ys. -> the final carries."""
+    its count keeps its carry and writes zero ys. While some lane is past its count, the
+    step runs there on the operands of the first lane that is not (its donor: see
+    `iterate_block`). -> the final carries."""
     b, nc = vw.b, len(start)
+    shared, laned = consts[:n_shared], [c.v for c in consts[n_shared:]]
+    types = ([c.type for c in consts[n_shared:]] + step.out_types[:nc]
+             + [x.type.with_shape(()) for x in xs])
     n = arith.convert(b, load_block(vw, counts, first).v, INT64)
     n = arith.maximum(b, n, vw.const(INT64, length), False)
 
@@ -181,9 +221,10 @@ def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, start: list, 
         vw.poll_interrupt(t, step)
         active = b.icmp_signed("<", vw.splat(t), n)
         at = b.add(b.mul(t, vw.i64(n_lanes)), first)
-        rows = [load_block(vw, x, at) for x in xs]
-        new = vw.lower_region(step, consts + [Scalar(t_, c) for t_, c in
-                                              zip(step.out_types, carries)] + rows)
+        own = laned + list(carries) + [load_block(vw, x, at).v for x in xs]
+        ops = vw.fn.if_else(_reduce(vw, "and", active, emit.I1), lambda: own,
+                            lambda: donated(vw, active, own))
+        new = vw.lower_region(step, shared + [Scalar(t_, r) for t_, r in zip(types, ops)])
         for y, base, yt in zip(new[nc:], ys_out, step.out_types[nc:]):
             zero = vw.const(yt.dtype, 0)
             vw.store_at(base, yt.dtype, at, b.select(active, vw.scalar(y), zero))

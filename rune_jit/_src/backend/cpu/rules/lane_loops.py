@@ -91,8 +91,8 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
         rows = lane_blocks.Reserved(tapes.pointers())
 
     def in_block(vw, first, consts, start):
-        return lane_blocks.iterate_block(vw, first, consts, start, step, until, rows,
-                                         outs[nc], max_steps, n_lanes, site)
+        return lane_blocks.iterate_block(vw, first, consts, len(caps), start, step, until,
+                                         rows, outs[:nc], outs[nc], max_steps, n_lanes, site)
 
     def in_lane(lane, consts, start):
         def record(n, ys):
@@ -128,8 +128,9 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     parallel = lane_blocks.in_parallel(lw, [step], n_lanes, width)
 
     def in_block(vw, first, consts, start):
-        return lane_blocks.counted_scan_block(vw, first, consts, start, step, counts, xs,
-                                              outs[nc:], length, reverse, n_lanes)
+        return lane_blocks.counted_scan_block(vw, first, consts, len(caps), start, step,
+                                              counts, xs, outs[nc:], length, reverse,
+                                              n_lanes)
 
     def in_lane(lane, consts, start):
         carries = Carries(lw, per, step, len(consts))
