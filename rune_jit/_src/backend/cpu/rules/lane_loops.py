@@ -16,6 +16,7 @@ import numpy as np
 
 from ....ir import Region, Type
 from . import lane_blocks
+from .lane_compaction import Compaction
 from ..runtime import threads
 from ..codegen.arith import convert, maximum
 from ..codegen.carries import Carries, Tapes, row, row_pointer, while_steps
@@ -27,6 +28,7 @@ from ..codegen.values import Array, Value, row_bytes
 # threads, up to this many bytes (address space: rows no step reaches are never touched,
 # so never backed); a longer one runs its blocks on the calling thread, growing its tapes.
 RESERVED_TAPE_BYTES = 1 << 30
+compacting = True  # lanes repacked as they stop (lane_compaction.py); tests turn it off
 
 
 def per_lane(t: Type, lanes: tuple) -> Type:
@@ -51,8 +53,9 @@ def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], out
     n_lanes = math.prod(lanes)
     done = 0
     if width is not None:
-        lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block,
-                              parallel)
+        if in_block is not None:  # (else the caller ran the blocks)
+            lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block,
+                                  parallel)
         done = n_lanes // width * width
 
     def one_lane(lane, _):
@@ -106,6 +109,10 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
         lw.store_at(outs[nc], np.dtype(np.int64), lane, n)
         return final
 
+    if width is not None and not tapes.types and compacting:
+        Compaction(lw, caps, laned, init, outs, (step, until), max_steps, site, width,
+                   n_lanes).run(lw, parallel)
+        in_block = None
     by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane, parallel)
     return [Array(t, p) for t, p in zip(out_types, outs)] + tapes.arrays()
 
