@@ -107,14 +107,16 @@ def _mandelbrot(c, max_steps):
 
 def _heavy_tail(a, x0, tol, max_steps):
     x = np.empty_like(x0)
+    stuck = np.zeros(a.size, np.bool_)  # (a raise in a prange loop makes it serial)
     for i in numba.prange(a.size):  # each lane its own loop, on every core
         xi, ai, k = x0[i], a[i], 0
-        while not abs(ai * np.exp(-xi) - 1.0) <= tol:
-            if k == max_steps:
-                raise ValueError("heavy_tail: a lane is still running after max_steps")
+        while not abs(ai * np.exp(-xi) - 1.0) <= tol and k <= max_steps:
             xi = xi - 1.0 + ai * np.exp(-xi)
             k += 1
         x[i] = xi
+        stuck[i] = k > max_steps
+    if stuck.any():
+        raise ValueError("heavy_tail: a lane is still running after max_steps")
     return x
 
 
