@@ -180,3 +180,25 @@ def test_only_the_axes_until_reads_are_named(mode):
     with pytest.raises(rune.IterateError) as err:
         mode(rune.vmap(lambda r: rune.vmap(f)(r, caps)))(rows)
     assert str(err.value) == TOGETHER + ", in lane 2"
+
+
+def _inner_loop(x):
+    return 0.0 * rune.iterate(lambda y: y / 2, x, until=lambda y: y < 1.0, max_steps=99)
+
+
+@pytest.mark.parametrize("probe, seen", [
+    (logged, False), (lambda x: 0.0 * x * x, False), (checked, True), (gathered, True),
+    (_inner_loop, True),
+    (lambda x: 0.0 * rune.pure_callback(np.sin, x, x), True),
+    (lambda x: rune.debug.callback(print, x) or 0.0 * x, True),
+])
+def test_stopped_lanes_take_donors_only_where_a_stopped_point_could_be_seen(probe, seen):
+    """Stopped lanes get donors (compiled blocks of lanes, the interpreter) only for a
+    step that can be seen doing something at a point (raise, call Python): pure
+    arithmetic there, its result dropped, cannot be told apart (RUNE_JIT_DEBUG_NANS makes
+    every step seen)."""
+    from rune_jit._src.ops.loops import observable
+
+    program = rune.make_jaxpr(count_down(probe))(1.1)
+    loop = next(e for e in program.eqns if e.prim.name == "iterate")
+    assert observable(loop.regions) is seen

@@ -111,17 +111,19 @@ def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, sh
     rows: list[list] = [[] for _ in step.out_types[num_carry:]]
     counts = np.zeros(lanes, COUNT)
     def each_lane(region: Region, n: int, values: list) -> list:
-        # (a lane that stopped computes its donor's step, discarded by `held`: its
-        # checks pass)
+        # (a lane that stopped computes its donor's step, or its own if no one can
+        # tell, discarded by `held`: its checks pass)
         with naming_step("iterate", n), (lanes_running(np.reshape(running, -1)) if lanes
                                          else contextlib.nullcontext()):
             return loops.all_lanes(region, caps, values, lanes, shown)
 
     running = np.ones(lanes, bool)
     running = ~each_lane(until, 0, laned + carry)[0]
+    donors = loops.observable([step, until])
     n = 0
     while running.any() and n < max_steps:
-        out = each_lane(step, n, loops.donated(running, laned + carry, lanes))
+        out = each_lane(step, n, loops.donated(running, laned + carry, lanes) if donors
+                        else laned + carry)
         carry = [np.asarray(loops.held(running, new, old))
                  for new, old in zip(out[:num_carry], carry)]
         for tape, y in zip(rows, out[num_carry:]):

@@ -138,6 +138,22 @@ def add_lane_axis(size: int, caps: list, cdims: list, laned: list, ldims: list,
         materialize(v, d, size) for v, d in zip(laned, ldims)]
 
 
+def observable(regions: Sequence[Region]) -> bool:
+    """Whether evaluating `regions` (a loop's step and test) at a point no running lane
+    is at could be seen: they raise (a check, RUNE_JIT_DEBUG_NANS's too; an index out of
+    bounds; an inner loop out of steps: every primitive with the trait "effect") or call
+    Python. Then a stopped lane computes a running lane's step (`donated`); else it
+    steps its own frozen carry, which no one can tell: the result is dropped, and
+    compiled code raises no floating-point traps (the interpreter's NumPy may warn)."""
+    from .. import config
+    from .pure_callback import pure_callback_p
+
+    def seen(r: Region) -> bool:
+        return any("effect" in e.prim.traits or e.prim is pure_callback_p
+                   or any(seen(inner) for inner in e.regions) for e in r.eqns)
+    return config.debug_nans or any(seen(r) for r in regions)
+
+
 def donated(active: Any, values: list, lanes: tuple) -> list:
     """`values` (each leading with `lanes`) where a lane that is not `active` holds the
     values of the first lane that is (its donor): the interpreter evaluates a step on

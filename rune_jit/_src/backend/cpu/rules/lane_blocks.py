@@ -130,16 +130,19 @@ class Reserved:
 
 def iterate_block(vw: Lowerer, first: ir.Value, consts: list, n_shared: int, start: list,
                   step: Region, until: Region, tapes, outs: list, steps_out: ir.Value,
-                  max_steps: int, n_lanes: int, site: int) -> None:
-    """One block of a laned iterate, until no lane runs; each lane's final carry goes to
-    `outs` when it stops, its steps taken to `steps_out`.
+                  max_steps: int, n_lanes: int, site: int, donors: bool) -> list | None:
+    """One block of a laned iterate, until no lane runs; each lane's steps taken go to
+    `steps_out`. -> the final carries; with `donors`, None: each lane's went to `outs`
+    when it stopped.
 
-    The step runs on operands (the laned consts after the first `n_shared`, and the
-    carries) where a lane that stopped holds those of the first running lane, its donor:
-    it computes its donor's step, so the step is evaluated only at points a running lane
-    is at. Between two stops a donated lane needs nothing (its step's results are its
-    donor's next operands, bit for bit): the lanes are donated again, and the stopped
-    ones' carries stored, only when the running mask changes."""
+    Without `donors`, a lane that stopped keeps its carry through a select and computes
+    the step on it, unseen (`observable`). With them, the step runs on operands (the
+    laned consts after the first `n_shared`, and the carries) where a lane that stopped
+    holds those of the first running lane, its donor: it computes its donor's step, so
+    the step is evaluated only at points a running lane is at. Between two stops a
+    donated lane needs nothing (its step's results are its donor's next operands, bit
+    for bit): the lanes are donated again, and the stopped ones' carries stored, only
+    when the running mask changes."""
     b, nc = vw.b, len(start)
     shared, laned = consts[:n_shared], [c.v for c in consts[n_shared:]]
     l_types, c_types = [c.type for c in consts[n_shared:]], step.out_types[:nc]
@@ -158,37 +161,51 @@ def iterate_block(vw: Lowerer, first: ir.Value, consts: list, n_shared: int, sta
         vw.fail_if_any(stuck, "iterate", site, b.add(first, first_lane(vw, mask)))
         return any_running
 
-    def stopped(mask, now, carries, lan):
-        gone = b.and_(mask, b.not_(now))
-        for c, base, t in zip(carries, outs, c_types):
-            kept = vw.load_at(base, t.dtype, first, vw.width)
-            vw.store_at(base, t.dtype, first, b.select(gone, c, kept))
-        return donated(vw, now, carries + lan)
-
     def body(regs):
-        n, mask, counts, carries, lan = regs[0], regs[1], regs[2], regs[3:3 + nc], regs[3 + nc:]
+        n, mask, counts, old, lan = regs[0], regs[1], regs[2], regs[3:3 + nc], regs[3 + nc:]
+        lan = lan or laned  # (without donors, the laned operands are the block's own)
         vw.poll_interrupt(n, step)
         vw.running = mask
-        new = vw.lower_region(step, shared + values(l_types, lan) + values(c_types, carries))
+        new = vw.lower_region(step, shared + values(l_types, lan) + values(c_types, old))
         vw.running = None
-        carries = [vw.scalar(x) for x in new[:nc]]
+        carries = [vw.scalar(x) if donors else b.select(mask, vw.scalar(x), c)
+                   for x, c in zip(new[:nc], old)]
         at = b.add(b.mul(n, vw.i64(n_lanes)), first)
         tapes.reserve(b.add(n, vw.i64(1)))
         for y, base, t in zip(new[nc:], tapes.pointers(), step.out_types[nc:]):
             vw.store_at(base, t.dtype, at, b.select(mask, vw.scalar(y), vw.const(t.dtype, 0)))
         counts = b.add(counts, b.zext(mask, counts.type))
         now = b.and_(mask, running(lan, carries))
-        changed = b.icmp_unsigned("!=", _bits(vw, now), _bits(vw, mask))
-        ops = vw.fn.if_else(changed, lambda: stopped(mask, now, carries, lan),
-                            lambda: carries + lan)
+        ops = (_donate_on_stop(vw, first, outs, c_types, mask, now, carries, lan) if donors
+               else carries)
         return [b.add(n, vw.i64(1)), now, counts] + ops
 
-    for c, base, t in zip(start, outs, c_types):  # the lanes that take no step
-        vw.store_at(base, t.dtype, first, c)
     mask = running(laned, start)
-    final = vw.fn.while_loop([vw.i64(0), mask, vw.const(INT64, 0)]
-                             + donated(vw, mask, start + laned), test, body)
+    regs = [vw.i64(0), mask, vw.const(INT64, 0)] + start
+    if donors:
+        for c, base, t in zip(start, outs, c_types):  # the lanes that take no step
+            vw.store_at(base, t.dtype, first, c)
+        regs = regs[:3] + donated(vw, mask, start + laned)
+    final = vw.fn.while_loop(regs, test, body)
     vw.store_at(steps_out, INT64, first, final[2])
+    return None if donors else final[3:3 + nc]
+
+
+def _donate_on_stop(vw: Lowerer, first: ir.Value, outs: list, types: list, mask: ir.Value,
+                    now: ir.Value, carries: list, lan: list) -> list:
+    """The operands of a block's next step (`carries` + `lan`): when lanes on `mask` are
+    off `now` (they stopped), their carries go to `outs` and they take their donor's."""
+    b = vw.b
+
+    def stopped():
+        gone = b.and_(mask, b.not_(now))
+        for c, base, t in zip(carries, outs, types):
+            kept = vw.load_at(base, t.dtype, first, vw.width)
+            vw.store_at(base, t.dtype, first, b.select(gone, c, kept))
+        return donated(vw, now, carries + lan)
+
+    changed = b.icmp_unsigned("!=", _bits(vw, now), _bits(vw, mask))
+    return vw.fn.if_else(changed, stopped, lambda: carries + lan)
 
 
 def _bits(vw: Lowerer, mask: ir.Value) -> ir.Value:
@@ -204,12 +221,12 @@ def donated(vw: Lowerer, mask: ir.Value, regs: list) -> list:
 
 def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, n_shared: int,
                        start: list, step: Region, counts: Array, xs: list[Array],
-                       ys_out: list, length: int, reverse: bool, n_lanes: int
-                       ) -> list[ir.Value]:
+                       ys_out: list, length: int, reverse: bool, n_lanes: int,
+                       donors: bool) -> list[ir.Value]:
     """One block of a counted scan, for the most steps one of its lanes takes; a lane past
-    its count keeps its carry and writes zero ys. While some lane is past its count, the
-    step runs there on the operands of the first lane that is not (its donor: see
-    `iterate_block`). -> the final carries."""
+    its count keeps its carry and writes zero ys. With `donors`, while some lane is past
+    its count, the step runs there on the operands of the first lane that is not (its
+    donor: see `iterate_block`). -> the final carries."""
     b, nc = vw.b, len(start)
     shared, laned = consts[:n_shared], [c.v for c in consts[n_shared:]]
     types = ([c.type for c in consts[n_shared:]] + step.out_types[:nc]
@@ -222,8 +239,8 @@ def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, n_shared: int
         active = b.icmp_signed("<", vw.splat(t), n)
         at = b.add(b.mul(t, vw.i64(n_lanes)), first)
         own = laned + list(carries) + [load_block(vw, x, at).v for x in xs]
-        ops = vw.fn.if_else(_reduce(vw, "and", active, emit.I1), lambda: own,
-                            lambda: donated(vw, active, own))
+        ops = own if not donors else vw.fn.if_else(
+            _reduce(vw, "and", active, emit.I1), lambda: own, lambda: donated(vw, active, own))
         new = vw.lower_region(step, shared + [Scalar(t_, r) for t_, r in zip(types, ops)])
         for y, base, yt in zip(new[nc:], ys_out, step.out_types[nc:]):
             zero = vw.const(yt.dtype, 0)

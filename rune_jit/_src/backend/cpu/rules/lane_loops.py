@@ -15,6 +15,7 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ....ir import Region, Type
+from ....ops.loops import observable
 from . import lane_blocks
 from .lane_compaction import Compaction
 from ..runtime import threads
@@ -86,6 +87,7 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc + 1:]]
     laned, init = [lw.materialize(v) for v in laned], [lw.materialize(v) for v in init]
     width = lane_blocks.block_width([step, until], caps, laned + init)
+    donors = observable([step, until])
     parallel = (lane_blocks.in_parallel(lw, [step, until], n_lanes, width)
                 and max_steps * sum(map(row_bytes, tapes.types)) <= RESERVED_TAPE_BYTES)
     rows = tapes
@@ -95,7 +97,8 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
 
     def in_block(vw, first, consts, start):
         return lane_blocks.iterate_block(vw, first, consts, len(caps), start, step, until,
-                                         rows, outs[:nc], outs[nc], max_steps, n_lanes, site)
+                                         rows, outs[:nc], outs[nc], max_steps, n_lanes, site,
+                                         donors)
 
     def in_lane(lane, consts, start):
         def record(n, ys):
@@ -111,7 +114,7 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
 
     if width is not None and not tapes.types and compacting:
         Compaction(lw, caps, laned, init, outs, (step, until), max_steps, site, width,
-                   n_lanes).run(lw, parallel)
+                   n_lanes, donors).run(lw, parallel)
         in_block = None
     by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane, parallel)
     return [Array(t, p) for t, p in zip(out_types, outs)] + tapes.arrays()
@@ -137,7 +140,7 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     def in_block(vw, first, consts, start):
         return lane_blocks.counted_scan_block(vw, first, consts, len(caps), start, step,
                                               counts, xs, outs[nc:], length, reverse,
-                                              n_lanes)
+                                              n_lanes, observable([step]))
 
     def in_lane(lane, consts, start):
         carries = Carries(lw, per, step, len(consts))
