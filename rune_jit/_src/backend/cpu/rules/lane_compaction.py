@@ -130,8 +130,8 @@ class Compaction:
             kept = vw.load_at(self.outs[-1], INT64, first, vw.width)
             vw.store_at(self.outs[-1], INT64, first, b.select(mask, steps, kept))
 
-        return self.block(vw, first, mask, vw.const(INT64, 0), ids, donated(vw, mask, ops),
-                          gone, ir.Constant(emit.I1, 1), vw.i64(0), vw.i64(NONE),
+        ops = donated(vw, mask, ops) if self.donors else ops  # (else stored from ops)
+        return self.block(vw, first, mask, vw.const(INT64, 0), ids, ops, gone, ir.Constant(emit.I1, 1), vw.i64(0), vw.i64(NONE),
                           vw.const(np.dtype(bool), True))
 
     def queue_block(self, vw: Lowerer, j: ir.Value, q: ir.Value) -> list:
