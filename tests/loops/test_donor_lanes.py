@@ -15,20 +15,10 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit._src import config
 
-MODES = ["interpret", "eager", "jit"]
 STEPS = np.array([3, 1, 0, 7, 2, 40, 5, 1] * 5 + [9, 0, 3])  # 43 lanes: full blocks and not
 A = STEPS + 0.1
 _unique = itertools.count()
-
-
-@pytest.fixture(params=MODES)
-def mode(request, monkeypatch):
-    """`mode(f)`: f as run by the interpreter, eagerly (loops compiled as a unit), jitted."""
-    if request.param == "interpret":
-        monkeypatch.setattr(config, "backend", "interpret")
-    return rune.jit if request.param == "jit" else (lambda f: f)
 
 
 @pytest.fixture

@@ -10,18 +10,8 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit._src import config
 
 TABLE = np.linspace(0.0, 1.0, 8)
-MODES = ["interpret", "eager", "jit"]
-
-
-@pytest.fixture(params=MODES)
-def mode(request, monkeypatch):
-    """`mode(f)`: f as run by the interpreter, eagerly, jitted."""
-    if request.param == "interpret":
-        monkeypatch.setattr(config, "backend", "interpret")
-    return rune.jit if request.param == "jit" else (lambda f: f)
 
 
 def read(i):
