@@ -33,13 +33,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import eager
+from .. import config, eager
 from ..ad_util import Zero
 from .tangents import instantiate
 from ..interpret import eval_region
 from ..ir import UNBOUNDED, Region, Type
 from ..passes.partial_eval import partial_eval_region
 from ..trace import type_of_value
+from .pure_callback import pure_callback_p
 
 
 def rows_held(steps: int, taken: int) -> int:
@@ -145,9 +146,6 @@ def observable(regions: Sequence[Region]) -> bool:
     Python. Then a stopped lane computes a running lane's step (`donated`); else it
     steps its own frozen carry, which no one can tell: the result is dropped, and
     compiled code raises no floating-point traps (the interpreter's NumPy may warn)."""
-    from .. import config
-    from .pure_callback import pure_callback_p
-
     def seen(r: Region) -> bool:
         return any("effect" in e.prim.traits or e.prim is pure_callback_p
                    or any(seen(inner) for inner in e.regions) for e in r.eqns)
