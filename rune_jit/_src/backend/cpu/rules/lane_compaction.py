@@ -188,8 +188,8 @@ class Compaction:
               ) -> list:
         """One step of a block: -> [n + 1, its lanes still running, `mask`, whether to
         step on, steps taken, steps taken with few lanes running, operands...]. It steps
-        on while no lane may run out of steps and, with donors, none stopped; without,
-        while some run and the block is not `due` to retire them."""
+        on while some lane runs (with donors, while none stopped), none may run out of
+        steps and the block is not `due` to retire them."""
         b, nl = vw.b, len(self.laned)
         vw.poll_interrupt(n, self.step)
         vw.running = mask
@@ -200,12 +200,12 @@ class Compaction:
         now = b.and_(mask, self.running(vw, new))
         n = b.add(n, vw.i64(1))
         lonely = b.select(self.few(vw, now), b.add(lonely, vw.i64(1)), vw.i64(0))
-        if self.donors:
+        if self.donors:  # (a stop gives the stopped lanes donors)
             go = b.icmp_unsigned("==", _bits(vw, now), _bits(vw, mask))
         else:
-            go = b.and_(_reduce(vw, "or", now, emit.I1),
-                        b.not_(self.due(vw, may_retire, lonely)))
-        go = b.and_(go, b.icmp_signed("<", n, safe))
+            go = _reduce(vw, "or", now, emit.I1)
+        go = b.and_(b.and_(go, b.not_(self.due(vw, may_retire, lonely))),
+                    b.icmp_signed("<", n, safe))
         return [n, now, mask, go, b.add(steps, b.zext(mask, steps.type)), lonely] + new
 
     def due(self, vw: Lowerer, may_retire, lonely) -> ir.Value:
