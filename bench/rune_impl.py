@@ -210,6 +210,14 @@ def _implicit(name: str, p):
     return wl.implicit_layer(rnp, _cg, lambda r, s: rune.root(r, s, linear_solve=_cg), p)
 
 
+def heavy_tail(p):
+    def lane(a, x0):
+        return rune.iterate(lambda x: x - 1.0 + a * rnp.exp(-x), x0, until=lambda x: rnp.abs(
+            a * rnp.exp(-x) - 1.0) <= p.tol, max_steps=p.max_steps)
+    f = rune.jit(rune.vmap(lane))
+    return lambda: f(p.a, p.x0)
+
+
 def _loss(name: str, p):
     """W6, W6r, RM, RMr, CK, CKk, IL, ILd: the function whose gradient is taken."""
     if name in ("IL", "ILd"):
@@ -373,6 +381,7 @@ IMPLS = {"FILL": fill, "NLS": nls, "NLSg": nls_grad, "FT": ft, "W1": w1, "W1c": 
          "Egrad": egrad, "Egrad-jit": egrad_jit, "Escan": escan, "Escan-jit": escan_jit,
          "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "KF": kf,
          "SX": softmax_train, "LSM": log_softmax_scan, "MM": matmul, "MB": mandelbrot,
+         "HT": heavy_tail,
          **{w.name: transposed_product for w in wl.WORKLOADS if w.group == "TF"},
          **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}
 

@@ -62,6 +62,12 @@ _MB_SIZES = {"full": dict(side=1000, max_steps=256), "quick": dict(side=300, max
 # rune_jit's round each: a point on the set's edge may escape a few steps apart (at full
 # size two of the 10^6, by 2 steps of 256)
 _MB_FUSED = (lambda _: 4 / 256, "fused complex products: a few edge points a step or two apart")
+# HT: issue 36's heavy tail: Newton for log a from x0 = log a + d, about d + 5 steps (d < 4
+# for 99% of the lanes, 1000 for 1%): a block of lanes in lockstep runs as its slowest
+_HT_SIZES = {"full": dict(n=1_000_000, max_steps=2000), "quick": dict(n=100_000, max_steps=2000),
+             "tiny": dict(n=1000, max_steps=2000)}
+_HT_FAR, HT_TOL = 1000.0, 1e-12
+_NO_NUMPY_HT = "a masked NumPy loop runs 10^6 lanes for 1000 steps: the JAX row is that"
 # SX: issue 19's softmax cross-entropy training scan: full-batch SGD on a 300 x 5
 # logistic regression over 5 classes
 _SX_SIZES = {"full": dict(n=300, d=5, k=5, steps=1000),
@@ -248,6 +254,10 @@ WORKLOADS = [
              "256, over a grid of complex c (vmap of iterate)",
              ("rune_jit", "c", "numba", "jax", "numpy"), {}, _MB_SIZES,
              {peer: _MB_FUSED for peer in ("jax", "numpy")}),
+    Workload("HT", "HT", "vmapped Newton for log a (x' = x - 1 + a exp(-x)) from x0 = log a + "
+             "d over 10^6 lanes: d < 4 for 99% of them (<= 10 steps), d = 1000 for 1% (about "
+             "1000 steps); Numba: prange over the lanes", ("rune_jit", "c", "numba", "jax"),
+             dict(numpy=_NO_NUMPY_HT), _HT_SIZES),
     Workload("NLS", "NLS", "split-step Fourier solver of the nonlinear Schrödinger "
              "equation: 1000 steps of u <- ifft(L fft(u)) exp(i dt |u|^2), 4096 points, in a "
              "scan, from a sech pulse (amp, width): the spread sum(|u|^2 x^2) dx",
@@ -386,6 +396,11 @@ def inputs(w: Workload, mode: str) -> SimpleNamespace:
         return SimpleNamespace(x=np.linspace(0.0, 1.0, 8), **size)
     if w.group == "MB":
         return SimpleNamespace(c=mandelbrot_grid(size["side"]), **size)
+    if w.group == "HT":
+        a = np.exp(rng.uniform(np.log(1e-3), np.log(1e3), size["n"]))
+        d = rng.uniform(0.0, 4.0, size["n"])
+        d[rng.random(size["n"]) < 0.01] = _HT_FAR
+        return SimpleNamespace(a=a, x0=np.log(a) + d, tol=HT_TOL, **size)
     if w.group == "NLS":  # a grid of length 40, an initial pulse near a soliton's
         n, length = size["n"], 40.0
         return SimpleNamespace(x=np.linspace(-length / 2, length / 2, n, endpoint=False),

@@ -17,6 +17,7 @@ import rune_jit as rune  # noqa: E402
 from rune_jit._src import config  # noqa: E402
 
 BACKENDS = ["eager", "jit"]
+MODES = ["interpret", "eager", "jit"]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -27,6 +28,14 @@ def backend(request, monkeypatch):
         monkeypatch.setattr(config, "backend", "interpret")
         return lambda f, **kw: f
     return lambda f, **kw: rune.jit(f, **kw)
+
+
+@pytest.fixture(params=MODES)
+def mode(request, monkeypatch):
+    """`mode(f)`: f as run by the interpreter, eagerly (loops compiled as a unit), jitted."""
+    if request.param == "interpret":
+        monkeypatch.setattr(config, "backend", "interpret")
+    return rune.jit if request.param == "jit" else (lambda f: f)
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ def build() -> ctypes.CDLL:
     out = Path(tmp) / "c_ref.so"
     subprocess.run([CC, *FLAGS, str(SOURCE), "-o", str(out), "-lm"], check=True)
     lib = ctypes.CDLL(str(out))
-    lib.newton.restype = lib.newton_grad.restype = ctypes.c_long
+    lib.newton.restype = lib.newton_grad.restype = lib.heavy_tail.restype = ctypes.c_long
     lib.sum_tanh.restype = ctypes.c_double
     _lib[:] = [lib]
     return lib
@@ -117,6 +117,19 @@ def _lanes(fn, p):
         lane = fn(a, n, steps, _p(x))
         if lane >= 0:
             raise ValueError(f"newton: lane {lane} still running after {p.max_steps} steps")
+        return x
+    return run
+
+
+def heavy_tail(p):
+    f, n = _library().heavy_tail, ctypes.c_long(p.a.size)
+    a, x0 = _p(p.a), _p(p.x0)
+
+    def run():
+        x = np.empty(p.a.size)
+        lane = f(a, x0, n, ctypes.c_double(p.tol), ctypes.c_long(p.max_steps), _p(x))
+        if lane >= 0:
+            raise ValueError(f"heavy_tail: lane {lane} still running after {p.max_steps} steps")
         return x
     return run
 
@@ -237,5 +250,5 @@ IMPLS = {"W1": w1, "W2": w2, "W3": w3, "W3g": w3g, "W7": w7, "W8": w8, "W8g": w8
          "W4s": lambda p: _lanes(_library().newton, p),
          "W5": lambda p: _lanes(_library().newton_grad, p), "W6": w6,
          "RM": wl.w3g_with_no_input(w3g), "HS": heat, "HSat": heat, "HS32": heat,
-         "KF": kf, "MM": mm, "MB": mandelbrot,
+         "KF": kf, "MM": mm, "MB": mandelbrot, "HT": heavy_tail,
          "ST": lambda p: lambda: _library().sum_tanh(_p(p.x), ctypes.c_long(p.n))}

@@ -90,6 +90,21 @@ long newton(const double *a, long n, long max_steps, double *x) {
     return -1;
 }
 
+/* HT: Newton for log a from x0, x' = x - 1 + a exp(-x), each lane its own loop */
+long heavy_tail(const double *a, const double *x0, long n, double tol, long max_steps,
+                double *x) {
+    for (long i = 0; i < n; i++) {
+        double xi = x0[i], ai = a[i];
+        long k = 0;
+        while (!(fabs(ai * exp(-xi) - 1.0) <= tol)) {
+            if (k++ == max_steps) return i;
+            xi = xi - 1.0 + ai * exp(-xi);
+        }
+        x[i] = xi;
+    }
+    return -1;
+}
+
 /* MB: the steps z -> z*z + c takes from 0 to |z| > 2, at most max_steps, with complex.h */
 void mandelbrot(const double complex *c, long n, long max_steps, long *steps) {
     for (long i = 0; i < n; i++) {

@@ -102,6 +102,16 @@ def mandelbrot(p):
     return _ready(jax.jit(jax.vmap(one)), p.c)
 
 
+def heavy_tail(p):
+    def one(a, x0):
+        def running(s):
+            x, k = s
+            return ~(jnp.abs(a * jnp.exp(-x) - 1.0) <= p.tol) & (k < p.max_steps)
+        return jax.lax.while_loop(running, lambda s: (s[0] - 1.0 + a * jnp.exp(-s[0]), s[1] + 1),
+                                  (x0, 0))[0]
+    return _ready(jax.jit(jax.vmap(one)), p.a, p.x0)
+
+
 def w5(p):
     def loss(a):
         x = jax.lax.custom_root(lambda x: x * x - a, a,
@@ -359,7 +369,7 @@ IMPLS = {"FILL": lambda p: _ready(jax.jit(wl.fill_rows(jnp, jax.lax.fori_loop, p
          "Escan": escan, "Escan-jit": lambda p: _ready(jax.jit(_scan1), p.xs),
          "Dmix": dmix, "Dmix-arrays": dmix_arrays, "ST": sum_tanh, "SX": softmax_train,
          "LSM": log_softmax_scan,
-         "MM": matmul, "MB": mandelbrot,
+         "MM": matmul, "MB": mandelbrot, "HT": heavy_tail,
          **{w.name: transposed_product for w in wl.WORKLOADS if w.group == "TF"},
          **{w.name: matrix_carry for w in wl.WORKLOADS if w.group == "MC"}}
 UNROLLED = {"W5": w5_unrolled}

@@ -105,6 +105,21 @@ def _mandelbrot(c, max_steps):
     return steps
 
 
+def _heavy_tail(a, x0, tol, max_steps):
+    x = np.empty_like(x0)
+    stuck = np.zeros(a.size, np.bool_)  # (a raise in a prange loop makes it serial)
+    for i in numba.prange(a.size):  # each lane its own loop, on every core
+        xi, ai, k = x0[i], a[i], 0
+        while not abs(ai * np.exp(-xi) - 1.0) <= tol and k <= max_steps:
+            xi = xi - 1.0 + ai * np.exp(-xi)
+            k += 1
+        x[i] = xi
+        stuck[i] = k > max_steps
+    if stuck.any():
+        raise ValueError("heavy_tail: a lane is still running after max_steps")
+    return x
+
+
 def _sqrt_adjoint(x):
     # implicit function theorem on r = x*x - a: da = -(dr/dx)^-1 (dr/da) = 1 / (2x)
     g = np.empty_like(x)
@@ -301,9 +316,9 @@ def _matrix_carry(W, C0, steps):
     return C
 
 
-def _make(kernel, *fields):
+def _make(kernel, *fields, parallel=False):
     def factory(p):
-        f = numba.njit(kernel)
+        f = numba.njit(kernel, parallel=parallel)
         args = [getattr(p, name) for name in fields]
         return lambda: f(*args)
     return factory
@@ -377,6 +392,7 @@ IMPLS = {"FILL": _make(_fill, "x", "rows"), "W9": _make(_paths, "seed", "paths",
          "W1": _make(_scan1, "xs"), "W2": _make(_scan1_adjoint, "xs"), "W3": w3, "W3g": w3g,
          "W4": _make(_newton, "a", "max_steps"), "W4s": _make(_newton, "a", "max_steps"),
          "MB": _make(_mandelbrot, "c", "max_steps"),
+         "HT": _make(_heavy_tail, "a", "x0", "tol", "max_steps", parallel=True),
          "W5": w5, "W6": _make(_deep_grad, "W", "xs", "c0"), "W7": _make(_pendulum, "s0", "xs"),
          "RM": wl.w3g_with_no_input(w3g), "D": _make(_add1, "x"), "HS": heat, "HSat": heat,
          "HS32": heat,

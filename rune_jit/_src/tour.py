@@ -77,6 +77,93 @@ try:
     rune.vmap(lambda a: newton(a, max_steps=3))(np.array([1.0, 16.0, 1e6]))
 except rune.IterateError as err:
     print(err)"""),
+    Step("What runs where: donor lanes", """\
+The guarantee: under `vmap`, nothing a user can observe is computed at a point
+no running lane is at. What can be observed of a step at a point is what it
+does besides its result: a `check` failing (RUNE_JIT_DEBUG_NANS's checks too),
+an index out of bounds (`IndexError`), an inner loop running out of steps, a
+`debug.callback` or `pure_callback` calling Python. A step with any of these
+(any primitive with the trait "effect", a pure callback; every step when
+RUNE_JIT_DEBUG_NANS is on: `ops.loops.observable`) runs with donor lanes:
+before each step, a lane that stopped takes the operands (laned values and
+carry) of a running lane, its donor, computes that lane's step, and drops the
+result. So a `log` only defined before the stop under RUNE_JIT_DEBUG_NANS, an
+index in bounds only while the loop runs, a callback, see only running points.
+The interpreter gives each stopped lane the first running lane's operands
+before each step. Compiled, a lane that runs on its own (a step with
+callbacks, gathers or arrays) runs no step after its stop; in a block of lanes
+in SIMD registers, when lanes stop, their carries are stored and they take
+the operands of the block's first running lane, whose steps they then follow
+bit for bit until the next stop. The counted scans of reverse mode do the same
+with the lanes past their step count.
+
+A step of pure arithmetic gets no donors: a stopped lane in a block keeps its
+carry through a select and computes the step on it, as if it did not. Nothing
+can tell the two apart: the result is dropped, and compiled code raises no
+floating-point traps (a `log` of a negative number there is a NaN no one
+reads). The donors' copying costs a broadcast per stop (W4, vmapped Newton
+whose lanes stop a step or two apart, took 2.5 ms with donors everywhere and
+1.7 ms without), so the compiler keeps it to the steps where it is the
+difference. The interpreter follows the same rule (its donors cost a gather
+per operand and step, 10 to 30% of an interpreted W4); there the frozen point
+is NumPy's, which may warn (`RuntimeWarning`) where compiled code is silent.
+Here every point the callback sees is one of the 16 running ones
+(1 + 3 + 8 + 4 steps).
+
+When `until` reads nothing the map changes, the lanes stop together and
+running out of steps is the loop's error, not a lane's: it names no lane.
+
+When `until` reads nothing the map changes, the lanes stop together and
+running out of steps is the loop's error, not a lane's: it names no lane.""", """\
+seen = []
+
+def countdown(a):
+    def step(x):
+        rune.debug.callback(lambda x: seen.append(float(x)), x)
+        return x - 1.0
+    return rune.iterate(step, a, until=lambda x: x < 0.5, max_steps=10)
+
+print(rune.jit(rune.vmap(countdown))(np.array([1.0, 3.0, 8.0, 4.0])))
+print(len(seen), "points, the least", min(seen))
+
+def halvings(x):
+    return rune.iterate(lambda c: (c[0] / 2, c[1] + 1), (x, 0),
+                        until=lambda c: c[1] >= 5, max_steps=3)
+try:
+    rune.vmap(halvings)(np.array([1.0, 2.0]))
+except rune.IterateError as err:
+    print(err)"""),
+    Step("Stragglers", """\
+Compiled, the blocks of such a loop are repacked as lanes stop, so that one
+slow lane does not hold a block. A first pass runs the blocks (the threads
+claim them one by one, as for plain blocks); a block whose running lanes have
+been under a quarter of its width for 8 steps (`PATIENCE`: lanes that stop a
+few steps apart, as W4's, are not worth moving) stores their operands, step
+counts and lane numbers in its own segment of a queue, and is done. The
+segments are packed into one queue, which the next pass runs in full blocks
+the same way (retiring again while it holds more than one block), until it is
+empty. A lane's results go to its own place, whichever block it ends in.
+Running out of steps is recorded, not raised at once (a lane queued earlier
+may be a lower one that runs out later): the call raises for the least lane
+when no lane runs, so the lane named is the first in the user's order, as
+above. The forward loops of reverse mode, which keep tapes, run in plain
+blocks. On the bench's row HT (10^6 lanes, 99% of them stopping within 10
+steps and 1% after 1000) this is the difference between blocks times their
+slowest lane and the steps the lanes take (1.7 s in plain blocks, 0.17 to
+0.19 s repacked, measured paired in one process on 2 cores shared with other
+work; the previous tasks of 256 blocks each, which threads took whole, cost
+W4 20% at 2 threads); here results are those of a loop per lane.""", """\
+def to_log(a, x0):  # Newton for log a: about x0 - log a steps
+    return rune.iterate(lambda x: x - 1.0 + a * rnp.exp(-x), x0,
+                        until=lambda x: rnp.abs(a * rnp.exp(-x) - 1.0) <= 1e-12,
+                        max_steps=2000)
+
+a = np.geomspace(0.1, 10.0, 10_000)
+x0 = np.log(a) + np.where(np.arange(a.size) % 100 == 7, 500.0, 2.0)
+got = rune.jit(rune.vmap(to_log))(a, x0)
+lone = [to_log(a[i], x0[i]) for i in range(0, a.size, 97)]  # lanes one at a time
+print("each lane as alone:", bool(np.all(got[::97] == lone)))
+print("within 1e-12 of log a:", bool(np.max(np.abs(got - np.log(a))) < 1e-12))"""),
     Step("Roots", """\
 Differentiating the Newton loop would differentiate every step it took. A
 `root` states instead that the value its solve returns is a zero of a

@@ -9,18 +9,8 @@ import pytest
 
 import rune_jit as rune
 import rune_jit.numpy as rnp
-from rune_jit._src import config
 from rune_jit.experimental import checkify
 
-MODES = ["interpret", "eager", "jit"]
-
-
-@pytest.fixture(params=MODES)
-def mode(request, monkeypatch):
-    """`mode(f)`: f as run by the interpreter, eagerly (loops compiled as a unit), jitted."""
-    if request.param == "interpret":
-        monkeypatch.setattr(config, "backend", "interpret")
-    return rune.jit if request.param == "jit" else (lambda f: f)
 
 
 def at(marker: str) -> str:

@@ -167,7 +167,8 @@ def _forward_sweep(loop: _Loop, h: loops.Hoisted, res: _Res, kinit: list,
     bufs = [zeros(t.with_shape(lanes + (k + 1,) + t.shape)) for t in types]
     marks = [_laned_full((), lanes, 0), _laned_full((), lanes, 1), _laned_full((k,), lanes, -1)]
     outs = iterate_flat(step, test, kinit + marks + bufs, max_steps=loop.params["max_steps"],
-                        lanes=lanes, shown=loop.params["shown"], laned=res.laned())
+                        lanes=lanes, shown=loop.params["shown"],
+                        together=loop.params["together"], laned=res.laned())
     n_b = len(bufs)
     return outs[:n_kc], outs[n_kc + 3 + n_b], outs[n_kc + 2], outs[n_kc + 3:n_kc + 3 + n_b]
 
@@ -199,6 +200,7 @@ def _linear_forward(loop: _Loop, h: loops.Hoisted, r: _Res, tangents: list, n_uc
     outs = iterate_flat(step, lambda lan, carry: ge(carry[0], lan[n_l]),
                         [_laned_full((), loop.lanes, 0)] + first + uinit,
                         max_steps=UNBOUNDED, lanes=loop.lanes, shown=loop.params["shown"],
+                        together=loop.params["together"],
                         laned=r.laned() + r.counts + tangents[n_ucaps:n_f])
     return outs[1 + n_kc:1 + n_kc + len(uinit)]
 
@@ -231,6 +233,7 @@ def _linear_backward(loop: _Loop, h: loops.Hoisted, r: _Res, fixed_t: list[Type]
     outs = iterate_flat(step, lambda lan, carry: lt(carry[0], 0),
                         [sub(r.counts[0], 1), r.pos[0]] + r.bufs + acc + cts,
                         max_steps=UNBOUNDED, lanes=lanes, shown=loop.params["shown"],
+                        together=loop.params["together"],
                         laned=r.laned())
     acc = outs[2 + n_b:2 + n_b + n_f]
     shared = [reduce_sum(a, tuple(range(len(lanes)))) for a in acc[:n_ucaps]]

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..ad_util import UndefinedPrimal, Zero, is_undefined
 from ..ir import Type
+from ..passes.vmap import taking
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import Tracer, bind1, type_of_value
 from . import elementwise as ew
@@ -352,5 +353,17 @@ def index_check(i: Any, size: int, axis: int) -> Any:
 index_check_p.def_rule("jvp", lambda primals, tangents, *, size, axis: (
     [index_check(primals[0], size, axis)], [Zero(type_of_value(primals[0]))]))
 index_check_p.def_rule("transpose", NOT_LINEAR)
-index_check_p.def_rule("batch", lambda n, args, dims, *, size, axis: (
-    [index_check(args[0], size, axis)], dims))
+
+
+@index_check_p.def_rule("batch")
+def _index_check_batch(n: int, args, dims, *, size, axis):
+    """Checked in the lanes that evaluate it for real only: under a vmapped cond, those
+    taking the branch; in the interpreter's loop with lanes, those running (`taking`).
+    The others read index 0 instead: their results are dropped, and an index there that
+    is out of bounds must not raise."""
+    i, mask = args[0], taking()
+    if mask is not None:
+        shape = type_of_value(i).shape
+        i = ew.select(broadcast_in_dim(mask, shape, (0,)), i,
+                      broadcast_in_dim(np.zeros((), type_of_value(i).dtype), shape, ()))
+    return [index_check(i, size, axis)], dims

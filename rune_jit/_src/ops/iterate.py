@@ -33,7 +33,7 @@ from ..ad_util import live, nonzero
 from .tangents import instantiate
 from ..errors import IterateError, iterate_message, user_lane
 from ..interpret import eval_region
-from ..ir import Eqn, Region, Type
+from ..ir import Eqn, Region, Type, Var
 from ..passes.vmap import hidden_axis, lanes_running
 from ..primitive import NOT_LINEAR, Primitive
 from ..trace import bind, trace_regions, type_of_value, using
@@ -58,11 +58,14 @@ def _split(args: Sequence[Any], params: dict):
 
 
 def iterate_flat(step_fn: Callable, until_fn: Callable, init: list, *, max_steps: int,
-                 lanes: tuple = (), shown: tuple = (), laned: Sequence[Any] = ()) -> list:
+                 lanes: tuple = (), shown: tuple = (), together: tuple = (),
+                 laned: Sequence[Any] = ()) -> list:
     """Bind an iterate of Python functions of one lane: `step_fn(laned, carry) ->
     (carry, ys)` and `until_fn(laned, carry) -> bool`; -> carry + [counts] + tapes.
     `shown` says, per lane axis, whether it is a user's vmap (errors name the lane along
-    it) or one a pass added (scan fission maps the steps of a loop: not a lane to name)."""
+    it) or one a pass added (scan fission maps the steps of a loop: not a lane to name);
+    `together`, whether `until` is the same along it (default: no axis), so that its lanes
+    stop together and running out of steps names no lane along it."""
     types = [loops.per_lane(type_of_value(v), lanes) for v in [*laned, *init]]
     nl = len(laned)
 
@@ -74,7 +77,7 @@ def iterate_flat(step_fn: Callable, until_fn: Callable, init: list, *, max_steps
                                  [types, types])
     return bind(iterate_p, *caps, *laned, *init, step=s, until=u, num_carry=len(init),
                 num_laned=nl, max_steps=max_steps, lanes=tuple(lanes), shown=tuple(shown),
-                num_captures=len(caps))
+                together=tuple(together) or (False,) * len(lanes), num_captures=len(caps))
 
 
 # ------------------------------------------------------------- meaning
@@ -82,11 +85,12 @@ def iterate_flat(step_fn: Callable, until_fn: Callable, init: list, *, max_steps
 
 @iterate_p.def_rule("shape")
 def _iterate_shape(*types: Type, step, until, num_carry, num_laned, max_steps, lanes, shown,
-                   num_captures):
+                   together, num_captures):
     caps, laned, init = _split(types, dict(num_captures=num_captures, num_laned=num_laned))
     lanes = tuple(lanes)
-    if len(shown) != len(lanes):
-        raise TypeError(f"iterate: {len(shown)} entries of shown for the lanes {lanes}")
+    if not len(shown) == len(together) == len(lanes):
+        raise TypeError(f"iterate: {len(shown)} entries of shown and {len(together)} of "
+                        f"together for the lanes {lanes}")
     if any(t.shape[:len(lanes)] != lanes for t in laned + init):
         raise TypeError(f"iterate: laned operands and carries must lead with the lanes {lanes}")
     params = caps + [loops.per_lane(t, lanes) for t in laned + init]
@@ -101,31 +105,34 @@ def _iterate_shape(*types: Type, step, until, num_carry, num_laned, max_steps, l
 
 
 def _iterate_impl(*args, step, until, num_carry, num_laned, max_steps, lanes, shown,
-                  num_captures):
+                  together, num_captures):
     caps, laned, carry = _split(args, dict(num_captures=num_captures, num_laned=num_laned))
     lanes = tuple(lanes)
     rows: list[list] = [[] for _ in step.out_types[num_carry:]]
     counts = np.zeros(lanes, COUNT)
-    def each_lane(region: Region, n: int) -> list:
-        # (a lane that stopped is evaluated too, and kept by `held`: its checks pass)
+    def each_lane(region: Region, n: int, values: list) -> list:
+        # (a lane that stopped computes its donor's step, or its own if no one can
+        # tell, discarded by `held`: its checks pass)
         with naming_step("iterate", n), (lanes_running(np.reshape(running, -1)) if lanes
                                          else contextlib.nullcontext()):
-            return loops.all_lanes(region, caps, laned + carry, lanes, shown)
+            return loops.all_lanes(region, caps, values, lanes, shown)
 
     running = np.ones(lanes, bool)
-    running = ~each_lane(until, 0)[0]
+    running = ~each_lane(until, 0, laned + carry)[0]
+    donors = loops.observable([step, until])
     n = 0
     while running.any() and n < max_steps:
-        out = each_lane(step, n)
+        out = each_lane(step, n, loops.donated(running, laned + carry, lanes) if donors
+                        else laned + carry)
         carry = [np.asarray(loops.held(running, new, old))
                  for new, old in zip(out[:num_carry], carry)]
         for tape, y in zip(rows, out[num_carry:]):
             tape.append(y)
         counts += running
         n += 1
-        running = running & ~each_lane(until, n)[0]
+        running = running & ~each_lane(until, n, laned + carry)[0]
     if running.any():
-        lane = user_lane(int(np.argmax(running.reshape(-1))), lanes, shown)
+        lane = user_lane(int(np.argmax(running.reshape(-1))), lanes, named(shown, together))
         raise IterateError(iterate_message(max_steps, lane))
     tapes = [np.zeros((loops.rows_held(max_steps, n),) + lanes + t.shape, t.dtype)
              for t in step.out_types[num_carry:]]
@@ -150,7 +157,8 @@ def _iterate_jvp(primals, tangents, **params):
 
     outs = iterate_flat(j.step_fn(caps, live(tcaps), nl), until_fn, j.init(init, tinit),
                         max_steps=params["max_steps"], lanes=params["lanes"],
-                        shown=params["shown"], laned=laned + live(tlaned))
+                        shown=params["shown"], together=params["together"],
+                        laned=laned + live(tlaned))
     # the counts sit between the carries and the tapes, and have no tangent
     return j.results(outs, _iterate_shape(*[type_of_value(v) for v in primals], **params),
                      n_mid=1)
@@ -180,8 +188,35 @@ def _iterate_batch(size, args, dims, **params):
     outs = iterate_flat(step_fn, lambda lan, c: eval_region(until, regroup(lan, c))[0],
                         new_laned[n_l:], max_steps=params["max_steps"],
                         lanes=(size,) + lanes, shown=(not hidden_axis(),) + params["shown"],
-                        laned=new_laned[:n_l])
+                        together=(_until_shared(step, until, nc, cdims + ldims, idims),)
+                        + params["together"], laned=new_laned[:n_l])
     return outs[:nc + 1] + [moveaxis(t, 1, 0) for t in outs[nc + 1:]], [0] * len(outs)
+
+
+def _until_shared(step: Region, until: Region, nc: int, outer: list, idims: list) -> bool:
+    """Whether `until` reads nothing the map changes (its lanes stop together), given the
+    dims of the captures and laned operands (`outer`) and of the carries: a carry the map
+    changes is one whose init it does, or one the step computes from such a value."""
+    mapped = [d is not None for d in outer]
+    carries, _ = loops.fixpoint([d is not None for d in idims],
+                                lambda c: (_depends(step, mapped + c)[:nc], None))
+    return not _depends(until, mapped + carries)[0]
+
+
+def _depends(region: Region, marked: list[bool]) -> list[bool]:
+    """Which outputs of `region` an equation computes from its params that are `marked`
+    (through any equation: an over-estimate)."""
+    seen = {p for p, m in zip(region.params, marked) if m}
+    for eqn in region.eqns:
+        if any(isinstance(a, Var) and a in seen for a in eqn.closed[0]):
+            seen.update(eqn.outputs)
+    return [isinstance(o, Var) and o in seen for o in region.outputs]
+
+
+def named(shown: Sequence[bool], together: Sequence[bool]) -> tuple[bool, ...]:
+    """The lane axes along which running out of steps names the lane: a user's map's
+    whose lanes stop on their own."""
+    return tuple(bool(s) and not t for s, t in zip(shown, together))
 
 
 # ------------------------------------------------------------- reverse mode
@@ -217,7 +252,8 @@ def _iterate_partial_eval(pe, unknowns, *args, **params):
             return eval_region(test.known, kcaps + lan[len(inv_laned):] + carry)[0]
 
         k_outs = iterate_flat(known_step, known_until, kinit, max_steps=params["max_steps"],
-                              lanes=lanes, shown=params["shown"], laned=inv_laned + klaned)
+                              lanes=lanes, shown=params["shown"],
+                              together=params["together"], laned=inv_laned + klaned)
     counts, k_tapes = k_outs[n_kc], k_outs[n_kc + 1:]
     n_ky = len(k_tapes) - split.num_extensive
     loop = dict(length=params["max_steps"], reverse=False, counts=counts)

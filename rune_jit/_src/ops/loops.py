@@ -33,13 +33,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import eager
+from .. import config, eager
 from ..ad_util import Zero
 from .tangents import instantiate
 from ..interpret import eval_region
 from ..ir import UNBOUNDED, Region, Type
 from ..passes.partial_eval import partial_eval_region
 from ..trace import type_of_value
+from .pure_callback import pure_callback_p
 
 
 def rows_held(steps: int, taken: int) -> int:
@@ -136,6 +137,33 @@ def add_lane_axis(size: int, caps: list, cdims: list, laned: list, ldims: list,
                                        c).ndim))) for c in pick(caps, moved)]
     return moved, pick(caps, moved, False), laned_caps + [
         materialize(v, d, size) for v, d in zip(laned, ldims)]
+
+
+def observable(regions: Sequence[Region]) -> bool:
+    """Whether evaluating `regions` (a loop's step and test) at a point no running lane
+    is at could be seen: they raise (a check, RUNE_JIT_DEBUG_NANS's too; an index out of
+    bounds; an inner loop out of steps: every primitive with the trait "effect") or call
+    Python. Then a stopped lane computes a running lane's step (`donated`); else it
+    steps its own frozen carry, which no one can tell: the result is dropped, and
+    compiled code raises no floating-point traps (the interpreter's NumPy may warn)."""
+    def seen(r: Region) -> bool:
+        return any("effect" in e.prim.traits or e.prim is pure_callback_p
+                   or any(seen(inner) for inner in e.regions) for e in r.eqns)
+    return config.debug_nans or any(seen(r) for r in regions)
+
+
+def donated(active: Any, values: list, lanes: tuple) -> list:
+    """`values` (each leading with `lanes`) where a lane that is not `active` holds the
+    values of the first lane that is (its donor): the interpreter evaluates a step on
+    all lanes at once, and so evaluates it only at points a running lane is at (a lane
+    that stopped computes its donor's step, which `held` then discards)."""
+    flat = np.reshape(np.asarray(active), -1)
+    if not lanes or flat.all() or not flat.any():
+        return values
+    n = flat.size
+    lane = np.where(flat, np.arange(n), np.argmax(flat))
+    return [np.reshape(np.reshape(v, (n,) + np.shape(v)[len(lanes):])[lane], np.shape(v))
+            for v in values]
 
 
 def held(active: Any, new: Any, old: Any) -> Any:

@@ -158,13 +158,16 @@ def _scan_impl(*args, **params):
     caps, counts, laned, carry, xs = lay.operands(args)
     lanes = lanes_of(counts)
     trips = length if counts is None else min(length, int(counts.max(initial=0)))
+    donors = counts is not None and loops.observable([step])
     ys = [np.zeros((loops.rows_held(length, trips),) + lanes + t.shape, t.dtype)
           for t in step.out_types[nc:]]
     for t in (reversed(range(trips)) if params["reverse"] else range(trips)):
+        active = None if counts is None else np.asarray(t < counts)
+        values = laned + carry + [x[t] for x in xs]
         with naming_step("scan", t):
-            outs = loops.all_lanes(step, caps, laned + carry + [x[t] for x in xs], lanes)
-        if counts is not None:
-            active = np.asarray(t < counts)
+            outs = loops.all_lanes(step, caps, values if not donors else
+                                   loops.donated(active, values, lanes), lanes)
+        if active is not None:
             outs = [loops.held(active, o, old) for o, old in
                     zip(outs, carry + [np.zeros_like(y) for y in outs[nc:]])]
         carry = outs[:nc]

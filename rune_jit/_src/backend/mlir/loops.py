@@ -21,7 +21,7 @@ from ...ops.checkpointed import checkpointed_p
 from ...ops.checkpointed_scan import checkpointed_lin_p
 from ...ops.control import cond_p, stop_gradient_p
 from ...ops.custom import custom_jvp_call_p, custom_vjp_call_p
-from ...ops.iterate import COUNT, iterate_p
+from ...ops.iterate import COUNT, iterate_p, named
 from ...ops.remat import name_p, remat_p
 from ...ops.root import root_p
 from ...ops.scan import Layout, scan_p
@@ -127,7 +127,7 @@ def _scan(em, args, out_types, *, step, num_carry, num_laned, length, reverse, c
 
 @rule(iterate_p)
 def _iterate(em, args, out_types, *, step, until, num_carry, num_laned, max_steps, lanes,
-             shown):
+             shown, together):
     """while not until(carry): check n < max_steps; carry, tapes[n] = step(carry); n += 1.
     Per lane, each on its own test."""
     laned, init = list(args[:num_laned]), list(args[num_laned:])
@@ -138,7 +138,7 @@ def _iterate(em, args, out_types, *, step, until, num_carry, num_laned, max_step
     if lanes and tapes and max_steps >= UNBOUNDED:
         raise unsized("a vmapped iterate's tapes")
     message = (f"rune_jit.iterate: until is still false after max_steps = {max_steps} steps"
-               + (", in a lane of the map" if any(shown) else ""))
+               + (", in a lane of the map" if any(named(shown, together)) else ""))
 
     def one(lane: Lane, whole: list[Value]) -> list[str]:
         mine = [lane.part(v) for v in laned]

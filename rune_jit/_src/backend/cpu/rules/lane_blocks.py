@@ -75,13 +75,13 @@ def by_blocks(lw: Lowerer, shared: list, laned: list[Array], init: list[Array], 
               n_lanes: int, width: int, run: Callable, parallel: bool = False) -> None:
     """Each full block of `width` lanes: `run(vw, first, consts, carries)` runs its loop
     from its lanes of `laned` and `init` and returns its final carries, which go to its
-    lanes of the buffers `outs`. With `parallel`, on the pool's threads (threads.py)."""
+    lanes of the buffers `outs` (or None: it stored them). With `parallel`, on the pool's threads (threads.py)."""
     def block(j: ir.Value) -> None:
         vw = lw.with_width(width)
         first = vw.b.mul(j, vw.i64(width))
         consts = shared + [load_block(vw, v, first) for v in laned]
         final = run(vw, first, consts, [load_block(vw, v, first).v for v in init])
-        for c, base, v in zip(final, outs, init):
+        for c, base, v in zip(final or [], outs, init):
             vw.store_at(base, v.type.dtype, first, c)
 
     if parallel:
@@ -128,19 +128,31 @@ class Reserved:
         return self._pointers
 
 
-def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step: Region,
-                  until: Region, tapes, steps_out: ir.Value, max_steps: int, n_lanes: int,
-                  site: int) -> list[ir.Value]:
+def iterate_block(vw: Lowerer, first: ir.Value, consts: list, n_shared: int, start: list,
+                  step: Region, until: Region, tapes, outs: list, steps_out: ir.Value,
+                  max_steps: int, n_lanes: int, site: int, donors: bool) -> list | None:
     """One block of a laned iterate, until no lane runs; each lane's steps taken go to
-    `steps_out`. -> the final carries."""
+    `steps_out`. -> the final carries; with `donors`, None: each lane's went to `outs`
+    when it stopped.
+
+    Without `donors`, a lane that stopped keeps its carry through a select and computes
+    the step on it, unseen (`observable`). With them, the step runs on operands (the
+    laned consts after the first `n_shared`, and the carries) where a lane that stopped
+    holds those of the first running lane, its donor: it computes its donor's step, so
+    the step is evaluated only at points a running lane is at. Between two stops a
+    donated lane needs nothing (its step's results are its donor's next operands, bit
+    for bit): the lanes are donated again, and the stopped ones' carries stored, only
+    when the running mask changes."""
     b, nc = vw.b, len(start)
-    zeros = vw.const(INT64, 0)
+    shared, laned = consts[:n_shared], [c.v for c in consts[n_shared:]]
+    l_types, c_types = [c.type for c in consts[n_shared:]], step.out_types[:nc]
 
-    def values(regs):
-        return [Scalar(t, r) for t, r in zip(step.out_types, regs)]
+    def values(types, regs):
+        return [Scalar(t, r) for t, r in zip(types, regs)]
 
-    def running(carries):
-        return b.not_(vw.scalar(vw.lower_region(until, consts + carries)[0]))
+    def running(lan, carries):
+        args = shared + values(l_types, lan) + values(c_types, carries)
+        return b.not_(vw.scalar(vw.lower_region(until, args)[0]))
 
     def test(regs):
         n, mask = regs[0], regs[1]
@@ -150,30 +162,75 @@ def iterate_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step:
         return any_running
 
     def body(regs):
-        n, mask, counts, carries = regs[0], regs[1], regs[2], regs[3:]
+        n, mask, counts, old, lan = regs[0], regs[1], regs[2], regs[3:3 + nc], regs[3 + nc:]
+        lan = lan or laned  # (without donors, the laned operands are the block's own)
         vw.poll_interrupt(n, step)
         vw.running = mask
-        new = vw.lower_region(step, consts + values(carries))
+        new = vw.lower_region(step, shared + values(l_types, lan) + values(c_types, old))
         vw.running = None
-        held = [b.select(mask, vw.scalar(x), c) for x, c in zip(new[:nc], carries)]
+        carries = [vw.scalar(x) if donors else b.select(mask, vw.scalar(x), c)
+                   for x, c in zip(new[:nc], old)]
         at = b.add(b.mul(n, vw.i64(n_lanes)), first)
         tapes.reserve(b.add(n, vw.i64(1)))
         for y, base, t in zip(new[nc:], tapes.pointers(), step.out_types[nc:]):
             vw.store_at(base, t.dtype, at, b.select(mask, vw.scalar(y), vw.const(t.dtype, 0)))
-        counts = b.add(counts, b.zext(mask, zeros.type))
-        return [b.add(n, vw.i64(1)), b.and_(mask, running(values(held))), counts] + held
+        counts = b.add(counts, b.zext(mask, counts.type))
+        now = b.and_(mask, running(lan, carries))
+        ops = (_donate_on_stop(vw, first, outs, c_types, mask, now, carries, lan) if donors
+               else carries)
+        return [b.add(n, vw.i64(1)), now, counts] + ops
 
-    final = vw.fn.while_loop([vw.i64(0), running(values(start)), zeros] + start, test, body)
+    mask = running(laned, start)
+    regs = [vw.i64(0), mask, vw.const(INT64, 0)] + start
+    if donors:
+        for c, base, t in zip(start, outs, c_types):  # the lanes that take no step
+            vw.store_at(base, t.dtype, first, c)
+        regs = regs[:3] + donated(vw, mask, start + laned)
+    final = vw.fn.while_loop(regs, test, body)
     vw.store_at(steps_out, INT64, first, final[2])
-    return final[3:]
+    return None if donors else final[3:3 + nc]
 
 
-def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, start: list, step: Region,
-                       counts: Array, xs: list[Array], ys_out: list, length: int,
-                       reverse: bool, n_lanes: int) -> list[ir.Value]:
+def _donate_on_stop(vw: Lowerer, first: ir.Value, outs: list, types: list, mask: ir.Value,
+                    now: ir.Value, carries: list, lan: list) -> list:
+    """The operands of a block's next step (`carries` + `lan`): when lanes on `mask` are
+    off `now` (they stopped), their carries go to `outs` and they take their donor's."""
+    b = vw.b
+
+    def stopped():
+        gone = b.and_(mask, b.not_(now))
+        for c, base, t in zip(carries, outs, types):
+            kept = vw.load_at(base, t.dtype, first, vw.width)
+            vw.store_at(base, t.dtype, first, b.select(gone, c, kept))
+        return donated(vw, now, carries + lan)
+
+    changed = b.icmp_unsigned("!=", _bits(vw, now), _bits(vw, mask))
+    return vw.fn.if_else(changed, stopped, lambda: carries + lan)
+
+
+def _bits(vw: Lowerer, mask: ir.Value) -> ir.Value:
+    return vw.b.bitcast(mask, ir.IntType(mask.type.count))
+
+
+def donated(vw: Lowerer, mask: ir.Value, regs: list) -> list:
+    """`regs` (vectors over a block's lanes) where the lanes off `mask` hold the value of
+    its first lane on it (any, if none is: the block is done)."""
+    lane = vw.b.and_(first_lane(vw, mask), vw.i64(mask.type.count - 1))
+    return [vw.b.select(mask, r, vw.splat(vw.b.extract_element(r, lane))) for r in regs]
+
+
+def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, n_shared: int,
+                       start: list, step: Region, counts: Array, xs: list[Array],
+                       ys_out: list, length: int, reverse: bool, n_lanes: int,
+                       donors: bool) -> list[ir.Value]:
     """One block of a counted scan, for the most steps one of its lanes takes; a lane past
-    its count keeps its carry and writes zero ys. -> the final carries."""
+    its count keeps its carry and writes zero ys. With `donors`, while some lane is past
+    its count, the step runs there on the operands of the first lane that is not (its
+    donor: see `iterate_block`). -> the final carries."""
     b, nc = vw.b, len(start)
+    shared, laned = consts[:n_shared], [c.v for c in consts[n_shared:]]
+    types = ([c.type for c in consts[n_shared:]] + step.out_types[:nc]
+             + [x.type.with_shape(()) for x in xs])
     n = arith.convert(b, load_block(vw, counts, first).v, INT64)
     n = arith.maximum(b, n, vw.const(INT64, length), False)
 
@@ -181,9 +238,10 @@ def counted_scan_block(vw: Lowerer, first: ir.Value, consts: list, start: list, 
         vw.poll_interrupt(t, step)
         active = b.icmp_signed("<", vw.splat(t), n)
         at = b.add(b.mul(t, vw.i64(n_lanes)), first)
-        rows = [load_block(vw, x, at) for x in xs]
-        new = vw.lower_region(step, consts + [Scalar(t_, c) for t_, c in
-                                              zip(step.out_types, carries)] + rows)
+        own = laned + list(carries) + [load_block(vw, x, at).v for x in xs]
+        ops = own if not donors else vw.fn.if_else(
+            _reduce(vw, "and", active, emit.I1), lambda: own, lambda: donated(vw, active, own))
+        new = vw.lower_region(step, shared + [Scalar(t_, r) for t_, r in zip(types, ops)])
         for y, base, yt in zip(new[nc:], ys_out, step.out_types[nc:]):
             zero = vw.const(yt.dtype, 0)
             vw.store_at(base, yt.dtype, at, b.select(active, vw.scalar(y), zero))

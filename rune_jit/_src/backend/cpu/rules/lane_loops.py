@@ -15,7 +15,9 @@ import llvmlite.ir as ir
 import numpy as np
 
 from ....ir import Region, Type
+from ....ops.loops import observable
 from . import lane_blocks
+from .lane_compaction import Compaction
 from ..runtime import threads
 from ..codegen.arith import convert, maximum
 from ..codegen.carries import Carries, Tapes, row, row_pointer, while_steps
@@ -27,6 +29,7 @@ from ..codegen.values import Array, Value, row_bytes
 # threads, up to this many bytes (address space: rows no step reaches are never touched,
 # so never backed); a longer one runs its blocks on the calling thread, growing its tapes.
 RESERVED_TAPE_BYTES = 1 << 30
+compacting = True  # lanes repacked as they stop (lane_compaction.py); tests turn it off
 
 
 def per_lane(t: Type, lanes: tuple) -> Type:
@@ -51,8 +54,9 @@ def by_lanes(lw: Lowerer, caps: list, laned: list[Array], init: list[Array], out
     n_lanes = math.prod(lanes)
     done = 0
     if width is not None:
-        lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block,
-                              parallel)
+        if in_block is not None:  # (else the caller ran the blocks)
+            lane_blocks.by_blocks(lw, caps, laned, init, outs, n_lanes, width, in_block,
+                                  parallel)
         done = n_lanes // width * width
 
     def one_lane(lane, _):
@@ -83,6 +87,7 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
     y_rows = [per_lane(t.with_shape(t.shape[1:]), lanes) for t in out_types[nc + 1:]]
     laned, init = [lw.materialize(v) for v in laned], [lw.materialize(v) for v in init]
     width = lane_blocks.block_width([step, until], caps, laned + init)
+    donors = observable([step, until])
     parallel = (lane_blocks.in_parallel(lw, [step, until], n_lanes, width)
                 and max_steps * sum(map(row_bytes, tapes.types)) <= RESERVED_TAPE_BYTES)
     rows = tapes
@@ -91,8 +96,9 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
         rows = lane_blocks.Reserved(tapes.pointers())
 
     def in_block(vw, first, consts, start):
-        return lane_blocks.iterate_block(vw, first, consts, start, step, until, rows,
-                                         outs[nc], max_steps, n_lanes, site)
+        return lane_blocks.iterate_block(vw, first, consts, len(caps), start, step, until,
+                                         rows, outs[:nc], outs[nc], max_steps, n_lanes, site,
+                                         donors)
 
     def in_lane(lane, consts, start):
         def record(n, ys):
@@ -106,6 +112,10 @@ def lower_laned_iterate(lw: Lowerer, caps: list, laned: list, init: list, out_ty
         lw.store_at(outs[nc], np.dtype(np.int64), lane, n)
         return final
 
+    if width is not None and not tapes.types and compacting:
+        Compaction(lw, caps, laned, init, outs, (step, until), max_steps, site, width,
+                   n_lanes, donors).run(lw, parallel)
+        in_block = None
     by_lanes(lw, caps, laned, init, outs[:nc], lanes, width, in_block, in_lane, parallel)
     return [Array(t, p) for t, p in zip(out_types, outs)] + tapes.arrays()
 
@@ -128,8 +138,9 @@ def lower_counted_scan(lw: Lowerer, caps: list, counts: Value, laned: list, init
     parallel = lane_blocks.in_parallel(lw, [step], n_lanes, width)
 
     def in_block(vw, first, consts, start):
-        return lane_blocks.counted_scan_block(vw, first, consts, start, step, counts, xs,
-                                              outs[nc:], length, reverse, n_lanes)
+        return lane_blocks.counted_scan_block(vw, first, consts, len(caps), start, step,
+                                              counts, xs, outs[nc:], length, reverse,
+                                              n_lanes, observable([step]))
 
     def in_lane(lane, consts, start):
         carries = Carries(lw, per, step, len(consts))

@@ -11,7 +11,7 @@ lanes together in vector registers where the step allows it.
 from __future__ import annotations
 
 from ....ir import Region, Type
-from ....ops.iterate import iterate_p
+from ....ops.iterate import iterate_p, named
 from ....ops.scan import Layout, scan_p
 from ..codegen import arith
 from ..codegen.emit import SMALL_BYTES
@@ -97,10 +97,11 @@ def _fill_rows(lw: Lowerer, x: Lazy, xt: Type, buf, t0, count) -> None:
 
 @lowering(iterate_p)
 def lower_iterate(lw: Lowerer, args, out_types, *, step: Region, until: Region, num_carry,
-                  num_laned, max_steps, lanes, shown, num_captures):
+                  num_laned, max_steps, lanes, shown, together, num_captures):
     k = num_captures
     caps, laned, init = list(args[:k]), list(args[k:k + num_laned]), list(args[k + num_laned:])
-    site = lw.errors.add("iterate", max_steps=max_steps, lanes=tuple(lanes), shown=tuple(shown))
+    site = lw.errors.add("iterate", max_steps=max_steps, lanes=tuple(lanes),
+                         shown=named(shown, together))
     if lanes:
         return lower_laned_iterate(lw, caps, laned, init, out_types, step, until, max_steps,
                                    tuple(lanes), site)

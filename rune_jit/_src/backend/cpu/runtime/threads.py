@@ -61,8 +61,10 @@ def may_start(lw: Lowerer, in_loops: bool = False) -> bool:
     return in_use() and (in_loops or lw.fn.loops == 0)
 
 
-def parallel_loop(lw: Lowerer, n_blocks: int, block: Callable[[ir.Value], None]) -> None:
-    """`block(j)` for j in range(n_blocks), emitting through `lw`, on the pool's threads:
+def parallel_loop(lw: Lowerer, n_blocks: int | ir.Value, block: Callable[[ir.Value], None]
+                  ) -> None:
+    """`block(j)` for j in range(n_blocks) (known when the code runs, or before), emitting
+    through `lw`, on the pool's threads:
     the blocks become an outlined function (outline.py) that the pool runs; the status
     of the first failing block is the program's."""
     def body(first: ir.Value, end: ir.Value) -> None:
@@ -70,7 +72,8 @@ def parallel_loop(lw: Lowerer, n_blocks: int, block: Callable[[ir.Value], None])
 
     out = outline(lw, lw.fn.module.get_unique_name("rune.blocks"), body)
     run = declare(lw.fn.module, SYMBOL, I64, [PTR, PTR, I64])
-    status = lw.b.call(run, [out.function, out.ctx, lw.i64(n_blocks)])
+    n = n_blocks if isinstance(n_blocks, ir.Value) else lw.i64(n_blocks)
+    status = lw.b.call(run, [out.function, out.ctx, n])
     lw.fn.fail(lw.b.icmp_unsigned("!=", status, lw.i64(0)), status)
 
 
