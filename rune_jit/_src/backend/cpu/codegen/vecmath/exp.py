@@ -1,8 +1,10 @@
 """exp, exp2, expm1, sinh and cosh of our own: one reduction, one polynomial.
 
-exp and exp2 are exp_table.py's (float64: Tang's table-driven method) and
-exp_float32.py's (float32 in float32 lanes); expm1, sinh and cosh, and power's and erf's
-exponentials, are this module's:
+exp and exp2 are exp_table.py's (float64: Tang's table-driven method, on targets that
+gather: AVX2, AVX-512) and exp_float32.py's (float32 in float32 lanes); expm1, sinh and
+cosh, power's and erf's exponentials, and float64 exp and exp2 where the target does not
+gather (aarch64, SSE) are this module's (exp2 reduces x = n + d exactly and takes
+r + c = d ln2 as a double-double product):
 
 Cody and Waite's reduction ("Software Manual for the Elementary Functions", 1980, ch. 6):
 x = n ln2 + r with n = round(x / ln2), |r| <= ln2/2, ln2 as hi + lo (hi with 32 bits, so
@@ -35,6 +37,7 @@ import llvmlite.ir as ir
 
 from .. import arith as A
 from ..emit import F64
+from ...runtime import llvm as engine
 from . import exp_float32, exp_table, kit
 from .kit import c, fma
 
@@ -181,13 +184,39 @@ def _sinh(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return A.intrinsic(b, "copysign", out, x)
 
 
+def reduce_exp2(b: ir.IRBuilder, x: ir.Value) -> Reduced:
+    """x = n + d exactly; r + c = d ln2 as a double-double product."""
+    n = kit.round_to_integer(b, x)
+    d = b.fsub(x, n)
+    r = b.fmul(d, c(x, LN2[0]))
+    return Reduced(n, r, fma(b, d, c(x, LN2[1]), fma(b, d, c(x, LN2[0]), b.fneg(r))))
+
+
 def _exp_of(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    """Tang's table-driven exp in float64, float32's own in float32 lanes."""
-    return (exp_table.exp if A.element(x.type) == F64 else exp_float32.exp)(b, x)
+    """Tang's table-driven exp in float64 where the target gathers, else Cody–Waite and
+    the degree-12 polynomial; float32's own in float32 lanes."""
+    if A.element(x.type) != F64:
+        return exp_float32.exp(b, x)
+    if _gathers():
+        return exp_table.exp(b, x)
+    x = kit.without_tiny(b, x, kit.clamp(b, x, *FLOAT64.ranges.exp))[1]  # e^x rounds to 1
+    return scaled(b, FLOAT64, reduce(b, x))
 
 
 def _exp2_of(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return (exp_table.exp2 if A.element(x.type) == F64 else exp_float32.exp2)(b, x)
+    if A.element(x.type) != F64:
+        return exp_float32.exp2(b, x)
+    if _gathers():
+        return exp_table.exp2(b, x)
+    x = kit.without_tiny(b, x, kit.clamp(b, x, *FLOAT64.ranges.exp2))[1]
+    return scaled(b, FLOAT64, reduce_exp2(b, x))
+
+
+def _gathers() -> bool:
+    """Whether the target reads a table by vector gathers (AVX2, AVX-512). Without them
+    (aarch64's NEON, SSE) a table read is a load per lane, and LLVM leaves exp's loop
+    scalar: there the polynomial, which needs no table, is the faster."""
+    return "avx2" in engine.target_features()
 
 
 FUNCTIONS = {"exp": _exp_of, "exp2": _exp2_of}
