@@ -13,8 +13,9 @@ from ..ops import elementwise as ew
 from ..control_flow import custom_jvp
 from ..ops.elementwise import GILES_64
 from . import lgamma
+from .digamma import digamma as digamma_float64
 from .double_double import fma_horner as _fma_horner
-from .lgamma import BERNOULLI, EULER, LGAMMA_SERIES, LOG_SQRT_2PI, SHIFT, TINY, sinpi_abs
+from .lgamma import BERNOULLI, LOG_SQRT_2PI, SHIFT, sinpi_abs
 from ..numpy._core import (accept, broadcast, broadcast_shapes, dtype_weak, float_operands,
                            shape_of, to_dtype)
 
@@ -333,21 +334,6 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
 # ------------------------------------------------------------- gamma and its logarithm
 
 
-SMALL = 1 / 64  # below, digamma is its Laurent series at 0 (8 terms)
-# tools/taylor_special.py: psi's positive zero x0, psi'(x0) and gammaln(x0) (double-doubles),
-# and for t = x - x0 in [-1/4, 0.29]: psi = t psi'(x0) + t² DIGAMMA_ROOT(t) and
-# gammaln = gammaln(x0) + t² LGAMMA_MIN(t) (Taylor series)
-ROOT_NEAR = (1.2116321449683622, 1.75)
-ROOT = (1.4616321449683622, 9.549995429965697e-17)
-TRIGAMMA_ROOT = (0.9676722454476212, -3.387874303038943e-17)
-DIGAMMA_ROOT = (  # next term 2^-63.6
-    -3.5430070947659604e-05, 5.178575795222081e-05, -7.569179582195066e-05,
-    0.0001106337276874741, -0.00016170622091974803, 0.00023635601564027053,
-    -0.0003454680251063077, 0.000504953265834602, -0.0007380709389960052,
-    0.0010788252019162967, -0.0015769367714301972, 0.002305126326734928, -0.003369801655439328,
-    0.004926781395729853, -0.007204534386356869, 0.010538791616612175, -0.01542476590494896,
-    0.022597648232218104, -0.03316112647484736, 0.04880428816414311, -0.07219956125645471,
-    0.10782405069126237, -0.16394270544240652, 0.258499760955651, -0.4427631689835921)
 def _horner(z, coefs):
     p = coefs[-1] + 0.0 * z
     for c in reversed(coefs[:-1]):
@@ -369,44 +355,6 @@ def _shifted(x, power: int):
     return refl, big, z, acc
 
 
-def _near_root(x):
-    """(x within ROOT_NEAR of psi's positive zero x0, t = x - x0 to a part in 2^100 where it is,
-    else 0): x - x0's double-double is exact (Sterbenz), less its low part."""
-    near = (x >= ROOT_NEAR[0]) & (x <= ROOT_NEAR[1])
-    return near, _where(near, (x - ROOT[0]) - ROOT[1], 0.0)
-
-
-def _digamma(x):
-    refl, big, z, acc = _shifted(x, 1)
-    r = 1.0 / (z * z)
-    series = r * _horner(r, [b / (2 * k) for k, b in enumerate(BERNOULLI, 1)])
-    pos = rnp.log(z) - 0.5 / z - series - _where(big, 0.0, acc)
-    # around the zero x0: t psi'(x0) + t² P(t), psi'(x0) a double-double, one rounding
-    near, t = _near_root(x)
-    rest = t * TRIGAMMA_ROOT[1] + t * (t * _fma_horner(t, DIGAMMA_ROOT))
-    pos = _where(near, ew.fma(t, np.float64(TRIGAMMA_ROOT[0]), rest), pos)
-    t = _where(refl, x - rnp.rint(x), 0.25)
-    reflected = pos - math.pi / rnp.tan(math.pi * t)
-    out = _where(refl, reflected, pos)
-    out = _where(rnp.abs(x) < SMALL, _digamma_small(x), out)
-    # below TINY psi = -1/x - γ (the next term is ζ(2) x): tan(pi x) would underflow
-    out = _where(rnp.abs(x) < TINY, -1.0 / x - EULER, out)
-    pole = refl & (rnp.rint(x) == x)
-    return _where(pole, _where(x == 0, -rnp.copysign(np.inf, x), np.nan), out)
-
-
-def _digamma_small(x):
-    """psi(x) = psi(1 + x) - 1/x for |x| < SMALL, psi(1 + x) = -γ + Σ (-1)^k ζ(k) x^(k-1)
-    (A&S 6.3.14) and 1/x with its rounding error, so that the sum is rounded once (the
-    reflection's pi / tan(pi x) rounds twice: 2 ulps)."""
-    v = _where(rnp.abs(x) < SMALL, x, SMALL)
-    r = 1.0 / v
-    r_err = ew.fma(-r, v, np.float64(1.0)) * r  # 1/v = r + r_err
-    slopes = [k * c for k, c in enumerate(LGAMMA_SERIES[:8], 2)]  # (-1)^k ζ(k)
-    near_one = -EULER + v * _fma_horner(v, slopes[::-1])
-    return -r + (near_one - r_err)
-
-
 def _trigamma(x):
     refl, big, z, acc = _shifted(x, 2)
     r = 1.0 / (z * z)
@@ -419,7 +367,7 @@ def _trigamma(x):
 
 
 _gammaln_rule = custom_jvp(lgamma.gammaln)
-_digamma_rule = custom_jvp(_digamma)
+_digamma_rule = custom_jvp(digamma_float64)
 _gammaln_rule.defjvp(lambda p, t: (_gammaln_rule(p[0]), t[0] * _digamma_rule(p[0])))
 _digamma_rule.defjvp(lambda p, t: (_digamma_rule(p[0]), t[0] * _trigamma(p[0])))
 
