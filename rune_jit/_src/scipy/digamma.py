@@ -129,7 +129,7 @@ def digamma(x: Any) -> Any:
     `_positive`."""
     ax = rnp.abs(x)
     low = (ax < 0.25) | ((x >= 0.25) & (x < 0.75))
-    refl = x < -0.25
+    refl = (x < 0) & ~low
     y = _where(refl, 1.0 - x, _where(low, 2.0, x))
     pos = _positive(x, y, ax < 0.25, low)
     t = _where(refl, x - rnp.rint(x), 0.25)

@@ -131,11 +131,13 @@ def _stirling(z: Any, log_hi: Any, log_lo: Any) -> Any:
     (A&S 6.1.41), log z a double-double, z (log z - 1) exact (TwoProd), rounded once."""
     m_hi, m_err = two_sum(log_hi, np.float64(-1.0))
     m_lo = m_err + log_lo
-    p_hi, p_err = two_prod(z, m_hi)
+    # z 2^-600 (exact) in the product: the eager fma's splitting would overflow past 1e300
+    p_hi, p_err = two_prod(z * 2.0 ** -600, m_hi)
+    p_hi, p_err = p_hi * 2.0 ** 600, p_err * 2.0 ** 600
     series = fma_horner(1.0 / (z * z), STIRLING[::-1]) / z
     rest = (p_err + z * m_lo) - 0.5 * m_hi + (STIRLING_W[0] + (STIRLING_W[1] - 0.5 * m_lo
                                                                 + series))
-    return p_hi + rest
+    return _where(p_hi == np.inf, p_hi, p_hi + rest)  # past 2.55e305 (p_err is NaN there)
 
 
 def sinpi_abs(x: Any) -> Any:
@@ -149,7 +151,7 @@ def gammaln(x: Any) -> Any:
     log(pi / |sin(pi x)|) - lgamma(1 - x) (A&S 6.1.17); the rest from `_positive`."""
     ax = rnp.abs(x)
     low = (ax < 0.25) | ((x >= 0.25) & (x < 0.75))
-    refl = x < -0.25
+    refl = (x < 0) & ~low
     y = _where(refl, 1.0 - x, _where(low, 2.0, x))
     small = ax < 0.25
     log_arg = _where(low, _where(ax < TINY, 1.0, ax), y)
