@@ -11,6 +11,13 @@ rounded to double, with the size of the first term left out at the interval's en
   (1.4616...), P's coefficients psi^(n)(x0) / n! for n >= 2 (A&S 6.4), |t| <= 0.29.
 - LGAMMA_MIN(t): lgamma(x0 + t) = lgamma(x0) + t^2 P(t) (lgamma' = psi is 0 at x0), P's
   coefficients psi^(n-1)(x0) / n! for n >= 2, |t| <= 0.29.
+- LGAMMA_CENTERS: for c = 1.5, 2, 2.5, 3, lgamma(c + t) = lgamma(c) + psi(c) t + t^2 P_c(t)
+  for |t| <= 1/4 (rune_jit/_src/scipy/lgamma.py), lgamma(c) and psi(c) as double-doubles,
+  P_c's coefficients psi^(n-1)(c) / n! for n = 2 .. 22 (A&S 6.1.33's form around c; the
+  first left out is below 2^-60 of lgamma(c + t) on the interval).
+- DIGAMMA_CENTERS: for c = 2, 2.5, 3, psi(c + t) = psi(c) + psi'(c) t + t^2 P_c(t) for
+  |t| <= 1/4, psi(c) and psi'(c) double-doubles, P_c's coefficients psi^(n)(c) / n!.
+- ZETA2: zeta(2) = pi^2 / 6 as a double-double (psi(1 + z) = -γ + zeta(2) z - ...).
 """
 
 from __future__ import annotations
@@ -46,6 +53,39 @@ def around_root(name: str, derivative, first: int, terms: int) -> None:
     show(name, c[:-1], c[-1] * REACH ** (terms + first))
 
 
+LGAMMA_TERMS = 21  # t^2 .. t^22
+
+
+def lgamma_centers() -> None:
+    """Each center's (lgamma(c), psi(c), P_c highest power first), and the largest first
+    term left out relative to the smallest |lgamma| on c + [-1/4, 1/4] (|psi(2)| t at 2)."""
+    rows, worst = [], 0
+    for c in (mp.mpf(3) / 2, mp.mpf(2), mp.mpf(5) / 2, mp.mpf(3)):
+        coefs = [mp.polygamma(n - 1, c) / mp.factorial(n) for n in range(2, LGAMMA_TERMS + 3)]
+        quarter = mp.mpf(1) / 4
+        smallest = (abs(mp.digamma(c)) * quarter if c == 2 else
+                    min(abs(mp.loggamma(c + d)) for d in (-quarter, 0, quarter)))
+        worst = max(worst, abs(coefs[-1]) * quarter ** (LGAMMA_TERMS + 2) / smallest)
+        rows.append(f"    ({double_double(mp.loggamma(c))}, {double_double(mp.digamma(c))},\n"
+                    f"     {tuple(float(a) for a in reversed(coefs[:-1]))!r}),")
+    print(f"LGAMMA_CENTERS = (  # next term 2^{float(mp.log(worst, 2)):.1f} relative\n"
+          + "\n".join(rows) + "\n)")
+
+
+def digamma_centers(terms: int = 19) -> None:
+    """As lgamma_centers, for psi around 2, 2.5 and 3 (psi >= 0.2 on each interval)."""
+    rows, worst = [], 0
+    quarter = mp.mpf(1) / 4
+    for c in (mp.mpf(2), mp.mpf(5) / 2, mp.mpf(3)):
+        coefs = [mp.polygamma(n, c) / mp.factorial(n) for n in range(2, terms + 3)]
+        worst = max(worst, abs(coefs[-1]) * quarter ** (terms + 2) / mp.digamma(c - quarter))
+        rows.append(f"    ({double_double(mp.digamma(c))}, {double_double(mp.polygamma(1, c))},\n"
+                    f"     {tuple(float(a) for a in reversed(coefs[:-1]))!r}),")
+    print(f"DIGAMMA_CENTERS = (  # next term 2^{float(mp.log(worst, 2)):.1f} relative\n"
+          + "\n".join(rows) + "\n)")
+    print(f"ZETA2 = {double_double(mp.zeta(2))}")
+
+
 def main() -> None:
     erfinv_q()
     print(f"ROOT = {double_double(ROOT)}")
@@ -53,6 +93,8 @@ def main() -> None:
     print(f"LGAMMA_AT_ROOT = {double_double(mp.loggamma(ROOT))}")
     around_root("DIGAMMA_ROOT", lambda n: mp.polygamma(n, ROOT), 2, 25)
     around_root("LGAMMA_MIN", lambda n: mp.polygamma(n - 1, ROOT), 2, 23)
+    lgamma_centers()
+    digamma_centers()
 
 
 if __name__ == "__main__":

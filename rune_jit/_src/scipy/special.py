@@ -12,13 +12,16 @@ from .. import numpy as rnp
 from ..ops import elementwise as ew
 from ..control_flow import custom_jvp
 from ..ops.elementwise import GILES_64
+from . import lgamma
+from .digamma import digamma as digamma_float64
+from .double_double import fma_horner as _fma_horner
+from .lgamma import BERNOULLI, LOG_SQRT_2PI, SHIFT, sinpi_abs
 from ..numpy._core import (accept, broadcast, broadcast_shapes, dtype_weak, float_operands,
                            shape_of, to_dtype)
 
 F64, F32 = np.dtype(np.float64), np.dtype(np.float32)
 SQRT1_2 = 1 / math.sqrt(2)
 SQRT1_2_LO = float(Decimal(1) / Decimal(2).sqrt() - Decimal(SQRT1_2))  # 1/sqrt(2) - SQRT1_2
-LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def _special(name: str, nargs: int = 1, float32_first: bool = False,
@@ -331,106 +334,11 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
 # ------------------------------------------------------------- gamma and its logarithm
 
 
-def _zeta(k: int) -> float:
-    """Riemann's zeta at an integer k >= 2 (Euler-Maclaurin, exact to double precision)."""
-    n = 30  # the first term left out, B12/12! k..(k+10) n^(-k-11), is 2^-65 at k = 2
-    head = math.fsum(j ** -k for j in range(1, n))
-    corr = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66]  # B2, B4, ..., B10
-    tail = n ** (1 - k) / (k - 1) + 0.5 * n ** -k
-    rising = k
-    for i, bern in enumerate(corr):
-        j = 2 * i + 2
-        tail += bern / math.factorial(j) * rising * n ** (-k - j + 1)
-        rising *= (k + j - 1) * (k + j)
-    return head + tail
-
-
-EULER = 0.57721566490153286061
-EULER_LO = float(Decimal("0.57721566490153286060651209008240243") - Decimal(EULER))
-# lgamma(1 + z) = -γ z + sum_{k>=2} (-1)^k ζ(k) z^k / k, for |z| <= 1/4
-LGAMMA_SERIES = [(-1) ** k * _zeta(k) / k for k in range(2, 31)]
-BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]  # B2 .. B14
-SMALL = 1 / 64  # below, digamma is its Laurent series at 0 (8 terms)
-TINY = 2.0 ** -60  # below, gammaln and digamma are their first terms (to 2^-60 relative)
-SHIFT = 10  # recurrences move arguments to >= 10.5, where the asymptotic series converge
-# tools/taylor_special.py: psi's positive zero x0, psi'(x0) and gammaln(x0) (double-doubles),
-# and for t = x - x0 in [-1/4, 0.29]: psi = t psi'(x0) + t² DIGAMMA_ROOT(t) and
-# gammaln = gammaln(x0) + t² LGAMMA_MIN(t) (Taylor series)
-ROOT_NEAR = (1.2116321449683622, 1.75)
-ROOT = (1.4616321449683622, 9.549995429965697e-17)
-TRIGAMMA_ROOT = (0.9676722454476212, -3.387874303038943e-17)
-LGAMMA_AT_ROOT = (-0.12148629053584961, 3.364991468473138e-18)
-DIGAMMA_ROOT = (  # next term 2^-63.6
-    -3.5430070947659604e-05, 5.178575795222081e-05, -7.569179582195066e-05,
-    0.0001106337276874741, -0.00016170622091974803, 0.00023635601564027053,
-    -0.0003454680251063077, 0.000504953265834602, -0.0007380709389960052,
-    0.0010788252019162967, -0.0015769367714301972, 0.002305126326734928, -0.003369801655439328,
-    0.004926781395729853, -0.007204534386356869, 0.010538791616612175, -0.01542476590494896,
-    0.022597648232218104, -0.03316112647484736, 0.04880428816414311, -0.07219956125645471,
-    0.10782405069126237, -0.16394270544240652, 0.258499760955651, -0.4427631689835921)
-LGAMMA_MIN = (  # next term 2^-63.0
-    4.609738653644754e-06, -7.030705257380349e-06, 1.0743455256375933e-05,
-    -1.6450858338395606e-05, 2.52476632917301e-05, -3.884583889452658e-05,
-    5.9934733439794256e-05, -9.276098655471749e-05, 0.000144070395420933,
-    -0.0002246534436959552, 0.00035191295683784665, -0.0005541949527966822,
-    0.0008782326347176812, -0.001402251445904451, 0.0022597648232218106,
-    -0.0036845696083163734, 0.006100536020517889, -0.010314223036636387, 0.017970675115210395,
-    -0.0327885410884813, 0.06462494023891276, -0.1475877229945307, 0.4838361227238106)
-
-
 def _horner(z, coefs):
     p = coefs[-1] + 0.0 * z
     for c in reversed(coefs[:-1]):
         p = p * z + c
     return p
-
-
-def _sinpi_abs(x):
-    """|sin(pi x)|, reduced exactly first (x - rint(x) has no rounding error)."""
-    return rnp.abs(rnp.sin(math.pi * (x - rnp.rint(x))))
-
-
-def _lgamma_stirling(z):
-    """log Γ(z) for z >= 10."""
-    r = 1.0 / (z * z)
-    series = _horner(r, [b / (2 * k * (2 * k - 1)) for k, b in enumerate(BERNOULLI, 1)]) / z
-    return (z - 0.5) * rnp.log(z) - z + LOG_SQRT_2PI + series
-
-
-def _lgamma_positive(y):
-    """log Γ(y) for y >= 1/2: series around 1 and 2 (accurate near the zeros there), the
-    shifted Stirling series elsewhere."""
-    big = y >= SHIFT
-    z = _where(big, y, y + SHIFT)
-    prod = 1.0
-    for k in range(SHIFT):
-        prod = prod * (_where(big, 1.0, y + k))
-    general = _lgamma_stirling(z) - rnp.log(prod)
-    near1, near2 = rnp.abs(y - 1.0) <= 0.25, rnp.abs(y - 2.0) <= 0.25
-    z1 = _where(near1, y - 1.0, _where(near2, y - 2.0, 0.0))
-    # -γ z + z² H(z), γ a double-double, one rounding of the sum (+0 at 1 and 2)
-    rest = z1 * -EULER_LO + z1 * (z1 * _fma_horner(z1, LGAMMA_SERIES[::-1]))
-    series = ew.fma(z1, np.float64(-EULER), rest) + 0.0
-    series = _where(near2, series + rnp.log1p(z1), series)
-    # around the minimum x0 (psi's zero), where gammaln is -0.12 and the shifted series
-    # cancels: gammaln(x0) + t² P(t), gammaln(x0) a double-double
-    near, t = _near_root(y)
-    minimum = LGAMMA_AT_ROOT[0] + (LGAMMA_AT_ROOT[1] + t * t * _fma_horner(t, LGAMMA_MIN))
-    return _where(near, minimum, _where(near1 | near2, series, general))
-
-
-def _gammaln(x):
-    refl = x < 0.5
-    y = _where(refl, 1.0 - x, x)
-    pos = _lgamma_positive(y)
-    s = _sinpi_abs(_where(refl, x, 0.5))
-    reflected = math.log(math.pi) - rnp.log(s) - pos
-    out = _where(refl, reflected, pos)
-    # below TINY gammaln = -log|x| - γx: sin(pi x) would lose digits to underflow
-    out = _where(rnp.abs(x) < TINY, -rnp.log(rnp.abs(x)), out)
-    # inf at the poles and at inf; -inf at -inf, as SciPy's (|Γ| falls to 0 between poles)
-    out = _where((refl & (rnp.rint(x) == x)) | (x == np.inf), np.inf, out)
-    return _where(x == -np.inf, -np.inf, out)
 
 
 def _shifted(x, power: int):
@@ -447,64 +355,19 @@ def _shifted(x, power: int):
     return refl, big, z, acc
 
 
-def _near_root(x):
-    """(x within ROOT_NEAR of psi's positive zero x0, t = x - x0 to a part in 2^100 where it is,
-    else 0): x - x0's double-double is exact (Sterbenz), less its low part."""
-    near = (x >= ROOT_NEAR[0]) & (x <= ROOT_NEAR[1])
-    return near, _where(near, (x - ROOT[0]) - ROOT[1], 0.0)
-
-
-def _fma_horner(t, coefs):
-    p = coefs[0] + 0.0 * t
-    for coef in coefs[1:]:
-        p = ew.fma(p, t, np.float64(coef))
-    return p
-
-
-def _digamma(x):
-    refl, big, z, acc = _shifted(x, 1)
-    r = 1.0 / (z * z)
-    series = r * _horner(r, [b / (2 * k) for k, b in enumerate(BERNOULLI, 1)])
-    pos = rnp.log(z) - 0.5 / z - series - _where(big, 0.0, acc)
-    # around the zero x0: t psi'(x0) + t² P(t), psi'(x0) a double-double, one rounding
-    near, t = _near_root(x)
-    rest = t * TRIGAMMA_ROOT[1] + t * (t * _fma_horner(t, DIGAMMA_ROOT))
-    pos = _where(near, ew.fma(t, np.float64(TRIGAMMA_ROOT[0]), rest), pos)
-    t = _where(refl, x - rnp.rint(x), 0.25)
-    reflected = pos - math.pi / rnp.tan(math.pi * t)
-    out = _where(refl, reflected, pos)
-    out = _where(rnp.abs(x) < SMALL, _digamma_small(x), out)
-    # below TINY psi = -1/x - γ (the next term is ζ(2) x): tan(pi x) would underflow
-    out = _where(rnp.abs(x) < TINY, -1.0 / x - EULER, out)
-    pole = refl & (rnp.rint(x) == x)
-    return _where(pole, _where(x == 0, -rnp.copysign(np.inf, x), np.nan), out)
-
-
-def _digamma_small(x):
-    """psi(x) = psi(1 + x) - 1/x for |x| < SMALL, psi(1 + x) = -γ + Σ (-1)^k ζ(k) x^(k-1)
-    (A&S 6.3.14) and 1/x with its rounding error, so that the sum is rounded once (the
-    reflection's pi / tan(pi x) rounds twice: 2 ulps)."""
-    v = _where(rnp.abs(x) < SMALL, x, SMALL)
-    r = 1.0 / v
-    r_err = ew.fma(-r, v, np.float64(1.0)) * r  # 1/v = r + r_err
-    slopes = [k * c for k, c in enumerate(LGAMMA_SERIES[:8], 2)]  # (-1)^k ζ(k)
-    near_one = -EULER + v * _fma_horner(v, slopes[::-1])
-    return -r + (near_one - r_err)
-
-
 def _trigamma(x):
     refl, big, z, acc = _shifted(x, 2)
     r = 1.0 / (z * z)
     series = _horner(r, list(BERNOULLI)) / (z * z * z)
     pos = 1.0 / z + 0.5 * r + series + _where(big, 0.0, acc)
-    s = _sinpi_abs(_where(refl, x, 0.5))
+    s = sinpi_abs(_where(refl, x, 0.5))
     reflected = math.pi ** 2 / rnp.square(s) - pos
     out = _where(refl, reflected, pos)
     return _where(refl & (rnp.rint(x) == x), np.inf, out)
 
 
-_gammaln_rule = custom_jvp(_gammaln)
-_digamma_rule = custom_jvp(_digamma)
+_gammaln_rule = custom_jvp(lgamma.gammaln)
+_digamma_rule = custom_jvp(digamma_float64)
 _gammaln_rule.defjvp(lambda p, t: (_gammaln_rule(p[0]), t[0] * _digamma_rule(p[0])))
 _digamma_rule.defjvp(lambda p, t: (_digamma_rule(p[0]), t[0] * _trigamma(p[0])))
 
