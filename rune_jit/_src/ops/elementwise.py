@@ -11,6 +11,7 @@ dtype.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
@@ -626,10 +627,35 @@ def _round_odd_sum(a, b):
 
 def _fma_float64(a, b, c):
     """a * b + c rounded once, in float64 arithmetic (Boldo and Melquiond, "Emulation of
-    a FMA and correctly-rounded sums", 2008): NumPy has no fma."""
+    a FMA and correctly-rounded sums", 2008): NumPy has no fma. The emulation needs
+    Veltkamp's splitting not to overflow (a factor below 2^996: past it, NaN), the
+    product not to (inf - inf in its error: NaN) and the product's error to be a normal
+    number (a product above 2^-969): the other finite elements are computed exactly, in
+    rationals."""
     uh, ul = _two_product(a, b)
     th, tl = _two_sum(c, uh)
-    return th + _round_odd_sum(tl, ul)
+    out = np.asarray(th + _round_odd_sum(tl, ul))
+    out = np.where(out == 0, a * b + c, out)  # an exact zero's sign: IEEE's, as the sum's
+    a, b, c = np.broadcast_arrays(a, b, c)
+    big = np.maximum(np.abs(a), np.abs(b)) >= 2.0 ** 996
+    tiny = (np.abs(uh) < 2.0 ** -969) & (a != 0) & (b != 0)
+    hard = (big | tiny | ~np.isfinite(out)) & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+    if hard.any():
+        out = out.copy()
+        out[hard] = [_exact_fma(*v) for v in zip(a[hard], b[hard], c[hard])]
+    return out
+
+
+def _exact_fma(a: float, b: float, c: float) -> float:
+    """a * b + c correctly rounded (Python's float of a Fraction is), inf past the
+    largest float, and zero's sign as IEEE gives it."""
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        return float(np.float64(a) * np.float64(b) + np.float64(c))  # +0 or -0 as IEEE
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
 
 
 def _fma_impl(a, b, c):
