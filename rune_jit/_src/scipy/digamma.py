@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import numpy as rnp
 from ..ops import elementwise as ew
-from .double_double import fma_horner, log_dd, two_prod, two_sum
+from .double_double import centered, fma_horner, log_dd, two_prod, two_sum
 from .lgamma import BERNOULLI, EULER, EULER_LO, LGAMMA_SERIES, SHIFT, TINY
 
 # tools/taylor_special.py: psi's positive zero x0 and psi'(x0) (double-doubles), and for
@@ -83,21 +83,6 @@ def _psi_root(t: Any) -> tuple[Any, Any]:
     return hi, err + (t * TRIGAMMA_ROOT[1] + t * (t * fma_horner(t, DIGAMMA_ROOT)))
 
 
-def _psi_center(index: Any, t: Any) -> tuple[Any, Any]:
-    """psi(c + t) as hi + lo for c = DIGAMMA_CENTERS[index] (2, 2.5 or 3), |t| <= 1/4;
-    every center evaluated and the results selected (as lgamma._lgamma_center)."""
-    his, los = [], []
-    for (v_hi, v_lo), (d_hi, d_lo), coefs in DIGAMMA_CENTERS:
-        p_hi, p_err = two_prod(t, np.float64(d_hi))
-        hi, err = two_sum(np.float64(v_hi), p_hi)
-        his.append(hi)
-        los.append(err + (p_err + (t * d_lo + v_lo + t * t * fma_horner(t, coefs))))
-    hi, lo = his[-1], los[-1]
-    for i in range(len(DIGAMMA_CENTERS) - 2, -1, -1):
-        hi, lo = _where(index == i, his[i], hi), _where(index == i, los[i], lo)
-    return hi, lo
-
-
 def _reciprocal(v: Any) -> tuple[Any, Any]:
     """1/v as hi + lo (the rounding error from a fused multiply-add)."""
     r = 1.0 / v
@@ -157,7 +142,8 @@ def _positive(x, y, small, low):
     t = _where(low, x - (ROOT[0] - 1.0), _where(root, y - ROOT[0], ROOT[1])) - ROOT[1]
     z_hi, z_lo = _psi_root(t)
     center = _where(pieces, rnp.rint(2.0 * yr) * 0.5, 2.0)
-    c_hi, c_lo = _psi_center(2.0 * center - 4.0, _where(pieces, yr - center, 0.0))
+    c_hi, c_lo = centered(2.0 * center - 4.0, _where(pieces, yr - center, 0.0),
+                          DIGAMMA_CENTERS)
     s_hi, s_lo = _recurrence_sum(yr, n)
     r_hi, r_lo = _reciprocal(_where(low, x, 1.0))
     first = small | one

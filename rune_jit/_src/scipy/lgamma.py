@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import numpy as rnp
 from ..ops import elementwise as ew
-from .double_double import fma_horner, log_dd, two_prod, two_sum
+from .double_double import centered, fma_horner, log_dd, two_prod, two_sum
 
 
 def _zeta(k: int) -> float:
@@ -98,23 +98,6 @@ def lgamma_one(z: Any) -> tuple[Any, Any]:
     return hi, err - z * EULER_LO + z * (z * fma_horner(z, LGAMMA_SERIES[::-1]))
 
 
-def _lgamma_center(index: Any, t: Any) -> tuple[Any, Any]:
-    """lgamma(c + t) as hi + lo, c = LGAMMA_CENTERS[index] (1.5, 2, 2.5 or 3), |t| <= 1/4:
-    lgamma(c) + psi(c) t (both double-doubles, the product exact) + t² P_c(t). Every
-    center's polynomial is evaluated and the results selected: coefficients selected
-    lane by lane keep LLVM from vectorizing the loop (8 times slower)."""
-    his, los = [], []
-    for (l_hi, l_lo), (s_hi, s_lo), coefs in LGAMMA_CENTERS:
-        p_hi, p_err = two_prod(t, np.float64(s_hi))
-        hi, err = two_sum(np.float64(l_hi), p_hi)
-        his.append(hi)
-        los.append(err + (p_err + (t * s_lo + l_lo + t * t * fma_horner(t, coefs))))
-    hi, lo = his[-1], los[-1]
-    for i in range(len(LGAMMA_CENTERS) - 2, -1, -1):
-        hi, lo = _where(index == i, his[i], hi), _where(index == i, los[i], lo)
-    return hi, lo
-
-
 def _recurrence_product(y: Any, n: Any) -> tuple[Any, Any]:
     """y (y + 1) ... (y + n - 1) as hi + lo (each factor exact, each product's error
     from TwoProd), for n = 0 .. SHIFT - 3."""
@@ -178,7 +161,7 @@ def _positive(x, y, small, low, log_arg):
     g1_hi, g1_lo = lgamma_one(_where(small, x, _where(one, y - 1.0, 0.0)))
     center = _where(low, 1.5, _where(pieces, rnp.rint(2.0 * yr) * 0.5, 2.0))
     t = _where(low, x - 0.5, _where(pieces, yr - center, 0.0))  # exact (Sterbenz)
-    gc_hi, gc_lo = _lgamma_center(2.0 * center - 3.0, t)
+    gc_hi, gc_lo = centered(2.0 * center - 3.0, t, LGAMMA_CENTERS)
     p_hi, p_lo = _recurrence_product(yr, n)
     l_hi, l_lo = log_dd(_where(reduce, p_hi, log_arg))
     # lgamma(c + t) or lgamma(1 + z), plus or minus a logarithm, rounded once
