@@ -6,10 +6,12 @@ which is also checked against a plain NumPy reference), eagerly with loops
 compiled, and under `rune.jit` (where its `jvp` is checked, the jvp's primal
 stands for the value on that path); in rotation its `grad`, `jvp` and `vmap` are
 compared on the interpreter and a compiled path, the `vmap` of its `grad` too
-where reverse mode recomputes an unbounded loop, and `check_grads` compares its
-gradient with central differences. A path that raises where another returns fails, and a
-program written to raise `IterateError` must raise it on every path. What each
-seed is checked for: `fuzz_programs.modes_for`.
+where reverse mode recomputes an unbounded loop or checkpoints a loop that stops
+on a test (lanes keep their own snapshots), the grad of a program whose loops take
+`checkpoints=` with the grad of the same program without them (the tape's), and
+`check_grads` compares its gradient with central differences. A path that raises
+where another returns fails, and a program written to raise `IterateError` must
+raise it on every path. What each seed is checked for: `fuzz_programs.modes_for`.
 
 Values compare within a relative tolerance (`RTOL_F64`, 1e-9; `RTOL_F32`, 1e-4 for
 values float32 arithmetic reached), after inputs are redrawn until no comparison or
@@ -124,6 +126,13 @@ REQUIRED = {
     "index_argmax": 500, "index_counter": 200, "index_row": 240, "index_const": 240,
     "index_set": 60, "index_add": 60, "index_column": 30, "index_pair": 30,
     "index_in_scan": 300, "index_in_stopping_loop": 250,
+    # checkpoints= on every loop kind (grad compares with the program without them): k
+    # below a scan's length (the schedule recomputes), past it and "all" (the tape); in
+    # loop steps, in checkpointed loops' steps, in remat steps and around remat steps
+    "checkpoints": 900, "checkpoints_scan": 480, "checkpoints_iterate": 330,
+    "checkpoints_while": 170, "checkpoints_below_n": 130, "checkpoints_past_n": 340,
+    "checkpoints_all": 80, "checkpoints_in_loop_step": 330, "checkpoints_in_checkpoints": 120,
+    "checkpoints_in_remat_step": 55, "checkpoints_remat_step": 160,
 }
 
 
