@@ -152,6 +152,27 @@ def test_a_program_is_its_seed():
     assert fuzz.generate(1).source != fuzz.generate(2).source
 
 
+def test_checkpoints_are_all_that_sets_a_program_apart_from_its_tape_program():
+    """grad compares a program whose loops take checkpoints= with its tape_source: the
+    same program without them; the reference takes and ignores them."""
+    import re
+
+    import numpy as np
+
+    for seed in range(300):
+        p = fuzz.generate(seed)
+        if "checkpoints" not in p.features:
+            assert not p.tape_source, seed
+            continue
+        assert "checkpoints=" not in p.tape_source and "checkpoints=" in p.ref_source
+        assert re.sub(r', checkpoints=("all"|\d+)', "", p.source) == p.tape_source, seed
+    R = fuzz.RefRune
+    assert R.scan(lambda c, r: (c * r, c), np.float64(2.0), np.array([3.0, 4.0]),
+                  checkpoints=1)[0] == 24.0
+    assert R.iterate(lambda z: z + 1, np.int64(0), until=lambda z: z >= 3, max_steps=5,
+                     checkpoints=2) == 3
+
+
 def test_every_check_runs_on_hundreds_of_programs():
     counts = Counter()
     for seed in range(SAMPLE):
