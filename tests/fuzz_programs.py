@@ -4,7 +4,10 @@ A program is Python source, generated from an integer seed alone
 (`generate(seed)`), over a few float64/float32 array arguments: straight-line
 elementwise code, reductions, products, slices and joins, and `rune.scan` /
 `rune.iterate` loops nested up to three deep, whose inits, captures and rows
-come from every enclosing level; in about half the steps a value read at a traced
+come from every enclosing level; about a third of the loops take `checkpoints=`
+(k from 1 to 4 mostly, now and then "all" or more steps than the loop takes), and
+the grad of such a program is compared with the grad of `Program.tape_source`, the
+same program without them (the tape's); in about half the steps a value read at a traced
 index (an argmax, a loop counter: `x[i]`, `x[i, j]`, `x[:, i]`, `x.at[i].set/add`, a
 NumPy constant's row) feeds a carry. Mixed dtypes cross capture boundaries (a
 float32 argument read in a float64 step, int counters carried and used with
@@ -138,11 +141,18 @@ def gt(a: str, b: str, kind: str = "f") -> str:
 
 
 ALT_RE = re.compile("\x01(.*?)\x02(.*?)\x03")
+TAPE_RE = re.compile("\x04(.*?)\x05")
 
 
-def render(lines: list[str], ref: bool) -> str:
-    text = "\n".join(lines) + "\n"
-    return ALT_RE.sub(r"\2" if ref else r"\1", text)
+def tape_only(text: str) -> str:
+    """Text the program and the reference read, and the tape program leaves out: a loop's
+    `checkpoints=` keyword (`Program.tape_source` is the program without them)."""
+    return f"\x04{text}\x05"
+
+
+def render(lines: list[str], ref: bool, tape: bool = False) -> str:
+    text = ALT_RE.sub(r"\2" if ref else r"\1", "\n".join(lines) + "\n")
+    return TAPE_RE.sub("" if tape else r"\1", text)
 
 
 # ------------------------------------------------------------- the generator
@@ -160,6 +170,7 @@ class Program:
     raising: bool  # every path must raise IterateError
     features: set
     any_f32: bool  # a float32 value anywhere: transformations compare at float32 tolerance
+    tape_source: str = ""  # the program without its loops' checkpoints= ("": source)
 
     @property
     def tie_margin(self) -> float:
@@ -169,10 +180,13 @@ class Program:
     def float_outputs(self) -> list[bool]:
         return [o.is_float for o in self.outputs]
 
-    def build(self, ref: bool = False) -> Callable:
+    def build(self, ref: bool = False, tape: bool = False) -> Callable:
+        """The program (tape: without checkpoints=), or its NumPy reference."""
         ns = ref_namespace() if ref else {"np": np, "rune": rune, "rnp": rnp}
-        code = compile(self.ref_source if ref else self.source,
-                       f"<fuzz program {self.seed}{' (reference)' if ref else ''}>", "exec")
+        src = self.ref_source if ref else (self.tape_source or self.source) if tape else \
+            self.source
+        what = " (reference)" if ref else " (tape)" if tape else ""
+        code = compile(src, f"<fuzz program {self.seed}{what}>", "exec")
         exec(code, ns)
         return ns["prog"]
 
@@ -209,6 +223,10 @@ class Gen:
         self.index_rng = random.Random(f"{seed}-index")
         self.raise_placed = False
         self.any_f32 = False
+        # checkpoints= on loops: a stream of its own too, so that every other draw (and
+        # the seeds other tests pin) stays as it was but for the keyword
+        self.ckpt_rng = random.Random(f"{seed}-checkpoints")
+        self.ckpt_open: list[bool] = []  # per enclosing loop: whether it is checkpointed
 
     # ------------------------------------------------------------ helpers
 
@@ -287,8 +305,10 @@ class Gen:
         if self.raising:
             self.features.add("raising")
         src_lines = self.lines
-        return Program(self.seed, render(src_lines, False), render(src_lines, True),
-                       args, outs, self.raising, self.features, self.any_f32)
+        source, tape = render(src_lines, False), render(src_lines, False, tape=True)
+        return Program(self.seed, source, render(src_lines, True), args, outs,
+                       self.raising, self.features, self.any_f32,
+                       "" if tape == source else tape)
 
     def choose_outputs(self, top: Scope) -> list[Val]:
         cands = [v for v in top.vals if not v.name.startswith("a")]
@@ -770,6 +790,7 @@ class Gen:
         self.loops += 1
         self.features.add("scan")
         self.nesting_features(scope, "scan")
+        ckpt = self.draw_checkpoints()
         ninit = rng.choice([1, 1, 2, 2, 3])
         inits = [self.init_leaf(scope) for _ in range(ninit)]
         if not any(lf.is_float for _, lf in inits):
@@ -829,7 +850,7 @@ class Gen:
             call += f", length={n}"
         if reverse:
             call += ", reverse=True"
-        call += ")"
+        call += self.checkpoints_kw(scope, "scan", ckpt, n, remat) + ")"
         taint = inner.taint or any(lf.taint for lf in carry_leaves)
         carry_dep = scope.kind != "top"
         # results
@@ -875,7 +896,43 @@ class Gen:
         if reverse or any("[::-" in e for e, _ in xs_items):
             if any(y.dtype == F64 for y in ys_vals) and inner.f32_reads:
                 self.features.add("rev_f64_ys_f32_capture")
+        self.ckpt_open.pop()
         return True
+
+    def draw_checkpoints(self) -> int | str | None:
+        """Whether the loop starting here takes `checkpoints=` (None: it does not), and
+        its k: mostly 1 to 4 (below most loops' step counts: the schedule recomputes),
+        now and then "all" or more than the loop takes (the tape). Drawn from the loop's
+        own stream before its step, so the loops nested in its step know of it."""
+        r = self.ckpt_rng
+        k = None
+        if r.random() < 0.35:
+            u = r.random()
+            k = '"all"' if u < 0.08 else r.choice([5, 8, 64]) if u < 0.16 else \
+                r.choice([1, 1, 2, 2, 3, 4])
+        self.ckpt_open.append(k is not None)
+        return k
+
+    def checkpoints_kw(self, scope: Scope, name: str, k, n: int | None, remat: bool) -> str:
+        """The keyword of a loop `name` drawn by draw_checkpoints (a scan's: of length n,
+        remat if its step is rematerialized), with its features."""
+        if k is None:
+            return ""
+        f = self.features
+        f.update(("checkpoints", f"checkpoints_{name}"))
+        if k == '"all"':
+            f.add("checkpoints_all")
+        elif n is not None:
+            f.add("checkpoints_below_n" if k < n else "checkpoints_past_n")
+        if scope.kind != "top":
+            f.add("checkpoints_in_loop_step")
+        if any(self.ckpt_open[:-1]):
+            f.add("checkpoints_in_checkpoints")
+        if scope.remat:
+            f.add("checkpoints_in_remat_step")
+        if remat:
+            f.add("checkpoints_remat_step")
+        return tape_only(f", checkpoints={k}")
 
     def remat_step(self, step: str, scope: Scope) -> str:
         """Step `step` rematerialized: the same values and derivatives, whatever it keeps."""
@@ -964,6 +1021,7 @@ class Gen:
         self.features.add("iterate" if spelling == "iterate" else "while_loop")
         self.features.add(f"{name}_{pattern}")
         self.nesting_features(scope, name)
+        ckpt = self.draw_checkpoints()
         if pattern == "raise":
             self.raise_placed = True
         unbounded = spelling == "while" and pattern != "raise" and self.chance(0.5)
@@ -988,16 +1046,19 @@ class Gen:
         test_fn = self.stop_test(scope, spelling, test, leaves, structure, bounds)
         body, inner = self.stop_body(scope, name, test[0], leaves, structure, bounds)
         init_src = self.pack([e for e, _ in inits], structure)
+        kw = self.checkpoints_kw(scope, name, ckpt, None, False)
         if spelling == "iterate":
-            call = f"rune.iterate({body}, {init_src}, until={test_fn}, max_steps={max_steps})"
+            call = (f"rune.iterate({body}, {init_src}, until={test_fn}, "
+                    f"max_steps={max_steps}{kw})")
         else:
             limit = "" if unbounded else f", max_steps={max_steps}"
-            call = f"rune.while_loop({test_fn}, {body}, {init_src}{limit})"
+            call = f"rune.while_loop({test_fn}, {body}, {init_src}{limit}{kw})"
         self.stop_results(scope, call, pattern, leaves, bounds, structure, inner)
         if inner.f32_reads and scope.kind == "scan":
             self.features.add(f"{name}_in_scan_reads_f32")
         if inner.f32_reads:
             self.note_read(scope, Val("", F32, (), 0.0))
+        self.ckpt_open.pop()
         return True
 
     def nesting_features(self, scope: Scope, name: str):
@@ -1298,7 +1359,8 @@ class RefRune:
     IterateError = rune.IterateError
 
     @staticmethod
-    def scan(f, init, xs=None, length=None, reverse=False):
+    def scan(f, init, xs=None, length=None, reverse=False, checkpoints="all"):
+        """checkpoints= changes what reverse mode keeps, not what the loop computes."""
         xl, xd = _flatten(xs)
         n = length if length is not None else len(xl[0])
         assert all(len(x) == n for x in xl)
@@ -1323,7 +1385,7 @@ class RefRune:
         return carry, _unflatten(yd, stacked)
 
     @staticmethod
-    def iterate(step, init, *, until, max_steps):
+    def iterate(step, init, *, until, max_steps, checkpoints="all"):
         c, n = init, 0
         while not bool(until(c)):
             if n == max_steps:
@@ -1334,8 +1396,8 @@ class RefRune:
         return c
 
     @staticmethod
-    def while_loop(cond, body, init, max_steps=None):
-        """No step limit without max_steps."""
+    def while_loop(cond, body, init, max_steps=None, checkpoints="all"):
+        """No step limit without max_steps; checkpoints= as scan's."""
         c, n = init, 0
         while bool(cond(c)):
             if n == max_steps:
@@ -1523,12 +1585,18 @@ def modes_for(seed: int) -> list[str]:
     A program with a while_loop without max_steps in a loop step, which reverse mode
     recomputes in the outer step's backward pass, also has the vmap of its grad checked
     (whose batched backward loops are counted scans), on the other compiled path: that
-    check runs the interpreter's grad of every lane too."""
+    check runs the interpreter's grad of every lane too. So has a program checked for
+    vmap with an iterate or while_loop taking checkpoints= (lanes that stop apart keep
+    their own snapshots)."""
     t = MODES[seed % 3]
     paths = PATHS[(seed // 3) % 2]
     other = PATHS[(seed // 3 + 1) % 2]
     modes = [f"value:{other}" if t == "jvp" else "value:native+jit", f"{t}:{paths}"]
-    if "while_unbounded_in_loop_step" in generate(seed).features:
+    features = generate(seed).features
+    # reverse mode of lanes stopping apart: an unbounded loop recomputed in a loop step,
+    # or the online checkpointing of a stopping loop, each lane its own snapshots
+    if "while_unbounded_in_loop_step" in features or t == "vmap" and (
+            "checkpoints_iterate" in features or "checkpoints_while" in features):
         modes.append(f"vmap_grad:{other}")
     if seed % 5 == 2:
         modes.append("fd")
@@ -1598,8 +1666,17 @@ def on_paths(fn: Callable, args: list, paths) -> dict:
 
 
 def check_grad(c: Case, paths=PATHS) -> list[str]:
-    g = rune.grad(c.prog.scalar(c.f), argnums=tuple(range(len(c.args))))
-    return check_paths(on_paths(g, c.args, paths), c.prog.raising, None, c.tr_rtol, "grad")
+    """grad on the paths; a program with checkpoints= against the interpreter's grad of
+    the program without them (the tape's: the same to rounding, whatever k)."""
+    argnums = tuple(range(len(c.args)))
+    res = {}
+    if c.prog.tape_source:
+        tape = rune.grad(c.prog.scalar(c.prog.build(tape=True)), argnums=argnums)
+        with backend("interpret"):
+            res["interpreter without checkpoints="] = outcome(lambda: tape(*c.args))
+    g = rune.grad(c.prog.scalar(c.f), argnums=argnums)
+    res.update(on_paths(g, c.args, paths))
+    return check_paths(res, c.prog.raising, None, c.tr_rtol, "grad")
 
 
 def jvp_tangents(c: Case) -> list:

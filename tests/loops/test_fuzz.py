@@ -6,10 +6,12 @@ which is also checked against a plain NumPy reference), eagerly with loops
 compiled, and under `rune.jit` (where its `jvp` is checked, the jvp's primal
 stands for the value on that path); in rotation its `grad`, `jvp` and `vmap` are
 compared on the interpreter and a compiled path, the `vmap` of its `grad` too
-where reverse mode recomputes an unbounded loop, and `check_grads` compares its
-gradient with central differences. A path that raises where another returns fails, and a
-program written to raise `IterateError` must raise it on every path. What each
-seed is checked for: `fuzz_programs.modes_for`.
+where reverse mode recomputes an unbounded loop or checkpoints a loop that stops
+on a test (lanes keep their own snapshots), the grad of a program whose loops take
+`checkpoints=` with the grad of the same program without them (the tape's), and
+`check_grads` compares its gradient with central differences. A path that raises
+where another returns fails, and a program written to raise `IterateError` must
+raise it on every path. What each seed is checked for: `fuzz_programs.modes_for`.
 
 Values compare within a relative tolerance (`RTOL_F64`, 1e-9; `RTOL_F32`, 1e-4 for
 values float32 arithmetic reached), after inputs are redrawn until no comparison or
@@ -124,6 +126,13 @@ REQUIRED = {
     "index_argmax": 500, "index_counter": 200, "index_row": 240, "index_const": 240,
     "index_set": 60, "index_add": 60, "index_column": 30, "index_pair": 30,
     "index_in_scan": 300, "index_in_stopping_loop": 250,
+    # checkpoints= on every loop kind (grad compares with the program without them): k
+    # below a scan's length (the schedule recomputes), past it and "all" (the tape); in
+    # loop steps, in checkpointed loops' steps, in remat steps and around remat steps
+    "checkpoints": 900, "checkpoints_scan": 480, "checkpoints_iterate": 330,
+    "checkpoints_while": 170, "checkpoints_below_n": 130, "checkpoints_past_n": 340,
+    "checkpoints_all": 80, "checkpoints_in_loop_step": 330, "checkpoints_in_checkpoints": 120,
+    "checkpoints_in_remat_step": 55, "checkpoints_remat_step": 160,
 }
 
 
@@ -141,6 +150,27 @@ def test_a_program_is_its_seed():
         assert a.source == b.source and a.ref_source == b.ref_source
         assert [x.tobytes() for x in a.inputs(0)] == [x.tobytes() for x in b.inputs(0)]
     assert fuzz.generate(1).source != fuzz.generate(2).source
+
+
+def test_checkpoints_are_all_that_sets_a_program_apart_from_its_tape_program():
+    """grad compares a program whose loops take checkpoints= with its tape_source: the
+    same program without them; the reference takes and ignores them."""
+    import re
+
+    import numpy as np
+
+    for seed in range(300):
+        p = fuzz.generate(seed)
+        if "checkpoints" not in p.features:
+            assert not p.tape_source, seed
+            continue
+        assert "checkpoints=" not in p.tape_source and "checkpoints=" in p.ref_source
+        assert re.sub(r', checkpoints=("all"|\d+)', "", p.source) == p.tape_source, seed
+    R = fuzz.RefRune
+    assert R.scan(lambda c, r: (c * r, c), np.float64(2.0), np.array([3.0, 4.0]),
+                  checkpoints=1)[0] == 24.0
+    assert R.iterate(lambda z: z + 1, np.int64(0), until=lambda z: z >= 3, max_steps=5,
+                     checkpoints=2) == 3
 
 
 def test_every_check_runs_on_hundreds_of_programs():

@@ -122,17 +122,16 @@ def _remat_partial_eval(pe, unknowns, *args, body, policy, num_captures):
     from ..passes.partial_eval import partial_eval_region
     from ..passes.simplify import dce
 
-    known_eqns, known = _known_eqns(body, unknowns)
+    known_eqns, _ = _known_eqns(body, unknowns)
     saved = tuple(v for e in known_eqns if policy(e.prim, *[a.type for a in e.inputs],
                                                    **e.params) for v in e.outputs)
-    if saved:
-        out_unknowns = [isinstance(o, Var) and o not in known for o in body.outputs]
-        k_body = Region(tuple(loops.pick(body.params, unknowns, False)), tuple(known_eqns),
-                        tuple(loops.pick(body.outputs, out_unknowns, False)) + saved)
-    else:
-        split = partial_eval_region(body, unknowns)
-        out_unknowns, k = split.out_unknowns, split.known
-        k_body = Region(k.params, k.eqns, k.outputs[:len(k.outputs) - split.num_res])
+    # the body's own split, the saved values as outputs more: a loop in the body (whose
+    # jvp computes values and tangents in one equation) splits too, so that its values
+    # stay known (the known equations alone would leave them unknown)
+    split = partial_eval_region(Region(body.params, body.eqns, body.outputs + saved),
+                                unknowns)
+    out_unknowns, k = split.out_unknowns[:len(body.outputs)], split.known
+    k_body = Region(k.params, k.eqns, k.outputs[:len(k.outputs) - split.num_res])
     with using(pe.known):
         k_outs = _bind(loops.pick(args, unknowns, False), dce(k_body), policy)
     n_known = len(k_outs) - len(saved)
