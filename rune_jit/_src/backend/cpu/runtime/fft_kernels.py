@@ -26,19 +26,19 @@ def needed_by(obj: bytes) -> bool:
     return stockham.PREFIX.encode() in obj
 
 
-def addresses(obj: bytes, defined: list[str], object_code: Callable, link: Callable
-              ) -> dict[str, int]:
+def addresses(obj: bytes, defined: list[str], target: str, object_code: Callable,
+              link: Callable) -> dict[str, int]:
     """The address of each kernel object code names and does not define (a kernel's own
     code names itself), compiled (or read from the disk cache) and loaded at its first
     use (own_code.py): `object_code` and `link` are llvm.py's."""
     names = {raw.decode() for raw in _NAMES.findall(obj)} - set(defined)
-    return {name: _address(name, object_code, link) for name in names}
+    return {name: _address(name, target, object_code, link) for name in names}
 
 
-def _address(name: str, object_code: Callable, link: Callable) -> int:
+def _address(name: str, target: str, object_code: Callable, link: Callable) -> int:
     def reads():
         table = stockham.twiddles(name)
         return {stockham.table_symbol(name): table.ctypes.data}, table
 
-    return own_code.address(name, ".fft", lambda: stockham.module_ir(name), object_code, link,
-                            reads)
+    return own_code.address(name, target, ".fft", lambda: stockham.module_ir(name), object_code,
+                            link, reads)

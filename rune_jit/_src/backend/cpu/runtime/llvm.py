@@ -239,8 +239,9 @@ def emit_assembly(mod: llvm.ModuleRef) -> str:
 
 
 # The libraries of our own code that programs call by address (own_code.py): modules with
-# `needed_by(obj)` and `addresses(obj, defined, object_code, link)`. math_kernels.py adds
-# itself when the backend imports it (its kernels' code reads this module).
+# `needed_by(obj)` and `addresses(obj, defined, target, object_code, link)`.
+# math_kernels.py adds itself when the backend imports it (its kernels' code reads this
+# module).
 OWN_CODE: list = [fft_kernels]
 
 
@@ -260,7 +261,8 @@ def link(obj: bytes, symbols: list[str], imports: dict[str, int] | None = None
         imports = {**pocketfft.addresses(obj), **imports}
     for library in OWN_CODE:  # our kernels: code of their own, loaded once
         if library.needed_by(obj):
-            imports = {**library.addresses(obj, symbols, object_code, link), **imports}
+            imports = {**library.addresses(obj, symbols, fingerprint(), object_code, link),
+                       **imports}
     try:
         return elf_loader.load(obj, symbols, lambda name: imports.get(name) or
                                elf_loader.process_symbol(name) or llvm.address_of_symbol(name))

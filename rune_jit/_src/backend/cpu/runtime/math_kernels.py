@@ -15,13 +15,14 @@ def needed_by(obj: bytes) -> bool:
     return b"_kernel" in obj
 
 
-def addresses(obj: bytes, defined: list[str], object_code: Callable, link: Callable
-              ) -> dict[str, int]:
+def addresses(obj: bytes, defined: list[str], target: str, object_code: Callable,
+              link: Callable) -> dict[str, int]:
     """The address of each kernel object code names and does not define (a kernel's own
-    code names itself); `object_code` and `link` are llvm.py's."""
+    code names itself), compiled for `target`; `object_code` and `link` are llvm.py's."""
     names = {m.group(0).decode() for m in outlined.symbols().finditer(obj)} - set(defined)
-    return {name: own_code.address(name, ".math", lambda name=name: outlined.module_ir(name),
-                                   object_code, link) for name in names}
+    return {name: own_code.address(name, target, ".math",
+                                   lambda name=name: outlined.module_ir(name), object_code, link)
+            for name in names}
 
 
 llvm.OWN_CODE.append(sys.modules[__name__])
