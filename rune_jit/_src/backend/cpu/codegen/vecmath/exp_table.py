@@ -20,7 +20,6 @@ operations more); a table of 128 needs q of degree 3 (one fused multiply-add mor
 
 from __future__ import annotations
 
-import struct
 from decimal import Decimal, localcontext
 from functools import lru_cache
 
@@ -55,13 +54,9 @@ def table_values() -> tuple[list[int], list[float]]:
         for j in range(SIZE):
             exact = exact * root if j else exact
             h = float(exact)
-            bits.append(_bits(h) - (j << (52 - BITS)))
+            bits.append(kit.bits(h) - (j << (52 - BITS)))
             rests.append(float((exact - Decimal(h)) / Decimal(h)))
     return bits, rests
-
-
-def _bits(v: float) -> int:
-    return struct.unpack("<q", struct.pack("<d", v))[0]
 
 
 def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:

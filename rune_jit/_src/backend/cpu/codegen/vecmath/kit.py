@@ -8,6 +8,7 @@ Every helper takes and returns float registers, a scalar or a vector alike.
 
 from __future__ import annotations
 
+import struct
 from typing import Callable, NamedTuple, Sequence
 
 import llvmlite.ir as ir
@@ -175,3 +176,8 @@ def subnormal_scaled(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, int]:
     it = A.like(x.type, k.integer)
     bits = b.or_(b.bitcast(x, it), b.bitcast(magic, it))
     return b.fsub(b.bitcast(bits, x.type), magic), k.bias - 1 + k.mantissa
+
+
+def bits(v: float) -> int:
+    """A float64's bits as a signed integer."""
+    return struct.unpack("<q", struct.pack("<d", v))[0]

@@ -24,14 +24,13 @@ NaN and ±inf reduce to NaN.
 
 from __future__ import annotations
 
-import struct
 from typing import NamedTuple
 
 import llvmlite.ir as ir
 
 from .. import arith as A
 from ..emit import F64, I1, I64, mark_pure
-from . import tables
+from . import kit, tables
 from .kit import fast_two_sum, fma, two_prod, two_sum, without_tiny
 
 BOUND = 2.0 ** 30  # Cody–Waite below, Payne–Hanek from here on
@@ -97,8 +96,9 @@ def reduce_pio2(b: ir.IRBuilder, x: ir.Value, short: bool = False) -> Reduced:
     # BOUND <= |x| < inf: |x|'s bits less BOUND's below inf's less BOUND's, unsigned (one
     # comparison); ±inf and NaN take Cody–Waite's NaN, not the slow path
     i64 = A.like(x.type, I64)
-    above = b.sub(b.bitcast(A.intrinsic(b, "fabs", x), i64), A.constant(i64, _bits(BOUND)))
-    huge = b.icmp_unsigned("<", above, A.constant(i64, _bits(float("inf")) - _bits(BOUND)))
+    bound = kit.bits(BOUND)
+    above = b.sub(b.bitcast(A.intrinsic(b, "fabs", x), i64), A.constant(i64, bound))
+    huge = b.icmp_unsigned("<", above, A.constant(i64, kit.bits(float("inf")) - bound))
     any_huge = huge if A.lanes(x.type) is None else A.intrinsic(b, "vector.reduce.or", huge,
                                                                  ret=I1)
     start = b.block
@@ -117,10 +117,6 @@ def reduce_pio2(b: ir.IRBuilder, x: ir.Value, short: bool = False) -> Reduced:
         phi.add_incoming(slow_value, end)
         out.append(phi)
     return Reduced(*out)
-
-
-def _bits(v: float) -> int:
-    return struct.unpack("<q", struct.pack("<d", v))[0]
 
 
 def _rounded(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value, ir.Value]:
