@@ -19,6 +19,8 @@ import numpy as np
 from .. import numpy as rnp
 from ..ops import elementwise as ew
 from .double_double import centered, fma_horner, log_dd, two_prod, two_sum
+from .near_zero import near_zero
+from .negative_zeros import DIGAMMA
 from .lgamma import BERNOULLI, EULER, EULER_LO, LGAMMA_SERIES, NEAR, SHIFT, TINY
 
 # tools/taylor_special.py: psi's positive zero x0 and psi'(x0) (double-doubles), and for
@@ -81,8 +83,9 @@ def _psi_root(t: Any, t_lo: Any) -> tuple[Any, Any]:
     """psi(x0 + t + t_lo) as hi + lo, t in [-1/4, 0.29], |t_lo| <= 2^-52 |t| or x0's lo:
     t psi'(x0) (exact) + t_lo psi'(x0) + t² P(t)."""
     hi, err = two_prod(t, np.float64(TRIGAMMA_ROOT[0]))
+    tt = t + t_lo
     return hi, err + (t * TRIGAMMA_ROOT[1] + t_lo * TRIGAMMA_ROOT[0]
-                      + t * (t * fma_horner(t, DIGAMMA_ROOT)))
+                      + tt * (tt * fma_horner(tt, DIGAMMA_ROOT)))
 
 
 def _reciprocal(v: Any) -> tuple[Any, Any]:
@@ -122,11 +125,15 @@ def digamma(x: Any) -> Any:
     mid = (x < 0) & ~low & ~far
     y, y_err = two_sum(np.float64(1.0), -x)
     y = _where(far, y, _where(low | mid, 2.0, x))
-    hi, lo = _positive(x, _where(mid, x - rnp.rint(x), x), y, low, mid)
+    f = x - rnp.rint(x)
+    hi, lo = _positive(x, _where(mid, f, x), y, low, mid)
+    # next to its zero the Taylor series around it (the cell m = -rint(x), f > 0)
+    inside, series = near_zero(x, _where(mid & (f > 0), -rnp.rint(x), 0.0), DIGAMMA)
     # far: psi(y + y_err) = psi(y) + y_err / y (psi'(y) = 1/y to 2^-4 past 20)
     c = math.pi / rnp.tan(math.pi * _where(far, x - rnp.rint(x), 0.25))
     r_hi, r_err = two_sum(hi, -c)
     out = _where(far, r_hi + (r_err + (lo + _where(far, y_err, 0.0) / y)), hi + lo)
+    out = _where(mid & inside, series, out)
     # below TINY psi = -1/x - γ (the next term is ζ(2) x): 1/x's error would overflow
     out = _where(ax < TINY, -1.0 / x - EULER, out)
     pole = (x < 0) & (rnp.rint(x) == x)
