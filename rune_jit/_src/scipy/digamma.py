@@ -19,8 +19,6 @@ import numpy as np
 from .. import numpy as rnp
 from ..ops import elementwise as ew
 from .double_double import centered, fma_horner, log_dd, two_prod, two_sum
-from .near_zero import near_zero
-from .negative_zeros import DIGAMMA
 from .lgamma import BERNOULLI, EULER, EULER_LO, LGAMMA_SERIES, NEAR, SHIFT, TINY
 
 # tools/taylor_special.py: psi's positive zero x0 and psi'(x0) (double-doubles), and for
@@ -125,15 +123,11 @@ def digamma(x: Any) -> Any:
     mid = (x < 0) & ~low & ~far
     y, y_err = two_sum(np.float64(1.0), -x)
     y = _where(far, y, _where(low | mid, 2.0, x))
-    f = x - rnp.rint(x)
-    hi, lo = _positive(x, _where(mid, f, x), y, low, mid)
-    # next to its zero the Taylor series around it (the cell m = -rint(x), f > 0)
-    inside, series = near_zero(x, _where(mid & (f > 0), -rnp.rint(x), 0.0), DIGAMMA)
+    hi, lo = _positive(x, _where(mid, x - rnp.rint(x), x), y, low, mid)
     # far: psi(y + y_err) = psi(y) + y_err / y (psi'(y) = 1/y to 2^-4 past 20)
     c = math.pi / rnp.tan(math.pi * _where(far, x - rnp.rint(x), 0.25))
     r_hi, r_err = two_sum(hi, -c)
     out = _where(far, r_hi + (r_err + (lo + _where(far, y_err, 0.0) / y)), hi + lo)
-    out = _where(mid & inside, series, out)
     # below TINY psi = -1/x - γ (the next term is ζ(2) x): 1/x's error would overflow
     out = _where(ax < TINY, -1.0 / x - EULER, out)
     pole = (x < 0) & (rnp.rint(x) == x)

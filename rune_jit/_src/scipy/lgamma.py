@@ -20,8 +20,6 @@ import numpy as np
 from .. import numpy as rnp
 from ..ops import elementwise as ew
 from .double_double import centered, fma_horner, log_dd, two_prod, two_sum
-from .near_zero import near_zero
-from .negative_zeros import GAMMALN
 
 
 def _zeta(k: int) -> float:
@@ -147,10 +145,7 @@ def gammaln(x: Any) -> Any:
     mid = (x < 0) & ~low & ~far
     y, y_err = two_sum(np.float64(1.0), -x)
     y = _where(far, y, _where(low | mid, 2.0, x))
-    f = x - rnp.rint(x)
-    hi, lo, log_y = _positive(x, _where(mid, f, x), y, low, mid)
-    # next to a zero the Taylor series around it (its cell: 2m + (f > 0), m = -rint(x))
-    inside, series = near_zero(x, _where(mid, (f > 0) - 2.0 * rnp.rint(x), 0.0), GAMMALN)
+    hi, lo, log_y = _positive(x, _where(mid, x - rnp.rint(x), x), y, low, mid)
     # far: log(pi) - log|sin(pi x)| - lgamma(1 - x), lgamma(y + y_err) = lgamma(y) +
     # y_err psi(y), psi(y) = log y - 1/(2y) to 2^-12 (|y_err psi(y)| < 2^-52 lgamma(y))
     s_hi, s_lo = log_dd(sinpi_abs(_where(far, x, 0.5)))
@@ -158,7 +153,6 @@ def gammaln(x: Any) -> Any:
     r_hi, r_err2 = two_sum(r_hi, -hi)
     tail = (LOG_PI_DD[1] - s_lo) - (lo + _where(far, y_err, 0.0) * (log_y - 0.5 / y))
     out = _where(far, r_hi + (r_err + r_err2 + tail), hi + lo) + 0.0  # +0 (not -0) at 1, 2
-    out = _where(mid & inside, series, out)
     # below TINY gammaln = -log|x| - γx: sin(pi x) would lose digits to underflow
     out = _where(ax < TINY, -rnp.log(ax), out)
     # inf at the poles and at inf; -inf at -inf, as SciPy's (|Γ| falls to 0 between poles)

@@ -27,8 +27,12 @@ TWO52 = 2.0 ** 52
 TWO52_BITS = 0x4330000000000000
 
 
-def _column(values, index: Any) -> Any:
-    return gather(rnp.asarray(np.asarray(values, np.float64)), [index], mode="clip")
+def _flat(table: dict) -> tuple[np.ndarray, int]:
+    """The table's columns end to end (r's hi and lo, width, 1/s, c1's hi and lo, then
+    the polynomial's, highest power first), and its number of rows."""
+    columns = [table["r"][0], table["r"][1], table["width"], table["inverse_scale"],
+               table["c1"][0], table["c1"][1], *table["coefs"]]
+    return np.concatenate([np.asarray(c, np.float64) for c in columns]), len(columns[0])
 
 
 def near_zero(x: Any, cell: Any, table: dict) -> tuple[Any, Any]:
@@ -36,16 +40,21 @@ def near_zero(x: Any, cell: Any, table: dict) -> tuple[Any, Any]:
     t c1 + t² Q(u), t = x - r (r's hi: exact, Sterbenz, as |t| <= width << |r|; r's lo
     and c1's as the double-double's terms), u = t / s exact (s a power of 2), rounded
     once. `cell` a whole float in [0, 2^51) (out of the table's range: clipped)."""
+    flat, rows = _flat(table)
     # the index's bits from the float's (a vector conversion to int64 needs AVX-512)
     index = ew.bitcast_convert(cell + TWO52, I64) - np.int64(TWO52_BITS)
-    t = x - _column(table["r"][0], index)
-    inside = rnp.abs(t) <= _column(table["width"], index)
-    t_lo = -_column(table["r"][1], index)
+    index = rnp.clip(index, np.int64(0), np.int64(rows - 1))
+    # one table, read at index + rows j: a table each would be a pointer each (past about
+    # 16, LLVM's loop stops being one vector loop: 3 times slower); and every row's index
+    # computed before the reads, so that ops/repeated_layers.py does not fold the Horner
+    # steps into a scan (it takes a gather for an operation that ends fusion)
+    at = [index + np.int64(rows * j) for j in range(flat.size // rows)]
+    flat = rnp.asarray(flat)
+    r_hi, r_lo, width, inverse_scale, c1_hi, c1_lo, *coefs = (
+        gather(flat, [i], mode="clip") for i in at)
+    t = x - r_hi
     # with r's lo: t² Q's slope 2 t Q is not small next to c1 (digamma's c2 t / c1 ~ 1/8)
-    u = (t + t_lo) * _column(table["inverse_scale"], index)
-    c1_hi = _column(table["c1"][0], index)
+    u = (t - r_lo) * inverse_scale
     hi, err = two_prod(t, c1_hi)
-    coefs = [_column(c, index) for c in table["coefs"]]
-    lo = err + (t * _column(table["c1"][1], index) + t_lo * c1_hi
-                + u * (u * fma_horner(u, coefs)))
-    return inside, hi + lo
+    lo = err + (t * c1_lo - r_lo * c1_hi + u * (u * fma_horner(u, coefs)))
+    return rnp.abs(t) <= width, hi + lo
