@@ -2,8 +2,11 @@
 project's own code (compositions of its vector math, docs/accuracy.md), within 1 ulp of
 the correctly rounded result (mpmath, tests/ulp_oracle.py) in float32 and in float64
 where docs/accuracy.md says so (all of erfinv's domain; gammaln and digamma on the
-positive axis and on (-1/4, 0)), SciPy's special values, the same bits on every path,
-derivatives from the result."""
+positive axis and on the negative axis but within the widths of negative_zeros.py's
+windows around their zeros on (-20, -1/4], and for digamma but below -20), SciPy's
+special values, the same bits on every path, derivatives from the result; the Taylor
+series around those zeros (near_zero.py, not yet used by gammaln and digamma) within 1 ulp
+in their windows."""
 
 import re
 
@@ -17,6 +20,8 @@ import rune_jit.numpy as rnp
 from rune_jit import config
 from machine_code import CALL, VECTOR_FMA
 from test_vector_math_exp_log import check, on_every_path
+from rune_jit._src.scipy import negative_zeros
+from rune_jit._src.scipy.near_zero import near_zero
 
 DTYPES = [np.float64, np.float32]
 # name -> mpmath's function
@@ -29,8 +34,10 @@ def samples(name: str, dtype, n: int, seed: int = 0) -> np.ndarray:
     """erfinv: n uniform in [-1, 1], n log-uniform magnitudes over every binade below 1,
     n at ±(1 - 2^-u) next to the poles (down to 1 - ulp). gammaln, digamma: n around
     psi's zero, n log-uniform below 0.01, n uniform in [0, 12] (the pieces and the
-    recurrence), n log-uniform over the positive range, n in (-1/4, 0); in float32 also
-    n uniform in [-30, 0] and n huge negatives."""
+    recurrence), n log-uniform over the positive range, n in (-1/4, 0), n uniform in
+    [-21, -1/4], n next to the zeros on the negative axis (up to 2^12 ulps and a relative
+    10^-3 away: where the recurrence's terms cancel), n huge negatives. In float64 the
+    points within the zeros' windows go (and digamma's below -20): docs/accuracy.md."""
     rng = np.random.default_rng(seed)
     fi = np.finfo(dtype)
     sign = rng.choice([-1.0, 1.0], n)
@@ -43,10 +50,34 @@ def samples(name: str, dtype, n: int, seed: int = 0) -> np.ndarray:
         x = [rng.uniform(ROOT - 0.25, 1.75, n), np.exp(rng.uniform(low, np.log(0.01), n)),
              rng.uniform(0, 12, n), np.exp(rng.uniform(low, np.log(float(fi.max)), n)),
              -np.exp(rng.uniform(low, np.log(0.25), n))]
-        if dtype == np.float32:
+        zeros = _zeros(name)
+        at = rng.integers(0, zeros.size, n)
+        ulps = np.spacing(np.abs(zeros[at])) * rng.integers(-4096, 4097, n)
+        relative = 1 + rng.choice([-1, 1], n) * np.exp(rng.uniform(-35, np.log(1e-3), n))
+        x += [rng.uniform(-21, -0.25, n),
+              np.where(rng.random(n) < 0.5, zeros[at] + ulps, zeros[at] * relative)]
+        if dtype == np.float32 or name == "gammaln":
             x += [rng.uniform(-30, 0, n),
                   -np.exp(rng.uniform(np.log(30), np.log(float(fi.max)), n))]
+        if dtype == np.float64:
+            x = [v[~_in_windows(name, v)] for v in x]
     return np.concatenate(x).astype(dtype)
+
+
+def _in_windows(name: str, x: np.ndarray) -> np.ndarray:
+    """Whether x is within a zero's window (negative_zeros.py), or, for digamma, below
+    -20: where float64 gammaln and digamma are not within 1 ulp (docs/accuracy.md)."""
+    table = getattr(negative_zeros, name.upper())
+    r, width = np.array(table["r"][0]), np.array(table["width"])
+    near = (np.abs(x[:, None] - r[None, :]) <= width[None, :]).any(axis=1)
+    return near | ((x <= -20) if name == "digamma" else False)
+
+
+def _zeros(name: str) -> np.ndarray:
+    """The zeros on (-20, -1/4] (rune_jit's table of them; mpmath checks the results)."""
+    table = getattr(negative_zeros, name.upper())
+    r = np.array(table["r"][0])
+    return r[np.array(table["width"]) > 0]
 
 
 def edges(name: str, dtype) -> np.ndarray:
@@ -54,7 +85,8 @@ def edges(name: str, dtype) -> np.ndarray:
     changes, outside the domain, ±inf and NaN. gammaln, digamma: ±0, the subnormals'
     ends, the poles, where the method changes (1/4, 3/4, 1.25, the ends of the series
     around psi's zero, 3.25, 10), a huge and the largest float (with the floats either
-    side), 1 and 2, ±inf, NaN."""
+    side), 1 and 2, the negative axis's changes of method (-1/4, -1/2, -20 and -20 + ε),
+    the last non-integer float, ±inf, NaN."""
     fi = np.finfo(dtype)
     if name == "erfinv":
         points = [0.0, fi.smallest_subnormal, fi.tiny, 0.5, 0.8427007929497149,
@@ -63,7 +95,8 @@ def edges(name: str, dtype) -> np.ndarray:
         x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)])
         return np.concatenate([x, -x, [np.nan]]).astype(dtype)
     points = [fi.smallest_subnormal, fi.tiny, 2.0 ** -60, 0.25, 0.75, 1.25, ROOT,
-              1.2116321449683622, 2.25, 2.75, 3.25, 10.0, 1e30, fi.max]
+              1.2116321449683622, 2.25, 2.75, 3.25, 10.0, 1e30, fi.max, -0.5, -2.25,
+              -19.5, -20.0, -20.0 + 2.0 ** -20, -4503599627370495.5]
     x = np.array(points, dtype)
     x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf),
                         [1.0, 2.0, 1.75, np.nextafter(1.75, 0), -0.25, -2.0 ** -60]])
@@ -131,6 +164,26 @@ def test_gradients_and_inlined_vectorized_code(name):
         return
     asm = {d.__name__: rune.jit(f).lower(np.full(100_000, 0.5, d)).asm for d in DTYPES}
     assert all(re.search(VECTOR_FMA, a) and not re.search(CALL, a) for a in asm.values())
+
+
+@pytest.mark.parametrize("name", ["gammaln", "digamma"])
+def test_taylor_series_around_the_negative_zeros(name):
+    """near_zero.py's series within 1 ulp in the zeros' windows (up to 2^12 ulps of x and
+    out to the window's edge), eagerly and compiled (its gathers in a vectorized loop)."""
+    table = getattr(negative_zeros, name.upper())
+    width, r = np.array(table["width"]), np.array(table["r"][0])
+    rows = np.flatnonzero(width > 0)
+    rng = np.random.default_rng(4)
+    at = rng.choice(rows, 2000)
+    x = r[at] + np.where(rng.random(2000) < 0.5,
+                         np.spacing(np.abs(r[at])) * rng.integers(-4096, 4097, 2000),
+                         width[at] * rng.uniform(-1, 1, 2000))
+    keep = np.abs(x - r[at]) <= width[at]
+    x, cell = x[keep], at[keep].astype(np.float64)
+    series = lambda v, c: near_zero(v, c, table)  # noqa: E731
+    for inside, value in [series(x, cell), rune.jit(series)(x, cell)]:
+        assert np.asarray(inside).all()
+        verify(name, x, np.asarray(value))
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)

@@ -19,7 +19,7 @@ import numpy as np
 from .. import numpy as rnp
 from ..ops import elementwise as ew
 from .double_double import centered, fma_horner, log_dd, two_prod, two_sum
-from .lgamma import BERNOULLI, EULER, EULER_LO, LGAMMA_SERIES, SHIFT, TINY
+from .lgamma import BERNOULLI, EULER, EULER_LO, LGAMMA_SERIES, NEAR, SHIFT, TINY
 
 # tools/taylor_special.py: psi's positive zero x0 and psi'(x0) (double-doubles), and for
 # t = x - x0 in [-1/4, 0.29]: psi = t psi'(x0) + t² DIGAMMA_ROOT(t) (Taylor series)
@@ -77,10 +77,13 @@ def _psi_one(z: Any) -> tuple[Any, Any]:
     return hi, err + (p_err + (z * ZETA2[1] - EULER_LO + z * (z * fma_horner(z, PSI_ONE))))
 
 
-def _psi_root(t: Any) -> tuple[Any, Any]:
-    """psi(x0 + t) as hi + lo, t in [-1/4, 0.29]: t psi'(x0) (exact) + t² P(t)."""
+def _psi_root(t: Any, t_lo: Any) -> tuple[Any, Any]:
+    """psi(x0 + t + t_lo) as hi + lo, t in [-1/4, 0.29], |t_lo| <= 2^-52 |t| or x0's lo:
+    t psi'(x0) (exact) + t_lo psi'(x0) + t² P(t)."""
     hi, err = two_prod(t, np.float64(TRIGAMMA_ROOT[0]))
-    return hi, err + (t * TRIGAMMA_ROOT[1] + t * (t * fma_horner(t, DIGAMMA_ROOT)))
+    tt = t + t_lo
+    return hi, err + (t * TRIGAMMA_ROOT[1] + t_lo * TRIGAMMA_ROOT[0]
+                      + tt * (tt * fma_horner(tt, DIGAMMA_ROOT)))
 
 
 def _reciprocal(v: Any) -> tuple[Any, Any]:
@@ -90,35 +93,41 @@ def _reciprocal(v: Any) -> tuple[Any, Any]:
 
 
 def _recurrence_sum(y: Any, n: Any) -> tuple[Any, Any]:
-    """Σ_{k<n} 1/(y + k) as hi + lo (each factor exact), n = 0 .. SHIFT - 3."""
+    """Σ_{k<n} 1/(y + k) as hi + lo (each y + k exact), n = 0 .. NEAR + 1."""
     hi, lo = 0.0 * y, 0.0 * y
-    for k in range(SHIFT - 3):
+    for k in range(NEAR + 1):
         r, r_err = _reciprocal(_where(k < n, y + k, 1.0))
         hi, err = two_sum(hi, _where(k < n, r, 0.0))
         lo = lo + _where(k < n, err + r_err, 0.0)
     return hi, lo
 
 
-def _asymptotic(z: Any) -> Any:
-    """psi(z) = log z - 1/(2z) - Σ B2k / (2k z^2k) for z >= SHIFT, log z a double-double."""
+def _asymptotic(z: Any) -> tuple[Any, Any]:
+    """psi(z) = log z - 1/(2z) - Σ B2k / (2k z^2k) as hi + lo for z >= SHIFT, log z a
+    double-double."""
     l_hi, l_lo = log_dd(z)
     r = 1.0 / (z * z)
-    return l_hi + (l_lo - (0.5 / z + r * fma_horner(r, ASYMPTOTIC)))
+    return l_hi, l_lo - (0.5 / z + r * fma_horner(r, ASYMPTOTIC))
 
 
 def digamma(x: Any) -> Any:
     """psi of float64 x, SciPy's special values (-inf at +0, +inf at -0, NaN at the
     negative integers and -inf, +inf at +inf). |x| < 1/4 and [1/4, 3/4):
-    psi(1 + x) - 1/x (1/x a double-double); below -1/4 the reflection
-    psi(1 - x) - pi / tan(pi x) (A&S 6.3.7) with pi x reduced exactly; the rest from
-    `_positive`."""
+    psi(1 + x) - 1/x (1/x a double-double); on (-NEAR, -1/4] the recurrence
+    psi(1 + f) - Σ 1/(x + k), k = 0 .. m, f = x + m = x - rint(x); below -NEAR the
+    reflection psi(1 - x) - pi / tan(pi x) (A&S 6.3.7), 1 - x as hi + lo and pi x reduced
+    exactly; the rest from `_positive`."""
     ax = rnp.abs(x)
     low = (ax < 0.25) | ((x >= 0.25) & (x < 0.75))
-    refl = (x < 0) & ~low
-    y = _where(refl, 1.0 - x, _where(low, 2.0, x))
-    pos = _positive(x, y, ax < 0.25, low)
-    t = _where(refl, x - rnp.rint(x), 0.25)
-    out = _where(refl, pos - math.pi / rnp.tan(math.pi * t), pos)
+    far = x <= -NEAR
+    mid = (x < 0) & ~low & ~far
+    y, y_err = two_sum(np.float64(1.0), -x)
+    y = _where(far, y, _where(low | mid, 2.0, x))
+    hi, lo = _positive(x, _where(mid, x - rnp.rint(x), x), y, low, mid)
+    # far: psi(y + y_err) = psi(y) + y_err / y (psi'(y) = 1/y to 2^-4 past 20)
+    c = math.pi / rnp.tan(math.pi * _where(far, x - rnp.rint(x), 0.25))
+    r_hi, r_err = two_sum(hi, -c)
+    out = _where(far, r_hi + (r_err + (lo + _where(far, y_err, 0.0) / y)), hi + lo)
     # below TINY psi = -1/x - γ (the next term is ζ(2) x): 1/x's error would overflow
     out = _where(ax < TINY, -1.0 / x - EULER, out)
     pole = (x < 0) & (rnp.rint(x) == x)
@@ -126,31 +135,43 @@ def digamma(x: Any) -> Any:
     return _where(x == np.inf, np.inf, _where(rnp.isnan(x), x, out))
 
 
-def _positive(x, y, small, low):
-    """psi(y) for y >= 3/4 (and psi(1 + x) - 1/x in the `low` lanes): the series around 1
-    on [3/4, 5/4], around x0 to 1.75, the pieces around 2, 2.5 and 3 to 3.25, then the
-    recurrence psi(y) = psi(y - n) + Σ 1/(y - n + k) from [2, 3), the asymptotic series
-    from SHIFT."""
-    one = ~low & (rnp.abs(y - 1.0) <= 0.25)
-    root = ~low & ~one & (y <= ROOT_NEAR[1])
-    pieces = ~low & ~one & ~root & (y < SHIFT)
+def _positive(x, f, y, low, mid):
+    """psi(y) for y >= 3/4 as hi + lo (and psi(1 + f) - Σ 1/(x + k) to f in the `low` and
+    `mid` lanes, f = x on `low`): the series around 1 on [3/4, 5/4], around x0 to 1.75
+    (psi(1 + f) for f < -1/4 as psi(2 + f) - 1/(1 + f)), the pieces around 2, 2.5 and 3
+    to 3.25, then the recurrence psi(y) = psi(y - n) + Σ 1/(y - n + k) from [2, 3), the
+    asymptotic series from SHIFT."""
+    near = low | mid
+    small = near & (rnp.abs(f) < 0.25)
+    one = ~near & (rnp.abs(y - 1.0) <= 0.25)
+    root = ~near & ~one & (y <= ROOT_NEAR[1])
+    pieces = ~near & ~one & ~root & (y < SHIFT)
     reduce = pieces & (y >= 3.25)
-    n = _where(reduce, rnp.floor(y) - 2.0, 0.0)
-    yr = y - n  # exact
-    o_hi, o_lo = _psi_one(_where(small, x, _where(one, y - 1.0, 0.0)))
-    # psi(1 + x) for x in [1/4, 3/4) is psi(x0 + t), t = x - (x0 - 1) exact (Sterbenz)
-    t = _where(low, x - (ROOT[0] - 1.0), _where(root, y - ROOT[0], ROOT[1])) - ROOT[1]
-    z_hi, z_lo = _psi_root(t)
-    center = _where(pieces, rnp.rint(2.0 * yr) * 0.5, 2.0)
-    c_hi, c_lo = centered(2.0 * center - 4.0, _where(pieces, yr - center, 0.0),
+    n = _where(reduce, rnp.floor(y) - 2.0, _where(mid, 1.0 - rnp.rint(x), 0.0))
+    n = _where(low, 1.0, n)
+    base = _where(near, x, y - n)  # exact
+    o_hi, o_lo = _psi_one(_where(small, f, _where(one, y - 1.0, 0.0)))
+    # psi(1 + f) for f > 1/4 is psi(x0 + t), t = f - (x0 - 1) exact (Sterbenz); psi(2 + f)
+    # for f < -1/4 at t = (f + 1/2) + (3/2 - x0), hi + lo (both terms exact)
+    two = near & ~small & (f < 0)
+    t_hi, t_err = two_sum(f + 0.5, np.float64(1.5 - ROOT[0]))
+    t = _where(two, t_hi, _where(near, f - (ROOT[0] - 1.0), _where(root, y - ROOT[0], 0.0)))
+    z_hi, z_lo = _psi_root(t, _where(two, t_err, 0.0) - ROOT[1])
+    center = _where(pieces, rnp.rint(2.0 * base) * 0.5, 2.0)
+    c_hi, c_lo = centered(2.0 * center - 4.0, _where(pieces, base - center, 0.0),
                           DIGAMMA_CENTERS)
-    s_hi, s_lo = _recurrence_sum(yr, n)
-    r_hi, r_lo = _reciprocal(_where(low, x, 1.0))
+    s_hi, s_lo = _recurrence_sum(base, n)
+    # and 1/(1 + f) for f < -1/4, 1 + f as hi + lo
+    u_hi, u_lo = two_sum(np.float64(1.0), _where(two, f, 0.0))
+    v_hi, v_lo = _reciprocal(u_hi)
+    s_hi, s_err = two_sum(s_hi, _where(two, v_hi, 0.0))
+    s_lo = s_lo + _where(two, s_err + (v_lo - u_lo * v_hi * v_hi), 0.0)
     first = small | one
-    a_hi = _where(first, o_hi, _where(low | root, z_hi, c_hi))
-    a_lo = _where(first, o_lo, _where(low | root, z_lo, c_lo))
-    b_hi = _where(low, -r_hi, _where(reduce, s_hi, 0.0))
-    b_lo = _where(low, -r_lo, _where(reduce, s_lo, 0.0))
+    a_hi = _where(first, o_hi, _where(near | root, z_hi, c_hi))
+    a_lo = _where(first, o_lo, _where(near | root, z_lo, c_lo))
+    b_hi = _where(near, -s_hi, _where(reduce, s_hi, 0.0))
+    b_lo = _where(near, -s_lo, _where(reduce, s_lo, 0.0))
     hi, err = two_sum(a_hi, b_hi)
-    near = hi + (err + (a_lo + b_lo))
-    return _where(low | (y < SHIFT), near, _asymptotic(_where(y < SHIFT, SHIFT, y)))
+    as_hi, as_lo = _asymptotic(_where(y < SHIFT, SHIFT, y))
+    big = ~near & (y >= SHIFT)
+    return _where(big, as_hi, hi), _where(big, as_lo, err + (a_lo + b_lo))

@@ -52,6 +52,11 @@ BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]  # B2 
 STIRLING = [b / (2 * k * (2 * k - 1)) for k, b in enumerate(BERNOULLI, 1)]
 TINY = 2.0 ** -60  # below, gammaln and digamma are their first terms (to 2^-60 relative)
 SHIFT = 10  # from here Stirling's series; below, the recurrence down to [2, 3)
+# on (-NEAR, -1/4] the recurrence up to lgamma(1 + f), f = x - rint(x); below, the
+# reflection (docs/accuracy.md: past -NEAR |gammaln| >= 9, the reflection's terms cancel
+# by a few bits at most)
+NEAR = 20
+LOG_PI_DD = (1.1447298858494002, 1.0265951162707826e-17)
 LGAMMA_CENTERS = (  # tools/taylor_special.py: next term 2^-60.4 relative
     ((-0.12078223763524522, -4.1797047492946264e-18), (0.03648997397857652, 1.9534229894802305e-19),
      (6.07540647448469e-06, -9.547151192148187e-06, 1.5036983408359218e-05,
@@ -100,18 +105,18 @@ def lgamma_one(z: Any) -> tuple[Any, Any]:
 
 def _recurrence_product(y: Any, n: Any) -> tuple[Any, Any]:
     """y (y + 1) ... (y + n - 1) as hi + lo (each factor exact, each product's error
-    from TwoProd), for n = 0 .. SHIFT - 3."""
+    from TwoProd), for n = 0 .. NEAR + 1."""
     hi, lo = 1.0 + 0.0 * y, 0.0 * y
-    for k in range(SHIFT - 3):
+    for k in range(NEAR + 1):
         factor = _where(k < n, y + k, 1.0)
         hi, err = two_prod(hi, factor)
         lo = ew.fma(lo, factor, err)
     return hi, lo
 
 
-def _stirling(z: Any, log_hi: Any, log_lo: Any) -> Any:
-    """lgamma(z) for z >= SHIFT: (z - 1/2)(log z - 1) + W + Σ B2k / (2k(2k-1) z^(2k-1))
-    (A&S 6.1.41), log z a double-double, z (log z - 1) exact (TwoProd), rounded once."""
+def _stirling(z: Any, log_hi: Any, log_lo: Any) -> tuple[Any, Any]:
+    """lgamma(z) as hi + lo for z >= SHIFT: (z - 1/2)(log z - 1) + W + Σ B2k / (2k(2k-1)
+    z^(2k-1)) (A&S 6.1.41), log z a double-double, z (log z - 1) exact (TwoProd)."""
     m_hi, m_err = two_sum(log_hi, np.float64(-1.0))
     m_lo = m_err + log_lo
     # z 2^-600 (exact) in the product: the eager fma's splitting would overflow past 1e300
@@ -120,7 +125,7 @@ def _stirling(z: Any, log_hi: Any, log_lo: Any) -> Any:
     series = fma_horner(1.0 / (z * z), STIRLING[::-1]) / z
     rest = (p_err + z * m_lo) - 0.5 * m_hi + (STIRLING_W[0] + (STIRLING_W[1] - 0.5 * m_lo
                                                                 + series))
-    return _where(p_hi == np.inf, p_hi, p_hi + rest)  # past 2.55e305 (p_err is NaN there)
+    return p_hi, _where(p_hi == np.inf, 0.0, rest)  # past 2.55e305 (p_err is NaN there)
 
 
 def sinpi_abs(x: Any) -> Any:
@@ -130,45 +135,65 @@ def sinpi_abs(x: Any) -> Any:
 
 def gammaln(x: Any) -> Any:
     """log |Γ(x)| of float64 x, SciPy's special values (+inf at the poles and +inf, -inf
-    at -inf). |x| < 1/4 and [1/4, 3/4): lgamma(1 + x) - log|x|; reflected below -1/4:
-    log(pi / |sin(pi x)|) - lgamma(1 - x) (A&S 6.1.17); the rest from `_positive`."""
+    at -inf). |x| < 1/4 and [1/4, 3/4): lgamma(1 + x) - log|x|; on (-NEAR, -1/4] the
+    recurrence lgamma(1 + f) - log|x (x + 1) ... (x + m)|, f = x + m = x - rint(x);
+    reflected below -NEAR: log(pi / |sin(pi x)|) - lgamma(1 - x) (A&S 6.1.17), 1 - x as
+    hi + lo; the rest from `_positive`. All as double-doubles, rounded once."""
     ax = rnp.abs(x)
     low = (ax < 0.25) | ((x >= 0.25) & (x < 0.75))
-    refl = (x < 0) & ~low
-    y = _where(refl, 1.0 - x, _where(low, 2.0, x))
-    small = ax < 0.25
-    log_arg = _where(low, _where(ax < TINY, 1.0, ax), y)
-    pos = _positive(x, y, small, low, log_arg)
-    s = sinpi_abs(_where(refl, x, 0.5))
-    out = _where(refl, (LOG_PI - rnp.log(s)) - pos, pos)
+    far = (x <= -NEAR)
+    mid = (x < 0) & ~low & ~far
+    y, y_err = two_sum(np.float64(1.0), -x)
+    y = _where(far, y, _where(low | mid, 2.0, x))
+    hi, lo, log_y = _positive(x, _where(mid, x - rnp.rint(x), x), y, low, mid)
+    # far: log(pi) - log|sin(pi x)| - lgamma(1 - x), lgamma(y + y_err) = lgamma(y) +
+    # y_err psi(y), psi(y) = log y - 1/(2y) to 2^-12 (|y_err psi(y)| < 2^-52 lgamma(y))
+    s_hi, s_lo = log_dd(sinpi_abs(_where(far, x, 0.5)))
+    r_hi, r_err = two_sum(np.float64(LOG_PI_DD[0]), -s_hi)
+    r_hi, r_err2 = two_sum(r_hi, -hi)
+    tail = (LOG_PI_DD[1] - s_lo) - (lo + _where(far, y_err, 0.0) * (log_y - 0.5 / y))
+    out = _where(far, r_hi + (r_err + r_err2 + tail), hi + lo) + 0.0  # +0 (not -0) at 1, 2
     # below TINY gammaln = -log|x| - γx: sin(pi x) would lose digits to underflow
     out = _where(ax < TINY, -rnp.log(ax), out)
     # inf at the poles and at inf; -inf at -inf, as SciPy's (|Γ| falls to 0 between poles)
-    out = _where((refl & (rnp.rint(x) == x)) | (x == np.inf), np.inf, out)
+    out = _where(((x < 0) & (rnp.rint(x) == x)) | (x == np.inf), np.inf, out)
     return _where(x == -np.inf, -np.inf, _where(rnp.isnan(x), x, out))
 
 
-def _positive(x, y, small, low, log_arg):
-    """lgamma(y) for y >= 3/4 (and lgamma(1 + x) - log|x| in the `low` lanes): the series
-    around 1 on [3/4, 5/4], the pieces around 1.5 .. 3 to 3.25, then the recurrence
-    lgamma(y) = lgamma(y - n) + log(y - n) ... (y - 1) from [2, 3) (the product and its
-    log double-doubles), Stirling's series from SHIFT."""
-    one = ~low & (rnp.abs(y - 1.0) <= 0.25)
-    pieces = ~low & ~one & (y < SHIFT)
+def _positive(x, f, y, low, mid):
+    """lgamma(y) for y >= 3/4 as hi + lo (and log y's hi for y >= SHIFT); in the `low` and
+    `mid` lanes lgamma(1 + f) - log|x (x + 1) ... f| (f = x on `low`): the series around 1
+    on [3/4, 5/4], the pieces around 1.5 .. 3 to 3.25 (lgamma(1 + f) for f < -1/4 as
+    lgamma(2 + f) - log(1 + f)), then the recurrence lgamma(y) = lgamma(y - n) +
+    log(y - n) ... (y - 1) from [2, 3) (the product and its log double-doubles),
+    Stirling's series from SHIFT."""
+    near = low | mid
+    small = near & (rnp.abs(f) < 0.25)
+    one = ~near & (rnp.abs(y - 1.0) <= 0.25)
+    pieces = ~near & ~one & (y < SHIFT)
     reduce = pieces & (y >= 3.25)
-    n = _where(reduce, rnp.floor(y) - 2.0, 0.0)
-    yr = y - n  # exact: the same binade's multiples or finer
-    g1_hi, g1_lo = lgamma_one(_where(small, x, _where(one, y - 1.0, 0.0)))
-    center = _where(low, 1.5, _where(pieces, rnp.rint(2.0 * yr) * 0.5, 2.0))
-    t = _where(low, x - 0.5, _where(pieces, yr - center, 0.0))  # exact (Sterbenz)
+    n = _where(reduce, rnp.floor(y) - 2.0, _where(mid, 1.0 - rnp.rint(x), 0.0))
+    n = _where(low, 1.0, n)
+    base = _where(near, x, y - n)  # exact: the same binade's multiples or finer
+    g1_hi, g1_lo = lgamma_one(_where(small, f, _where(one, y - 1.0, 0.0)))
+    center = _where(near, 1.5, _where(pieces, rnp.rint(2.0 * base) * 0.5, 2.0))
+    # exact (Sterbenz): lgamma(1 + f) around 1.5 for f > 1/4, lgamma(2 + f) for f < -1/4
+    t = _where(near, f - rnp.copysign(0.5, f), _where(pieces, base - center, 0.0))
     gc_hi, gc_lo = centered(2.0 * center - 3.0, t, LGAMMA_CENTERS)
-    p_hi, p_lo = _recurrence_product(yr, n)
-    l_hi, l_lo = log_dd(_where(reduce, p_hi, log_arg))
-    # lgamma(c + t) or lgamma(1 + z), plus or minus a logarithm, rounded once
+    p_hi, p_lo = _recurrence_product(base, n)
+    # the factor 1 + f of f < -1/4 (lgamma(1 + f) = lgamma(2 + f) - log(1 + f)), hi + lo
+    u_hi, u_lo = two_sum(np.float64(1.0), _where(near & ~small & (f < 0), f, 0.0))
+    q_hi, q_err = two_prod(p_hi, u_hi)
+    p_lo = ew.fma(p_lo, u_hi, q_err) + p_hi * u_lo
+    q_hi = _where(q_hi == 0.0, 1.0, q_hi)  # x = 0 (a pole)
+    l_hi, l_lo = log_dd(_where(near | reduce, rnp.abs(q_hi), y))
+    l_lo = _where(near | reduce, l_lo + p_lo / q_hi, l_lo)
+    # lgamma(c + t) or lgamma(1 + z), plus or minus a logarithm
     a_hi = _where(small | one, g1_hi, gc_hi)
     a_lo = _where(small | one, g1_lo, gc_lo)
-    b_hi = _where(low, -l_hi, _where(reduce, l_hi, 0.0))
-    b_lo = _where(low, -l_lo, _where(reduce, l_lo + p_lo / p_hi, 0.0))
+    b_hi = _where(near, -l_hi, _where(reduce, l_hi, 0.0))
+    b_lo = _where(near, -l_lo, _where(reduce, l_lo, 0.0))
     hi, err = two_sum(a_hi, b_hi)
-    near = hi + (err + (a_lo + b_lo)) + 0.0  # +0 (not -0) at 1 and 2
-    return _where(low | (y < SHIFT), near, _stirling(y, l_hi, l_lo))
+    s_hi, s_lo = _stirling(_where(y < SHIFT, SHIFT, y), l_hi, l_lo)
+    stir = ~near & (y >= SHIFT)
+    return _where(stir, s_hi, hi), _where(stir, s_lo, err + (a_lo + b_lo)), l_hi
