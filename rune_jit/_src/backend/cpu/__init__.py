@@ -22,6 +22,7 @@ Three wings (docs/design.md maps them):
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Sequence
 
 from ...ir import Region
@@ -61,8 +62,7 @@ class CpuBackend:
         if paired:  # as compiled: complex values in pairs, interleaved at the boundary
             region = complex_pairs.at_boundary(region)
         lifted, constants = lift_constants(region)
-        final = before_lowering(lifted)
-        return Lowered(final, runtime.build(final), constants, paired)
+        return Lowered(before_lowering(lifted), constants, paired)
 
 
 def _instructions(module) -> int:
@@ -73,10 +73,13 @@ class Lowered(MlirStages):
     """A program's stages as text: `.ir` (rune_jit IR), `.mlir` (upstream MLIR dialects),
     `.llvm_ir` (and its native entry's, `.entry_llvm_ir`), `.asm`; `as_text(dialect)`."""
 
-    def __init__(self, region: Region, built: runtime.Built, constants: list,
-                 paired: bool = False):
-        self.region, self.built, self.constants = region, built, constants
-        self.paired = paired
+    def __init__(self, region: Region, constants: list, paired: bool = False):
+        self.region, self.constants, self.paired = region, constants, paired
+
+    @functools.cached_property
+    def built(self) -> runtime.Built:
+        """The LLVM IR, built when a stage asks for it: `.mlir` and `.ir` never do."""
+        return runtime.build(self.region)
 
     @property
     def mlir(self) -> str:
