@@ -59,7 +59,14 @@ def _slice_remap(lw, xt, out, *, starts, limits, strides):
     return lambda idx: [at(i, s, st) for i, s, st in zip(idx, starts, strides)]
 
 
-LOWERINGS[broadcast_in_dim_p] = _lower_view(_broadcast_remap)
+@lowering(broadcast_in_dim_p)
+def _broadcast_lower(lw, args, out_types, **params):
+    """A view of x, stored first if it is lazy arithmetic that the broadcast repeats
+    (each row's log_softmax normalizer is one log a row, not one per element of it)."""
+    (x,), out = args, out_types[0]
+    if isinstance(x, Lazy) and cost(x) > 0 and out.size > x.type.size and lw.width is None:
+        x = lw.materialize(x)
+    return _lower_view(_broadcast_remap)(lw, [x], out_types, **params)
 
 
 @lowering(transpose_p)
