@@ -66,7 +66,13 @@ def _broadcast_lower(lw, args, out_types, **params):
     (x,), out = args, out_types[0]
     if isinstance(x, Lazy) and cost(x) > 0 and out.size > x.type.size and lw.width is None:
         x = lw.materialize(x)
-    return _lower_view(_broadcast_remap)(lw, [x], out_types, **params)
+    (view,) = _lower_view(_broadcast_remap)(lw, [x], out_types, **params)
+    last = out.ndim - 1
+    dims = params["broadcast_dims"]
+    if (isinstance(x, (Array, Lazy)) and out.ndim > 1 and out.shape[-1] > 1
+            and (last not in dims or x.type.shape[dims.index(last)] == 1)):
+        view.rowwise = True
+    return [view]
 
 
 @lowering(transpose_p)
