@@ -1,5 +1,6 @@
 """Storing values: loops over a shape's elements (unrolled when small, flat when the last
-axis is short), and a lazy value written to memory, where fusion ends."""
+axis is short, by rows when that short axis repeats a value), and a lazy value written to
+memory, where fusion ends."""
 
 from __future__ import annotations
 
