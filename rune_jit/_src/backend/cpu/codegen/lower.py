@@ -42,7 +42,7 @@ from .emit import Fn
 from .failures import ErrorSites, Failures
 from .memory import Memory
 from .storing import Storing
-from .values import Array, Lazy, Scalar, Value, cost
+from .values import Array, Lazy, Scalar, Value, cost, rowwise
 from .vectors import Vectors
 
 LOWERINGS: dict[Primitive, Callable] = {}
@@ -189,7 +189,8 @@ class Lowerer(Failures, Memory, Vectors, Storing):
                 if isinstance(a, Literal)):
             whole = lambda: apply(lambda v: self.operand_vector(v, out.size))  # noqa: E731
         return Lazy(out, lambda idx: apply(lambda v: self.load(v, idx)),
-                    len(members) + sum(cost(v) for v in vals), whole=whole)
+                    len(members) + sum(cost(v) for v in vals), whole=whole,
+                    rowwise=rowwise(vals, out))
 
     def lower_at(self, eqn: Eqn, vals: list[Value], out_types: list[Type], params: dict
                  ) -> list[Value]:
@@ -233,7 +234,7 @@ class Lowerer(Failures, Memory, Vectors, Storing):
             whole = lambda: rule(  # noqa: E731
                 self, *[self.operand_vector(v, out.size) for v in vals], **params)
         return Lazy(out, lambda idx: rule(self, *[self.load(v, idx) for v in vals], **params),
-                    1 + sum(cost(v) for v in vals), whole=whole)
+                    1 + sum(cost(v) for v in vals), whole=whole, rowwise=rowwise(vals, out))
 
     def literal(self, value: np.ndarray) -> Value:
         t = Type(value.dtype, value.shape)

@@ -44,6 +44,9 @@ class Lazy:
     # all of a small value as one LLVM vector, its elements in row-major order
     # (Lowerer.vector), where the lowering that made it can compute it so: None if not
     whole: Callable[[], ir.Value] | None = None
+    # reads a value that a broadcast repeats along the last axis (one per row, as a
+    # row's max in x - max(x, -1)): stored row by row (Storing.store)
+    rowwise: bool = False
 
 
 Value = Scalar | Array | Lazy
@@ -64,3 +67,9 @@ def row_bytes(t: Type) -> int:
 
 def cost(v: Value) -> int:
     return v.cost if isinstance(v, Lazy) else 0
+
+
+def rowwise(vals, out: Type) -> bool:
+    """Whether a value of type `out` made elementwise from `vals` reads one repeated
+    along its last axis (Lazy.rowwise)."""
+    return any(isinstance(v, Lazy) and v.rowwise and v.type.shape == out.shape for v in vals)

@@ -84,11 +84,12 @@ def _lower_reduce(kind: str):
                 return [Scalar(out, reduce_at([]) if split is None else finish(split))]
             ptr = lw.out_buffer(0, out)
 
-            def one(k):
-                lw.store_at(ptr, out.dtype, lw.offset(out.shape, k), reduce_at(k))
+            def one(k):  # each row's element its own: the loops are parallel
+                lw.store_at(ptr, out.dtype, lw.offset(out.shape, k), reduce_at(k), own=True)
             unrolled = math.prod(red_shape) <= SMALL_ELEMENTS  # by fold: no loop
-            if not elements_in_parallel(lw, out.shape, xt.size * (cost(x) + 1), one, unrolled):
-                lw.loop_nest(out.shape, one)
+            if not elements_in_parallel(lw, out.shape, xt.size * (cost(x) + 1), one, unrolled,
+                                        parallel=unrolled):
+                lw.loop_nest(out.shape, one, parallel=unrolled)
             return [Array(out, ptr)]
         acc_type = out.with_dtype(acc_t)
         acc_ptr = lw.out_buffer(0, out) if acc_t == out.dtype else lw.buffer(acc_type)

@@ -15,6 +15,7 @@ from ....ops.shape import (broadcast_in_dim_p, concatenate_p, iota_p, pad_p, res
 from ..codegen.arith import convert, maximum
 from ..codegen import reuse
 from ..codegen.lower import LOWERINGS, lowering
+from ..codegen.storing import ROW_AXIS
 from ..codegen.values import Array, Lazy, Scalar, cost
 
 
@@ -59,7 +60,22 @@ def _slice_remap(lw, xt, out, *, starts, limits, strides):
     return lambda idx: [at(i, s, st) for i, s, st in zip(idx, starts, strides)]
 
 
-LOWERINGS[broadcast_in_dim_p] = _lower_view(_broadcast_remap)
+@lowering(broadcast_in_dim_p)
+def _broadcast_lower(lw, args, out_types, **params):
+    """A view of x. Repeated along a short last axis, x is one value a row (the view is
+    `rowwise`), stored first if it is lazy arithmetic (each row's log_softmax normalizer:
+    one log a row, not one per element of it). (Stored before a long row too, x made W9's
+    and FILL's loops 3-4 times slower: left lazy there.)"""
+    (x,), out = args, out_types[0]
+    dims, last = params["broadcast_dims"], out.ndim - 1
+    along_rows = (not isinstance(x, Scalar) and out.ndim > 1 and out.shape[-1] > 1
+                  and (last not in dims or x.type.shape[dims.index(last)] == 1))
+    if (along_rows and out.shape[-1] <= ROW_AXIS and isinstance(x, Lazy) and cost(x) > 0
+            and lw.width is None):
+        x = lw.materialize(x)
+    (view,) = _lower_view(_broadcast_remap)(lw, [x], out_types, **params)
+    view.rowwise = along_rows
+    return [view]
 
 
 @lowering(transpose_p)
