@@ -17,7 +17,7 @@ import pytest
 import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit import config
-from machine_code import CALL, VECTOR_F64
+from machine_code import CALL, VECTOR_F64, kernel_apart
 from ulp_oracle import correctly_rounded, ulp_errors
 
 # these test our own code, which RUNE_JIT_MATH=libmvec replaces by glibc's (tested last)
@@ -158,14 +158,6 @@ def test_gradients_unaffected(name):
         np.testing.assert_allclose(g(x), derivative(x), rtol=1e-14)
 
 
-def kernel_asm(symbol: str) -> str:
-    """The machine code of an outlined kernel, compiled apart (outlined.module_ir)."""
-    from rune_jit._src.backend.cpu.codegen.vecmath import outlined
-    from rune_jit._src.backend.cpu.runtime import llvm
-
-    return llvm.emit_assembly(llvm.optimize(outlined.module_ir(symbol)))
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_vectorized_without_a_call_per_element(name, dtype):
@@ -180,10 +172,7 @@ def test_vectorized_without_a_call_per_element(name, dtype):
     libm = LIBM.get(name, name)
     assert not called & {libm, libm + "f", "_ZGVeN8v_" + libm, "_ZGVdN4v_" + libm}
     if name in OUTLINED:
-        (asm,) = set(re.findall(rf"rune_{name}_kernel\w*_v\d+f64", asm))  # one vector kernel
-        asm = kernel_asm(asm)
-        assert re.search(rf'declare <\d+ x double> @"rune_{name}_kernel\w*_v\d+f64"',
-                         lowered.llvm_ir)
+        asm = kernel_apart(lowered, name)
     else:
         assert not re.search(rf"(?m)^\"?rune_{name}\w*\"?:", asm)  # inlined
     assert re.search(VECTOR_F64, asm)

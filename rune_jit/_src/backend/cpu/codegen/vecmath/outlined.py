@@ -28,6 +28,7 @@ every program, sin's kernels took 30 ms of each such program's compile time.
 from __future__ import annotations
 
 import re
+from typing import Callable, NamedTuple
 
 import llvmlite.ir as ir
 
@@ -37,8 +38,37 @@ from .. import module_functions
 from ..emit import F64, mark_pure
 from ..module_functions import Body
 
-# the kernels by name (trig.py's): what `module_ir` defines
-KERNELS: dict[str, Body] = {}
+class Kernel(NamedTuple):
+    body: Body  # on float64 registers, a scalar or a vector
+    nargs: int
+
+
+# the kernels by name (`apart`'s): what `module_ir` defines
+KERNELS: dict[str, Kernel] = {}
+
+
+def apart(name: str, wide: Body, short: Body, nargs: int = 1) -> Body:
+    """The `Body` of a function compiled apart: `wide` for float64 operands, as kernel
+    `<name>_kernel`; float32 operands widened (exactly) to float64 for `short` (kernel
+    `<name>_kernel_short`: shorter polynomials) and the result rounded once. Each call
+    names the vector variant the loop vectorizer takes: float64's kernels one register,
+    float32's two (their operands are float32 lanes in the loop)."""
+    KERNELS[name + "_kernel"] = Kernel(wide, nargs)
+    KERNELS[name + "_kernel_short"] = Kernel(short, nargs)
+
+    def run(b: ir.IRBuilder, *xs: ir.Value) -> ir.Value:
+        if A.element(xs[0].type) == F64:
+            return call(b, name + "_kernel", lanes(), *xs)
+        wide_xs = [b.fpext(x, A.like(x.type, F64)) for x in xs]
+        return b.fptrunc(call(b, name + "_kernel_short", lanes(2), *wide_xs), xs[0].type)
+    return run
+
+
+def in_float64(name: str, body: Callable, float64, float32, nargs: int = 1) -> Body:
+    """kit.in_float64 compiled apart: `body(b, coefficients, *xs)` with `float64`'s
+    coefficients or (float32 operands) `float32`'s."""
+    return apart(name, lambda b, *xs: body(b, float64, *xs),
+                 lambda b, *xs: body(b, float32, *xs), nargs)
 
 
 def lanes(registers: int = 1) -> int:
@@ -47,27 +77,28 @@ def lanes(registers: int = 1) -> int:
     return registers * min(engine.vector_bits(), 256) // 64
 
 
-def call(b: ir.IRBuilder, name: str, x: ir.Value, width: int) -> ir.Value:
-    """The kernel `name` of x, a float64 scalar or vector: a call of its definition for
-    x's type; a scalar call names the vector variant of `width` lanes (which the loop
+def call(b: ir.IRBuilder, name: str, width: int, *xs: ir.Value) -> ir.Value:
+    """The kernel `name` of xs, float64 scalars or vectors: a call of its definition for
+    their type; a scalar call names the vector variant of `width` lanes (which the loop
     vectorizer takes for its loop: float64's kernels one register, float32's two). No
     other width is named (each is a kernel to compile); a call at another width falls
     back to the scalar definition, lane by lane."""
-    fn = _declared(b.module, name, x.type)
-    if A.lanes(x.type) is not None:
-        return b.call(fn, [x])
-    vector = _declared(b.module, name, ir.VectorType(x.type, width))
+    t = xs[0].type
+    fn = _declared(b.module, name, t, len(xs))
+    if A.lanes(t) is not None:
+        return b.call(fn, list(xs))
+    vector = _declared(b.module, name, ir.VectorType(t, width), len(xs))
     module_functions.keep(b.module, vector)
-    inst = b.call(fn, [x])
-    variant = f"_ZGV_LLVM_N{width}v_{fn.name}({vector.name})"
+    inst = b.call(fn, list(xs))
+    variant = f"_ZGV_LLVM_N{width}{'v' * len(xs)}_{fn.name}({vector.name})"
     set.add(inst.attributes, f'"vector-function-abi-variant"="{variant}"')
     return inst
 
 
-def _declared(module: ir.Module, name: str, t: ir.Type) -> ir.Function:
+def _declared(module: ir.Module, name: str, t: ir.Type, nargs: int) -> ir.Function:
     fn = module.globals.get(_symbol(name, t))
     if fn is None:
-        fn = ir.Function(module, ir.FunctionType(t, [t]), _symbol(name, t))
+        fn = ir.Function(module, ir.FunctionType(t, [t] * nargs), _symbol(name, t))
         mark_pure(fn)
     return fn
 
@@ -87,6 +118,7 @@ def module_ir(symbol: str) -> str:
     name, lanes = (g.decode() if g else None for g in symbols().fullmatch(symbol.encode()).groups())
     t = F64 if lanes is None else ir.VectorType(F64, int(lanes))
     module = ir.Module(symbol)
-    fn = module_functions.define(module, name, KERNELS[name], t, 1)
+    kernel = KERNELS[name]
+    fn = module_functions.define(module, name, kernel.body, t, kernel.nargs)
     fn.linkage = ""  # external
     return str(module)
