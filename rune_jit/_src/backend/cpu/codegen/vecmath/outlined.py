@@ -58,9 +58,9 @@ def apart(name: str, wide: Body, short: Body, nargs: int = 1) -> Body:
 
     def run(b: ir.IRBuilder, *xs: ir.Value) -> ir.Value:
         if A.element(xs[0].type) == F64:
-            return call(b, name + "_kernel", lanes(), *xs)
+            return call(b, name + "_kernel", (lanes(), lanes(2)), *xs)
         wide_xs = [b.fpext(x, A.like(x.type, F64)) for x in xs]
-        return b.fptrunc(call(b, name + "_kernel_short", lanes(2), *wide_xs), xs[0].type)
+        return b.fptrunc(call(b, name + "_kernel_short", (lanes(2),), *wide_xs), xs[0].type)
     return run
 
 
@@ -77,21 +77,24 @@ def lanes(registers: int = 1) -> int:
     return registers * min(engine.vector_bits(), 256) // 64
 
 
-def call(b: ir.IRBuilder, name: str, width: int, *xs: ir.Value) -> ir.Value:
+def call(b: ir.IRBuilder, name: str, widths: tuple[int, ...], *xs: ir.Value) -> ir.Value:
     """The kernel `name` of xs, float64 scalars or vectors: a call of its definition for
-    their type; a scalar call names the vector variant of `width` lanes (which the loop
-    vectorizer takes for its loop: float64's kernels one register, float32's two). No
-    other width is named (each is a kernel to compile); a call at another width falls
-    back to the scalar definition, lane by lane."""
+    their type; a scalar call names the vector variants of `widths` lanes, those the
+    loop vectorizer may take: float64's kernels one register for a loop of float64, two
+    for one of float32 whose values the library widened to float64 (float32's erf), the
+    short kernels two. No other width is named (each is a kernel to compile); a call at
+    another width falls back to the scalar definition, lane by lane."""
     t = xs[0].type
     fn = _declared(b.module, name, t, len(xs))
     if A.lanes(t) is not None:
         return b.call(fn, list(xs))
-    vector = _declared(b.module, name, ir.VectorType(t, width), len(xs))
-    module_functions.keep(b.module, vector)
+    variants = []
+    for width in widths:
+        vector = _declared(b.module, name, ir.VectorType(t, width), len(xs))
+        module_functions.keep(b.module, vector)
+        variants.append(f"_ZGV_LLVM_N{width}{'v' * len(xs)}_{fn.name}({vector.name})")
     inst = b.call(fn, list(xs))
-    variant = f"_ZGV_LLVM_N{width}{'v' * len(xs)}_{fn.name}({vector.name})"
-    set.add(inst.attributes, f'"vector-function-abi-variant"="{variant}"')
+    set.add(inst.attributes, f'"vector-function-abi-variant"="{",".join(variants)}"')
     return inst
 
 
