@@ -93,6 +93,7 @@ def call(b: ir.IRBuilder, name: str, widths: tuple[int, ...], *xs: ir.Value) -> 
         vector = _declared(b.module, name, ir.VectorType(t, width), len(xs))
         module_functions.keep(b.module, vector)
         variants.append(f"_ZGV_LLVM_N{width}{'v' * len(xs)}_{fn.name}({vector.name})")
+    b.module.rune_loop_width = max(getattr(b.module, "rune_loop_width", 0), max(widths))
     inst = b.call(fn, list(xs))
     set.add(inst.attributes, f'"vector-function-abi-variant"="{",".join(variants)}"')
     return inst
