@@ -60,7 +60,7 @@ def apart(name: str, wide: Body, short: Body, nargs: int = 1) -> Body:
         if A.element(xs[0].type) == F64:
             return call(b, name + "_kernel", (lanes(), lanes(2)), *xs)
         wide_xs = [b.fpext(x, A.like(x.type, F64)) for x in xs]
-        return b.fptrunc(call(b, name + "_kernel_short", (lanes(2),), *wide_xs), xs[0].type)
+        return b.fptrunc(call(b, name + "_kernel_short", (lanes(2), lanes(4)), *wide_xs), xs[0].type)
     return run
 
 
