@@ -4,6 +4,8 @@ aarch64), for tests that read `lowered.asm`."""
 import platform
 import re
 
+import numpy as np
+
 _X86 = platform.machine() in ("x86_64", "AMD64")
 # a fused multiply-add on a vector register: AVX2/AVX-512 (ymm, zmm), or Advanced SIMD
 VECTOR_FMA = r"vfmadd\w+\s+%[yz]mm" if _X86 else r"\bfml[as]\s+v\d+\.(?:2d|4s)"
@@ -14,15 +16,30 @@ CALL = r"\bcall\w*\s+([\w.]+)" if _X86 else r"\bbl\s+([\w.]+)"
 
 
 def kernel_apart(lowered, name: str) -> str:
-    """The machine code of the vector kernel of `name` compiled apart (codegen/vecmath/
-    outlined.py) that `lowered`'s loop calls once per vector. Asserts that the loop calls
-    one vector kernel, declared, not defined, and otherwise only the scalar kernel (its
-    remainder): no call per element of anything else."""
+    """The machine code of the widest vector kernel of `name` compiled apart (codegen/
+    vecmath/outlined.py) that `lowered`'s loop calls once per vector. Asserts that the
+    loop calls a vector kernel, declared, not defined, and otherwise only kernels of
+    `name` (narrower vectors or the scalar one for its remainder): no call per element."""
     from rune_jit._src.backend.cpu.codegen.vecmath import outlined
     from rune_jit._src.backend.cpu.runtime import llvm
 
-    (symbol,) = set(re.findall(rf"rune_{name}_kernel\w*_v\d+f64", lowered.asm))
-    assert re.search(rf'declare <\d+ x double> @"{symbol}"', lowered.llvm_ir), symbol
-    scalar = re.sub(r"_v\d+f64$", "_f64", symbol)
-    assert set(re.findall(CALL, lowered.asm)) <= {symbol, scalar}, set(re.findall(CALL, lowered.asm))
-    return llvm.emit_assembly(llvm.optimize(outlined.module_ir(symbol)))
+    vectors = set(re.findall(rf"rune_{name}_kernel\w*_v\d+f64", lowered.asm))
+    assert vectors, f"no vector kernel of {name} is called"
+    for symbol in vectors:
+        assert re.search(rf'declare <\d+ x double> @"{symbol}"', lowered.llvm_ir), symbol
+    calls = set(re.findall(CALL, lowered.asm))
+    assert all(re.fullmatch(rf"rune_{name}_kernel\w*_(v\d+)?f64", c) for c in calls), calls
+    widest = max(vectors, key=lambda s: int(re.search(r"_v(\d+)f64$", s).group(1)))
+    return llvm.emit_assembly(llvm.optimize(outlined.module_ir(widest)))
+
+
+def vector_code(lowered, name: str, dtype) -> str:
+    """The machine code that computes `name`'s elements in `lowered`'s loop over `dtype`:
+    its kernel's where the registry (outlined.KERNELS) compiles it apart (`kernel_apart`),
+    else the program's, which then calls nothing (the function inlined)."""
+    from rune_jit._src.backend.cpu.codegen.vecmath import outlined
+
+    if name + ("_kernel" if dtype == np.float64 else "_kernel_short") in outlined.KERNELS:
+        return kernel_apart(lowered, name)
+    assert not re.search(CALL, lowered.asm), (name, dtype)
+    return lowered.asm

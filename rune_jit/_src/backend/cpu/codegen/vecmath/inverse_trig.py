@@ -1,5 +1,6 @@
 """arctan, arcsin and arccos of our own: straight-line arithmetic on a scalar or a
-vector alike, inlined.
+vector alike; arcsin and arccos inlined, float64's arctan and arctan2 compiled apart
+(outlined.py), float32's inlined.
 
 arctan: a table-driven method (P. T. P. Tang, "Table-lookup algorithms for elementary
 functions and their error analysis", Proc. 10th IEEE Symposium on Computer Arithmetic,
@@ -40,6 +41,7 @@ from .. import arith as A
 from .. import module_functions
 from ..emit import F64
 from ..module_functions import Body
+from . import outlined
 from .kit import fast_two_sum, fma, horner, two_prod, two_sum
 
 ATAN = (-0.06313826117860687, 0.07683546672189466, -0.09090795730972963,
@@ -63,14 +65,6 @@ ATAN_OF_QUARTERS = ((0.24497866312686414, 1.0698755618734451e-17),
 PIO2 = (1.5707963267948966, 6.123233995736766e-17)
 PI = (3.141592653589793, 1.2246467991473532e-16)
 CLAMP = 2.0 ** 1000  # |x| above rounds atan to pi/2; keeps 1/a normal
-
-
-def arctan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "arctan_kernel", _arctan, _arctan_short, x)
-
-
-def arctan2(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "arctan2_kernel", _arctan2, _arctan2_short, y, x)
 
 
 def arcsin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -303,4 +297,8 @@ def _table(b: ir.IRBuilder, k: ir.Value) -> tuple[ir.Value, ir.Value]:
     return head, tail
 
 
-FUNCTIONS = {"arctan": arctan, "arctan2": arctan2, "arcsin": arcsin, "arccos": arccos}
+# float64's compiled apart; float32's inlined: apart, 5-11% slower (docs/accuracy.md)
+FUNCTIONS = {"arctan": outlined.apart("arctan", _arctan, _arctan_short, short_apart=False),
+             "arctan2": outlined.apart("arctan2", _arctan2, _arctan2_short, nargs=2,
+                                       short_apart=False),
+             "arcsin": arcsin, "arccos": arccos}

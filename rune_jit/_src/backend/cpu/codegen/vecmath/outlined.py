@@ -47,28 +47,36 @@ class Kernel(NamedTuple):
 KERNELS: dict[str, Kernel] = {}
 
 
-def apart(name: str, wide: Body, short: Body, nargs: int = 1) -> Body:
+def apart(name: str, wide: Body, short: Body, nargs: int = 1, short_apart: bool = True) -> Body:
     """The `Body` of a function compiled apart: `wide` for float64 operands, as kernel
-    `<name>_kernel`; float32 operands widened (exactly) to float64 for `short` (kernel
-    `<name>_kernel_short`: shorter polynomials) and the result rounded once. Each call
-    names the vector variant the loop vectorizer takes: float64's kernels one register,
-    float32's two (their operands are float32 lanes in the loop)."""
+    `<name>_kernel`; float32 operands widened (exactly) to float64 for `short` (shorter
+    polynomials) and the result rounded once, `short` as kernel `<name>_kernel_short`,
+    or inlined (module_functions.py) unless `short_apart`. A loop of float64 calls the
+    kernel's variant of two registers (`lanes(2)`), one of float32 its short kernel's of
+    four (`lanes(4)`); the narrower ones serve the loop's vectorized remainder, and a
+    float32 loop whose values the library widened to float64 (erf's)."""
     KERNELS[name + "_kernel"] = Kernel(wide, nargs)
-    KERNELS[name + "_kernel_short"] = Kernel(short, nargs)
+    if short_apart:
+        KERNELS[name + "_kernel_short"] = Kernel(short, nargs)
 
     def run(b: ir.IRBuilder, *xs: ir.Value) -> ir.Value:
         if A.element(xs[0].type) == F64:
             return call(b, name + "_kernel", (lanes(), lanes(2)), *xs)
         wide_xs = [b.fpext(x, A.like(x.type, F64)) for x in xs]
-        return b.fptrunc(call(b, name + "_kernel_short", (lanes(2), lanes(4)), *wide_xs), xs[0].type)
+        if short_apart:
+            out = call(b, name + "_kernel_short", (lanes(2), lanes(4)), *wide_xs)
+        else:
+            out = module_functions.call(b, name + "_short", short, *wide_xs)
+        return b.fptrunc(out, xs[0].type)
     return run
 
 
-def in_float64(name: str, body: Callable, float64, float32, nargs: int = 1) -> Body:
-    """kit.in_float64 compiled apart: `body(b, coefficients, *xs)` with `float64`'s
-    coefficients or (float32 operands) `float32`'s."""
+def in_float64(name: str, body: Callable, float64, float32, nargs: int = 1,
+               short_apart: bool = True) -> Body:
+    """kit.in_float64 compiled apart (`apart`): `body(b, coefficients, *xs)` with
+    `float64`'s coefficients or (float32 operands) `float32`'s."""
     return apart(name, lambda b, *xs: body(b, float64, *xs),
-                 lambda b, *xs: body(b, float32, *xs), nargs)
+                 lambda b, *xs: body(b, float32, *xs), nargs, short_apart)
 
 
 def lanes(registers: int = 1) -> int:
