@@ -298,7 +298,9 @@ def _table(b: ir.IRBuilder, k: ir.Value) -> tuple[ir.Value, ir.Value]:
 
 
 # float64's compiled apart; float32's inlined: apart, 5-11% slower (docs/accuracy.md)
-FUNCTIONS = {"arctan": outlined.apart("arctan", _arctan, _arctan_short, short_apart=False),
-             "arctan2": outlined.apart("arctan2", _arctan2, _arctan2_short, nargs=2,
-                                       short_apart=False),
+FUNCTIONS = {"arctan": outlined.apart("arctan", _arctan, float32=lambda b, x: _in_float64(
+                 b, "arctan_kernel", _arctan, _arctan_short, x)),
+             "arctan2": outlined.apart("arctan2", _arctan2, nargs=2, float32=lambda b, y, x:
+                                       _in_float64(b, "arctan2_kernel", _arctan2,
+                                                   _arctan2_short, y, x)),
              "arcsin": arcsin, "arccos": arccos}

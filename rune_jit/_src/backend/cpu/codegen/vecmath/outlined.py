@@ -1,25 +1,39 @@
 """Functions of ours too big to inline, called once per vector: a kernel with the vector
 variants the loop vectorizer widens its calls to, compiled apart from the programs that
-call it.
+call it. The registry (`KERNELS`) is filled in one place per function: its family's
+`FUNCTIONS` table names `apart(...)` (or `in_float64(...)`) instead of an inlined body.
 
-sin, cos and tan take a slow path (Payne–Hanek reduction) for huge arguments. Inlined
-into a loop, the vectorizer would run it on every element (a branch per element becomes
-a select of both paths, its table reads gathers: 10 ns an element more). Instead the
-scalar call carries `"vector-function-abi-variant"` (as mathlib.py's calls of libmvec
-do) naming the vector definition of the same kernel (`lanes`), in which the slow path
-runs only if some lane needs it: one branch per vector, as libmvec's own code takes.
-Every definition computes the same operations on each lane, so an element gets the same
-bits on every path. A vector register (a lane block) calls the definition of its own
-type.
+Why apart. sin, cos and tan take a slow path (Payne–Hanek reduction) for huge
+arguments. Inlined into a loop, the vectorizer would run it on every element (a branch
+per element becomes a select of both paths, its table reads gathers: 10 ns an element
+more). Instead the scalar call carries `"vector-function-abi-variant"` (as mathlib.py's
+calls of libmvec do) naming the vector definitions of the same kernel, in which the slow
+path runs only if some lane needs it: one branch per vector, as libmvec's own code
+takes. The other big ones (power, erf, erfc; float64's sinh, cosh, arctan, arctan2) are
+apart for compile time: inlined, each added 7 to 20 ms to the compile time of every
+program that calls it (docs/accuracy.md, "Functions compiled apart", has the figures
+and what stays inline: float32's sinh, cosh, arctan and arctan2, 5 to 13 % slower
+apart).
+
+Which widths. A call is named with two variants (`call`): one register of float64 and
+two for a float64 kernel, two and four for a float32 one (its operands widened), and the
+loop that makes it asks for the widest (emit.py's loops: `llvm.loop.vectorize.width`),
+so that each call does two registers' work: at one register (the vectorizer's own choice
+for float64) the call and the constants it reloads made power, erf and erfc 12 to 14 %
+slower than inlined; at two they are 21 to 34 % faster. The narrower variant serves a
+vectorized remainder and a float32 loop whose values the library widened (erf's). No
+other width is named (each is a kernel to compile): a call at another width falls back
+to the scalar definition, lane by lane. Every definition computes the same operations
+on each lane, so an element gets the same bits on every path; a vector register (a
+lane block) calls the definition of its own type.
 
 A program only declares the kernels it calls: each definition is a module of its own
 (`module_ir`), compiled once per process and target CPU, kept in the disk cache and
-linked by address (runtime/math_kernels.py), as libmvec's functions are. Defined in
-every program, sin's kernels took 30 ms of each such program's compile time.
+linked by address (runtime/math_kernels.py), as libmvec's functions are.
 
     >>> x = np.linspace(-4, 4, 1001)
     >>> text = rune.jit(rnp.sin).lower(x).llvm_ir
-    >>> 'declare <4 x double> @"rune_sin_kernel_v4f64"' in text  # AVX2, AVX-512
+    >>> 'declare <8 x double> @"rune_sin_kernel_v8f64"' in text  # the loop's, 2 registers
     True
     >>> 'call double @"rune_sin_kernel_f64"' in text  # the loop's remainder
     True
@@ -37,6 +51,7 @@ from ...runtime import llvm as engine
 from .. import module_functions
 from ..emit import F64, mark_pure
 from ..module_functions import Body
+from . import kit
 
 class Kernel(NamedTuple):
     body: Body  # on float64 registers, a scalar or a vector
@@ -47,36 +62,38 @@ class Kernel(NamedTuple):
 KERNELS: dict[str, Kernel] = {}
 
 
-def apart(name: str, wide: Body, short: Body, nargs: int = 1, short_apart: bool = True) -> Body:
+def apart(name: str, wide: Body, short: Body | None = None, nargs: int = 1,
+          float32: Body | None = None) -> Body:
     """The `Body` of a function compiled apart: `wide` for float64 operands, as kernel
-    `<name>_kernel`; float32 operands widened (exactly) to float64 for `short` (shorter
-    polynomials) and the result rounded once, `short` as kernel `<name>_kernel_short`,
-    or inlined (module_functions.py) unless `short_apart`. A loop of float64 calls the
-    kernel's variant of two registers (`lanes(2)`), one of float32 its short kernel's of
-    four (`lanes(4)`); the narrower ones serve the loop's vectorized remainder, and a
-    float32 loop whose values the library widened to float64 (erf's)."""
+    `<name>_kernel`. float32 operands: widened (exactly) to float64 for `short` (shorter
+    polynomials), kernel `<name>_kernel_short`, and the result rounded once; or, where
+    `float32` is given instead, that body on them (inlined, as mathlib.call makes every
+    function of ours an internal function of the module)."""
     KERNELS[name + "_kernel"] = Kernel(wide, nargs)
-    if short_apart:
+    if float32 is None:
         KERNELS[name + "_kernel_short"] = Kernel(short, nargs)
 
     def run(b: ir.IRBuilder, *xs: ir.Value) -> ir.Value:
         if A.element(xs[0].type) == F64:
             return call(b, name + "_kernel", (lanes(), lanes(2)), *xs)
+        if float32 is not None:
+            return float32(b, *xs)
         wide_xs = [b.fpext(x, A.like(x.type, F64)) for x in xs]
-        if short_apart:
-            out = call(b, name + "_kernel_short", (lanes(2), lanes(4)), *wide_xs)
-        else:
-            out = module_functions.call(b, name + "_short", short, *wide_xs)
-        return b.fptrunc(out, xs[0].type)
+        return b.fptrunc(call(b, name + "_kernel_short", (lanes(2), lanes(4)), *wide_xs),
+                         xs[0].type)
     return run
 
 
 def in_float64(name: str, body: Callable, float64, float32, nargs: int = 1,
                short_apart: bool = True) -> Body:
     """kit.in_float64 compiled apart (`apart`): `body(b, coefficients, *xs)` with
-    `float64`'s coefficients or (float32 operands) `float32`'s."""
-    return apart(name, lambda b, *xs: body(b, float64, *xs),
-                 lambda b, *xs: body(b, float32, *xs), nargs, short_apart)
+    `float64`'s coefficients or (float32 operands) `float32`'s, float32's inlined
+    unless `short_apart`."""
+    wide = lambda b, *xs: body(b, float64, *xs)  # noqa: E731
+    short = lambda b, *xs: body(b, float32, *xs)  # noqa: E731
+    if short_apart:
+        return apart(name, wide, short, nargs)
+    return apart(name, wide, nargs=nargs, float32=kit.in_float64(body, float64, float32))
 
 
 def lanes(registers: int = 1) -> int:
