@@ -13,6 +13,18 @@ VECTOR_FMA = r"vfmadd\w+\s+%[yz]mm" if _X86 else r"\bfml[as]\s+v\d+\.(?:2d|4s)"
 VECTOR_F64 = r"\bv\w+pd\s+%[yz]mm" if _X86 else r"\bf\w+\s+v\d+\.2d"
 # a call, capturing its target
 CALL = r"\bcall\w*\s+([\w.]+)" if _X86 else r"\bbl\s+([\w.]+)"
+# the large code model's calls of other modules' functions: the address moved into a
+# register (`movabsq $f, %rax`), then `callq *%rax`, which CALL does not see
+ADDRESS = r"\bmovabsq\s+\$([A-Za-z_][\w.]*)," if _X86 else r"\badrp?\s+x\d+,\s*:?\w*:?([A-Za-z_][\w.]*)"
+# a vector instruction on float registers (of float64 or float32), operands in any order
+VECTOR_ANY = r"\bv\w+p[sd]\s+[^\n]*%[yz]mm" if _X86 else r"\bf\w+\s+v\d+\.(?:2d|4s)"
+
+
+def called(asm: str) -> set:
+    """The functions `asm` calls or takes the address of (CALL and ADDRESS), but the
+    runtime's (`rune.parallel_for`, `rune.interrupts`...: once per block of a loop)."""
+    names = set(re.findall(CALL, asm)) | set(re.findall(ADDRESS, asm))
+    return {name for name in names if not name.startswith("rune.")}
 
 
 def kernel_apart(lowered, name: str) -> str:
@@ -27,7 +39,7 @@ def kernel_apart(lowered, name: str) -> str:
     assert vectors, f"no vector kernel of {name} is called"
     for symbol in vectors:
         assert re.search(rf'declare <\d+ x double> @"{symbol}"', lowered.llvm_ir), symbol
-    calls = set(re.findall(CALL, lowered.asm))
+    calls = called(lowered.asm)
     assert all(re.fullmatch(rf"rune_{name}_kernel\w*_(v\d+)?f64", c) for c in calls), calls
     widest = max(vectors, key=lambda s: int(re.search(r"_v(\d+)f64$", s).group(1)))
     return llvm.emit_assembly(llvm.optimize(outlined.module_ir(widest)))
@@ -41,5 +53,5 @@ def vector_code(lowered, name: str, dtype) -> str:
 
     if name + ("_kernel" if dtype == np.float64 else "_kernel_short") in outlined.KERNELS:
         return kernel_apart(lowered, name)
-    assert not re.search(CALL, lowered.asm), (name, dtype)
+    assert not called(lowered.asm), (name, dtype)
     return lowered.asm

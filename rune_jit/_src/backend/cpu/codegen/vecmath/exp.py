@@ -38,7 +38,7 @@ import llvmlite.ir as ir
 from .. import arith as A
 from ..emit import F64
 from ...runtime import llvm as engine
-from . import exp_float32, exp_table, kit, outlined
+from . import exp_float32, exp_table, kit
 from .kit import c, fma
 
 
@@ -221,7 +221,4 @@ def _gathers() -> bool:
 
 FUNCTIONS = {"exp": _exp_of, "exp2": _exp2_of}
 FUNCTIONS |= {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
-             {"expm1": _expm1}.items()}
-# float64's compiled apart; float32's inlined: apart, 12% slower (docs/accuracy.md)
-FUNCTIONS |= {name: outlined.in_float64(name, body, FLOAT64, FLOAT32, short_apart=False)
-              for name, body in {"sinh": _sinh, "cosh": _cosh}.items()}
+             {"expm1": _expm1, "sinh": _sinh, "cosh": _cosh}.items()}

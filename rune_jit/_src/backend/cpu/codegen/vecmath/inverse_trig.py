@@ -1,6 +1,6 @@
 """arctan, arcsin and arccos of our own: straight-line arithmetic on a scalar or a
-vector alike; arcsin and arccos inlined, float64's arctan and arctan2 compiled apart
-(outlined.py), float32's inlined.
+vector alike; float64's compiled apart (outlined.py, vecmath's FLOAT64_APART), float32's
+inlined.
 
 arctan: a table-driven method (P. T. P. Tang, "Table-lookup algorithms for elementary
 functions and their error analysis", Proc. 10th IEEE Symposium on Computer Arithmetic,
@@ -41,7 +41,6 @@ from .. import arith as A
 from .. import module_functions
 from ..emit import F64
 from ..module_functions import Body
-from . import outlined
 from .kit import fast_two_sum, fma, horner, two_prod, two_sum
 
 ATAN = (-0.06313826117860687, 0.07683546672189466, -0.09090795730972963,
@@ -67,12 +66,20 @@ PI = (3.141592653589793, 1.2246467991473532e-16)
 CLAMP = 2.0 ** 1000  # |x| above rounds atan to pi/2; keeps 1/a normal
 
 
+def arctan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _in_float64(b, "arctan_body", _arctan, _arctan_short, x)
+
+
+def arctan2(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
+    return _in_float64(b, "arctan2_body", _arctan2, _arctan2_short, y, x)
+
+
 def arcsin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "arcsin_kernel", _arcsin, _arcsin_short, x)
+    return _in_float64(b, "arcsin_body", _arcsin, _arcsin_short, x)
 
 
 def arccos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "arccos_kernel", _arccos, _arccos_short, x)
+    return _in_float64(b, "arccos_body", _arccos, _arccos_short, x)
 
 
 def _in_float64(b: ir.IRBuilder, name: str, kernel: Body, short: Body,
@@ -297,10 +304,4 @@ def _table(b: ir.IRBuilder, k: ir.Value) -> tuple[ir.Value, ir.Value]:
     return head, tail
 
 
-# float64's compiled apart; float32's inlined: apart, 5-11% slower (docs/accuracy.md)
-FUNCTIONS = {"arctan": outlined.apart("arctan", _arctan, float32=lambda b, x: _in_float64(
-                 b, "arctan_kernel", _arctan, _arctan_short, x)),
-             "arctan2": outlined.apart("arctan2", _arctan2, nargs=2, float32=lambda b, y, x:
-                                       _in_float64(b, "arctan2_kernel", _arctan2,
-                                                   _arctan2_short, y, x)),
-             "arcsin": arcsin, "arccos": arccos}
+FUNCTIONS = {"arctan": arctan, "arctan2": arctan2, "arcsin": arcsin, "arccos": arccos}

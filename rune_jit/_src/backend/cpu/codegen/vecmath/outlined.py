@@ -51,7 +51,6 @@ from ...runtime import llvm as engine
 from .. import module_functions
 from ..emit import F64, mark_pure
 from ..module_functions import Body
-from . import kit
 
 class Kernel(NamedTuple):
     body: Body  # on float64 registers, a scalar or a vector
@@ -84,16 +83,11 @@ def apart(name: str, wide: Body, short: Body | None = None, nargs: int = 1,
     return run
 
 
-def in_float64(name: str, body: Callable, float64, float32, nargs: int = 1,
-               short_apart: bool = True) -> Body:
+def in_float64(name: str, body: Callable, float64, float32, nargs: int = 1) -> Body:
     """kit.in_float64 compiled apart (`apart`): `body(b, coefficients, *xs)` with
-    `float64`'s coefficients or (float32 operands) `float32`'s, float32's inlined
-    unless `short_apart`."""
-    wide = lambda b, *xs: body(b, float64, *xs)  # noqa: E731
-    short = lambda b, *xs: body(b, float32, *xs)  # noqa: E731
-    if short_apart:
-        return apart(name, wide, short, nargs)
-    return apart(name, wide, nargs=nargs, float32=kit.in_float64(body, float64, float32))
+    `float64`'s coefficients or (float32 operands) `float32`'s."""
+    return apart(name, lambda b, *xs: body(b, float64, *xs),
+                 lambda b, *xs: body(b, float32, *xs), nargs)
 
 
 def lanes(registers: int = 1) -> int:
@@ -150,4 +144,7 @@ def module_ir(symbol: str) -> str:
     kernel = KERNELS[name]
     fn = module_functions.define(module, name, kernel.body, t, kernel.nargs)
     fn.linkage = ""  # external
-    return str(module)
+    text = str(module)
+    if text.count(f'@"{symbol}"(') != 1:  # a body's own helper named as the kernel
+        raise RuntimeError(f"rune_jit: the kernel {symbol} calls itself")
+    return text
