@@ -51,7 +51,7 @@ def vector_code(lowered, name: str, dtype) -> str:
     else the program's, which then calls nothing (the function inlined)."""
     from rune_jit._src.backend.cpu.codegen.vecmath import outlined
 
-    if name + ("_kernel" if dtype == np.float64 else "_kernel_short") in outlined.KERNELS:
+    if outlined.apart_here(name + ("_kernel" if dtype == np.float64 else "_kernel_short")):
         return kernel_apart(lowered, name)
     assert not called(lowered.asm), (name, dtype)
     return lowered.asm

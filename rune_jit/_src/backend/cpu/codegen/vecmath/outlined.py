@@ -55,6 +55,7 @@ from ..module_functions import Body
 class Kernel(NamedTuple):
     body: Body  # on float64 registers, a scalar or a vector
     nargs: int
+    min_bits: int = 0  # inlined where the target's vectors are narrower
 
 
 # the kernels by name (`apart`'s): what `module_ir` defines
@@ -62,17 +63,20 @@ KERNELS: dict[str, Kernel] = {}
 
 
 def apart(name: str, wide: Body, short: Body | None = None, nargs: int = 1,
-          float32: Body | None = None) -> Body:
+          float32: Body | None = None, min_bits: int = 0) -> Body:
     """The `Body` of a function compiled apart: `wide` for float64 operands, as kernel
-    `<name>_kernel`. float32 operands: widened (exactly) to float64 for `short` (shorter
-    polynomials), kernel `<name>_kernel_short`, and the result rounded once; or, where
-    `float32` is given instead, that body on them (inlined, as mathlib.call makes every
-    function of ours an internal function of the module)."""
-    KERNELS[name + "_kernel"] = Kernel(wide, nargs)
+    `<name>_kernel`, where the target's vectors have `min_bits` or more (else inlined).
+    float32 operands: widened (exactly) to float64 for `short` (shorter polynomials),
+    kernel `<name>_kernel_short`, and the result rounded once; or, where `float32` is
+    given instead, that body on them (inlined, as mathlib.call makes every function of
+    ours an internal function of the module)."""
+    KERNELS[name + "_kernel"] = Kernel(wide, nargs, min_bits)
     if float32 is None:
         KERNELS[name + "_kernel_short"] = Kernel(short, nargs)
 
     def run(b: ir.IRBuilder, *xs: ir.Value) -> ir.Value:
+        if A.element(xs[0].type) == F64 and engine.vector_bits() < min_bits:
+            return wide(b, *xs)
         if A.element(xs[0].type) == F64:
             return call(b, name + "_kernel", (lanes(), lanes(2)), *xs)
         if float32 is not None:
@@ -88,6 +92,12 @@ def in_float64(name: str, body: Callable, float64, float32, nargs: int = 1) -> B
     `float64`'s coefficients or (float32 operands) `float32`'s."""
     return apart(name, lambda b, *xs: body(b, float64, *xs),
                  lambda b, *xs: body(b, float32, *xs), nargs)
+
+
+def apart_here(kernel: str) -> bool:
+    """Whether programs compiled for the current target call `kernel` (a name of
+    `KERNELS`) rather than inline its body."""
+    return kernel in KERNELS and engine.vector_bits() >= KERNELS[kernel].min_bits
 
 
 def lanes(registers: int = 1) -> int:
