@@ -1,7 +1,9 @@
 """Functions of ours too big to inline, called once per vector: a kernel with the vector
 variants the loop vectorizer widens its calls to, compiled apart from the programs that
-call it. The registry (`KERNELS`) is filled in one place per function: its family's
-`FUNCTIONS` table names `apart(...)` (or `in_float64(...)`) instead of an inlined body.
+call it. The registry (`KERNELS`) is filled in one place per function: sin, cos, tan,
+power, erf and erfc name `apart(...)` (or `in_float64(...)`) in their family's
+`FUNCTIONS` table, for float64 and float32; the others of float64 are listed in
+vecmath's `FLOAT64_APART` (their float32 code, cheaper to compile, stays inlined).
 
 Why apart. sin, cos and tan take a slow path (Payne–Hanek reduction) for huge
 arguments. Inlined into a loop, the vectorizer would run it on every element (a branch
@@ -9,20 +11,19 @@ per element becomes a select of both paths, its table reads gathers: 10 ns an el
 more). Instead the scalar call carries `"vector-function-abi-variant"` (as mathlib.py's
 calls of libmvec do) naming the vector definitions of the same kernel, in which the slow
 path runs only if some lane needs it: one branch per vector, as libmvec's own code
-takes. The other big ones (power, erf, erfc; float64's sinh, cosh, arctan, arctan2) are
-apart for compile time: inlined, each added 7 to 20 ms to the compile time of every
-program that calls it (docs/accuracy.md, "Functions compiled apart", has the figures
-and what stays inline: float32's sinh, cosh, arctan and arctan2, 5 to 13 % slower
-apart).
+takes. The others are apart for compile time: inlined, each added 5 to 25 ms to the
+compile time of every program that calls it (docs/accuracy.md, "Functions compiled
+apart", has the figures, and what stays inline and why).
 
 Which widths. A call is named with two variants (`call`): one register of float64 and
 two for a float64 kernel, two and four for a float32 one (its operands widened), and the
 loop that makes it asks for the widest (emit.py's loops: `llvm.loop.vectorize.width`),
 so that each call does two registers' work: at one register (the vectorizer's own choice
 for float64) the call and the constants it reloads made power, erf and erfc 12 to 14 %
-slower than inlined; at two they are 21 to 34 % faster. The narrower variant serves a
-vectorized remainder and a float32 loop whose values the library widened (erf's). No
-other width is named (each is a kernel to compile): a call at another width falls back
+slower than inlined; at two they are 21 to 34 % faster (with AVX-512; with AVX2 the
+width makes no difference, and log, log2 and log10 stay inlined: `min_bits`). The
+narrower variant serves a vectorized remainder and a float32 loop whose values the
+library widened (erf's). No other width is named (each is a kernel to compile): a call at another width falls back
 to the scalar definition, lane by lane. Every definition computes the same operations
 on each lane, so an element gets the same bits on every path; a vector register (a
 lane block) calls the definition of its own type.
@@ -33,7 +34,7 @@ linked by address (runtime/math_kernels.py), as libmvec's functions are.
 
     >>> x = np.linspace(-4, 4, 1001)
     >>> text = rune.jit(rnp.sin).lower(x).llvm_ir
-    >>> 'declare <8 x double> @"rune_sin_kernel_v8f64"' in text  # the loop's, 2 registers
+    >>> 'declare <8 x double> @"rune_sin_kernel_v8f64"' in text  # 2 registers: AVX2, AVX-512
     True
     >>> 'call double @"rune_sin_kernel_f64"' in text  # the loop's remainder
     True
