@@ -171,11 +171,13 @@ def test_kernels_apart_are_the_targets_own(target):
     float32's sin of 4 float64 lanes, which takes its argument in two xmm registers where
     the host's caller passed one ymm: lanes 2 and 3 of a 4-float carry came out 0."""
     rows = np.random.default_rng(2).uniform(-4, 4, (50, 4)).astype(np.float32)
-    want = np.sin(np.concatenate([rows[:1], rows[:-1]]))
+    previous = np.concatenate([rows[:1], rows[:-1]])
     for cpu in ("x86-64", "haswell", "host"):
         target(cpu)
-        f = rune.jit(lambda xs: rune.scan(lambda c, x: (x, rnp.sin(c)), xs[0], xs)[1])
-        np.testing.assert_allclose(f(rows), want, rtol=3e-7, err_msg=cpu)
+        for fn, want in ((rnp.sin, np.sin(previous)),  # and power's two arguments
+                         (lambda c: rnp.power(c * c, c), (previous ** 2) ** previous)):
+            f = rune.jit(lambda xs: rune.scan(lambda c, x: (x, fn(c)), xs[0], xs)[1])
+            np.testing.assert_allclose(f(rows), want, rtol=3e-7, err_msg=cpu)
 
 
 def test_gradients_under_another_target(target):

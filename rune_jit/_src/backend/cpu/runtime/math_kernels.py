@@ -7,7 +7,8 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
-from ..codegen.vecmath import outlined, trig  # noqa: F401 (trig registers its kernels)
+from ..codegen import vecmath  # noqa: F401 (its modules register their kernels)
+from ..codegen.vecmath import outlined
 from . import llvm, own_code
 
 

@@ -39,7 +39,7 @@ from typing import NamedTuple, Sequence
 import llvmlite.ir as ir
 
 from .. import arith as A
-from . import exp, kit
+from . import exp, kit, outlined
 from .kit import c, fma
 
 
@@ -184,5 +184,5 @@ def _erfc(b: ir.IRBuilder, k: Coefficients, x: ir.Value) -> ir.Value:
     return b.select(b.fcmp_unordered("uno", x, x), x, out)
 
 
-FUNCTIONS = {name: kit.in_float64(body, FLOAT64, FLOAT32) for name, body in
+FUNCTIONS = {name: outlined.in_float64(name, body, FLOAT64, FLOAT32) for name, body in
              {"erf": _erf, "erfc": _erfc}.items()}

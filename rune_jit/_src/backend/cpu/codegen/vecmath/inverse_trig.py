@@ -1,5 +1,6 @@
 """arctan, arcsin and arccos of our own: straight-line arithmetic on a scalar or a
-vector alike, inlined.
+vector alike; float64's compiled apart (outlined.py, vecmath's FLOAT64_APART), float32's
+inlined.
 
 arctan: a table-driven method (P. T. P. Tang, "Table-lookup algorithms for elementary
 functions and their error analysis", Proc. 10th IEEE Symposium on Computer Arithmetic,
@@ -66,19 +67,19 @@ CLAMP = 2.0 ** 1000  # |x| above rounds atan to pi/2; keeps 1/a normal
 
 
 def arctan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "arctan_kernel", _arctan, _arctan_short, x)
+    return _in_float64(b, "arctan_body", _arctan, _arctan_short, x)
 
 
 def arctan2(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "arctan2_kernel", _arctan2, _arctan2_short, y, x)
+    return _in_float64(b, "arctan2_body", _arctan2, _arctan2_short, y, x)
 
 
 def arcsin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "arcsin_kernel", _arcsin, _arcsin_short, x)
+    return _in_float64(b, "arcsin_body", _arcsin, _arcsin_short, x)
 
 
 def arccos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "arccos_kernel", _arccos, _arccos_short, x)
+    return _in_float64(b, "arccos_body", _arccos, _arccos_short, x)
 
 
 def _in_float64(b: ir.IRBuilder, name: str, kernel: Body, short: Body,

@@ -26,7 +26,7 @@ import llvmlite.ir as ir
 
 from .. import arith as A
 from ..emit import I64
-from . import exp, kit, log
+from . import exp, kit, log, outlined
 from .kit import c, fma
 
 
@@ -128,4 +128,4 @@ def _power(b: ir.IRBuilder, k: Coefficients, x: ir.Value, y: ir.Value) -> ir.Val
     return b.select(b.or_(b.fcmp_ordered("==", y, c(y, 0.0)), unit), one, out)
 
 
-FUNCTIONS = {"pow": kit.in_float64(_power, FLOAT64, FLOAT32)}
+FUNCTIONS = {"pow": outlined.in_float64("pow", _power, FLOAT64, FLOAT32, nargs=2)}

@@ -21,7 +21,6 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from .. import arith as A
-from ..emit import F64
 from . import outlined
 from .kit import fast_two_sum, fma, horner
 from .pio2 import reduce_pio2
@@ -41,27 +40,6 @@ COS_SHORT = (-2.717479018403001e-07, 2.4798960740543404e-05, -0.0013888880659470
 TINY = 2.0 ** -27  # below, sin x and tan x round to x
 
 Pair = tuple[ir.Value, ir.Value]  # head + tail
-
-
-def sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "sin_kernel", x)
-
-
-def cos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "cos_kernel", x)
-
-
-def tan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _in_float64(b, "tan_kernel", x)
-
-
-def _in_float64(b: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
-    """The float64 kernel of x (an outlined call: outlined.py), or for float32 the short
-    kernel, computed in float64 and rounded once."""
-    if A.element(x.type) == F64:
-        return outlined.call(b, name, x, outlined.lanes())
-    wide = b.fpext(x, A.like(x.type, F64))
-    return b.fptrunc(outlined.call(b, name + "_short", wide, outlined.lanes(2)), x.type)
 
 
 def _sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -171,9 +149,6 @@ def _keep_tiny(b: ir.IRBuilder, x: ir.Value, v: ir.Value) -> ir.Value:
     return b.select(tiny, x, v)
 
 
-FUNCTIONS = {"sin": sin, "cos": cos, "tan": tan}
-
-
-outlined.KERNELS.update(sin_kernel=_sin, cos_kernel=_cos, tan_kernel=_tan,
-                        sin_kernel_short=_sin_short, cos_kernel_short=_cos_short,
-                        tan_kernel_short=_tan_short)
+FUNCTIONS = {"sin": outlined.apart("sin", _sin, _sin_short),
+             "cos": outlined.apart("cos", _cos, _cos_short),
+             "tan": outlined.apart("tan", _tan, _tan_short)}
