@@ -19,13 +19,31 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit import config
 from machine_code import VECTOR_ANY, called
+from ulp_oracle import correctly_rounded
 from test_vector_math_exp_log import check, on_every_path
 from rune_jit._src.scipy import negative_zeros
 from rune_jit._src.scipy.near_zero import near_zero
 
 DTYPES = [np.float64, np.float32]
-# name -> mpmath's function
-FUNCTIONS = {"erfinv": mpmath.erfinv, "gammaln": lambda x: mpmath.re(mpmath.loggamma(x)),
+
+
+def erfinv_newton(x: mpmath.mpf) -> mpmath.mpf:
+    """mpmath's erfinv(x) (to its working precision), ten times faster: Newton's steps on
+    erf(y) = x from SciPy's double, each doubling the correct bits (mpmath's own erfinv
+    takes 0.6 ms a point: the 10^5-point tests' minutes)."""
+    if not mpmath.isfinite(x) or x == 0 or abs(x) >= 1:  # NaN, ±1 (poles), 0
+        return mpmath.erfinv(x)
+    y = mpmath.mpf(float(sc.erfinv(float(x))))
+    for _ in range(8):
+        step = (mpmath.erf(y) - x) * mpmath.sqrt(mpmath.pi) / 2 * mpmath.exp(y * y)
+        y -= step
+        if abs(step) <= abs(y) * mpmath.ldexp(1, -mpmath.mp.prec + 8):
+            return y
+    raise AssertionError(f"erfinv_newton({x}) did not converge")
+
+
+# name -> the function of mpmath's (and the oracle's) precision
+FUNCTIONS = {"erfinv": erfinv_newton, "gammaln": lambda x: mpmath.re(mpmath.loggamma(x)),
              "digamma": mpmath.digamma}
 ROOT = 1.4616321449683622  # psi's positive zero, gammaln's minimum
 
@@ -114,6 +132,15 @@ def function(name: str):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_the_oracles_erfinv_is_mpmaths(dtype):
+    """Rounded to the dtype, erfinv_newton is mpmath.erfinv on every kind of sample (next
+    to the poles, subnormals, the middle)."""
+    x = samples("erfinv", dtype, 100, seed=5)
+    assert np.array_equal(correctly_rounded(erfinv_newton, x, dtype=dtype),
+                          correctly_rounded(mpmath.erfinv, x, dtype=dtype), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_sampled_within_one_ulp_compiled_and_eager(name, dtype):
     x = samples(name, dtype, 300)
@@ -164,8 +191,9 @@ def test_gradients_and_inlined_vectorized_code(name):
         return
     asm = {d.__name__: rune.jit(f).lower(np.full(100_000, 0.5, d)).asm for d in DTYPES}
     for a in asm.values():  # it calls only kernels compiled apart (log's, exp's: outlined.py)
-        assert re.search(VECTOR_ANY, a)
-        assert all(re.fullmatch(r"rune_\w+_kernel\w*_(v\d+)?f64", c) for c in called(a)), called(a)
+        assert re.search(VECTOR_ANY, a)  # and memcpy: a loop's result to the output, once
+        calls = called(a) - {"memcpy"}
+        assert all(re.fullmatch(r"rune_\w+_kernel\w*_(v\d+)?f64", c) for c in calls), calls
 
 
 @pytest.mark.parametrize("name", ["gammaln", "digamma"])
