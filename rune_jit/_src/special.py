@@ -21,6 +21,7 @@ import numpy as np
 
 from . import numpy as rnp
 from .control_flow import custom_jvp, iterate
+from .control_flow.custom import rules_when_needed
 from .scipy.special import BERNOULLI, _gammaln_rule, _horner, _special, _where
 
 # ------------------------------------------------------------- gamma and beta
@@ -233,7 +234,7 @@ def _betainc(a, b, x):
     return _where(bad, np.nan, _where(inside, value, degenerate))
 
 
-_betainc_rule = custom_jvp(_betainc, nondiff_argnums=(0, 1))
+_betainc_rule = rules_when_needed(custom_jvp(_betainc, nondiff_argnums=(0, 1)))
 
 
 @_betainc_rule.defjvp
@@ -333,8 +334,10 @@ def _gamma_density(a, x):
     return _where(inside, rnp.exp((a - 1.0) * rnp.log(xs) - xs - _gammaln_rule(a)), 0.0)
 
 
-_gammainc_rule = custom_jvp(lambda a, x: _gammainc_both(a, x)[0], nondiff_argnums=(0,))
-_gammaincc_rule = custom_jvp(lambda a, x: _gammainc_both(a, x)[1], nondiff_argnums=(0,))
+_gammainc_rule = rules_when_needed(
+    custom_jvp(lambda a, x: _gammainc_both(a, x)[0], nondiff_argnums=(0,)))
+_gammaincc_rule = rules_when_needed(
+    custom_jvp(lambda a, x: _gammainc_both(a, x)[1], nondiff_argnums=(0,)))
 _gammainc_rule.defjvp(lambda a, p, t: (_gammainc_rule(a, p[0]),
                                        t[0] * _gamma_density(a, p[0])))
 _gammaincc_rule.defjvp(lambda a, p, t: (_gammaincc_rule(a, p[0]),
@@ -452,7 +455,8 @@ def _i1e(x):
     return rnp.sign(x) * _where(big, large, small)
 
 
-_i0e_rule, _i1e_rule = custom_jvp(_i0e), custom_jvp(_i1e)
+_i0e_rule = rules_when_needed(custom_jvp(_i0e))
+_i1e_rule = rules_when_needed(custom_jvp(_i1e))
 
 
 @_i0e_rule.defjvp

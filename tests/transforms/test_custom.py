@@ -219,3 +219,27 @@ def test_differentiating_a_closed_over_value_is_an_error():
 
     with pytest.raises(TypeError, match="closes over"):
         rune.grad(f)(np.float64(2.0))
+
+
+def test_library_rules_are_traced_when_a_pass_needs_them():
+    """gammaln's jvp rule (gammaln again, and digamma) is traced when differentiated, not
+    at each call (a jit of betainc, four gammalns, traced 30,630 equations: 5 s of
+    compiling); the gradient still works, and a rule given a traced nondiff argument
+    (betainc's a and b) is traced at once."""
+    import scipy.special as sp
+    import rune_jit.scipy.special as rs
+    from rune_jit._src.ir import Region
+
+    def jvp_rule(f, *args):
+        (eqn,) = rune.make_ir(f)(*args).eqns
+        return eqn.params["jvp"]
+
+    x = np.array([0.2, 0.5, 0.9])
+    assert not isinstance(jvp_rule(rs.gammaln, x), Region)
+    assert "jvp rule of gammaln, traced when needed" in repr(jvp_rule(rs.gammaln, x))
+    np.testing.assert_allclose(rune.jit(rune.grad(lambda v: rnp.sum(rs.gammaln(v))))(x),
+                               sp.digamma(x), rtol=1e-13)
+    a = np.array([0.5, 2.0, 3.0])
+    assert isinstance(jvp_rule(rs.betainc, a, a, x), Region)
+    np.testing.assert_allclose(rune.jit(rune.vmap(rune.grad(rs.betainc, 2)))(a, a, x),
+                               x ** (a - 1) * (1 - x) ** (a - 1) / sp.beta(a, a), rtol=1e-11)

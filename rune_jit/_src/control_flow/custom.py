@@ -14,7 +14,7 @@ from .. import tree
 from ..call.arguments import as_value, flatten_args, leaf_type
 from ..ir import Region, Type
 from ..ops.custom import Deferred, custom_jvp_call_p, custom_vjp_call_p, region_of
-from ..trace import bind, current, trace_flat, trace_regions, type_of_value
+from ..trace import Tracer, bind, current, trace_flat, trace_regions, type_of_value
 
 
 _tracing_rules: set = set()  # custom functions whose rules are being traced
@@ -29,6 +29,7 @@ class _Custom:
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fun, updated=())
         self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+        self.rules_when_needed = False  # see `rules_when_needed`
 
     def _split(self, args: tuple):
         nondiff = [args[i] for i in self.nondiff_argnums]
@@ -53,11 +54,15 @@ class _Custom:
     def _in_own_rule(self) -> bool:
         return id(self) in _tracing_rules
 
-    def _trace(self, fns: list[Callable], types: list[list[Type]], rules: list[str]):
+    def _trace(self, fns: list[Callable], types: list[list[Type]], rules: list[str],
+               nondiff: list):
         """(regions, captures): `fns[0]`, the function, traced now; its rules `fns[1:]`
         traced now too, closed over the captures of all, unless this is a call inside
-        one of its own rules (then they are Deferred)."""
-        if not self._in_own_rule():
+        one of its own rules, or they are traced when needed and no traced value is
+        passed to them (then they are Deferred)."""
+        lazy = self.rules_when_needed and not any(
+            isinstance(x, Tracer) for x in tree.leaves(nondiff))
+        if not self._in_own_rule() and not lazy:
             with self._rules_traced():
                 return trace_regions(fns, types)
         (fun,), caps = trace_regions(fns[:1], types[:1])
@@ -165,7 +170,7 @@ class custom_jvp(_Custom):
             return [as_value(o) for o in [*outs, *touts]]
 
         (f_region, j_region), caps = self._trace([fun, rule], [types, types + types],
-                                                 ["jvp rule"])
+                                                 ["jvp rule"], nondiff)
         outs = bind(custom_jvp_call_p, *caps, *[as_value(x) for x in leaves], fun=f_region,
                     jvp=j_region, num_captures=len(caps))
         return tree.unflatten(box["out_tree"], outs)
@@ -212,7 +217,8 @@ class custom_vjp(_Custom):
             box["res_types"] = [leaf_type(r)[0] for r in res]
             return [as_value(o) for o in outs] + [as_value(r) for r in res]
 
-        (f_region, fwd_region), caps = self._trace([fun, fwd], [types, types], ["fwd"])
+        (f_region, fwd_region), caps = self._trace([fun, fwd], [types, types], ["fwd"],
+                                                   nondiff)
 
         def make_bwd() -> Region:  # fwd's residuals say what bwd takes
             region_of(fwd_region)
@@ -279,3 +285,14 @@ def _check_cotangents(leaves: list, paths: list[str], in_types: list[Type]) -> N
         if t.dtype.kind in "fc" and gt.shape != t.shape:
             raise TypeError(f"custom_vjp: bwd returns the cotangent {path} as {gt}, but "
                             f"that argument is {t}")
+
+
+def rules_when_needed(f: _Custom) -> _Custom:
+    """`f` (the library's own, closing over no traced value) with its rules traced when a
+    pass first needs them, not at each call: a jit of gammaln, which no one
+    differentiates, then traces gammaln once, not also its jvp rule (gammaln again, and
+    digamma). Calls given a traced `nondiff_argnums` argument trace their rules at once
+    still (a rule traced later may not close over traced values: ops/custom.Deferred)."""
+    f.rules_when_needed = True
+    return f
+

@@ -174,6 +174,8 @@ def _runs(sigs: np.ndarray) -> list[tuple[int, int, int]]:
 
 def _plan(eqns: list[Eqn], start: int, period: int, count: int, used_after: set) -> Plan | None:
     run = eqns[start:start + period * count]
+    if _carries_big_and_fused(run, period):
+        return None
     where = {v: divmod(q, period) + (o,) for q, e in enumerate(run)
              for o, v in enumerate(e.outputs)}  # var -> (layer, equation, output)
     kinds, init, rows = [], {}, []
@@ -251,10 +253,25 @@ def _worth_it(layer: list[Eqn], carries: list, rows: list, escapes: dict, count:
         return False  # no fewer equations than unrolled
     types = {(j, o): v.type for j, e in enumerate(layer) for o, v in enumerate(e.outputs)}
     small = all(types[c].size <= SMALL for c in carries)
-    fusion_ends = any(not ("elementwise" in e.prim.traits or "view" in e.prim.traits
-                           or e.prim is broadcast_in_dim_p) for e in layer)
     row_elements = sum(atoms[0].type.size for atoms in traced)
-    return (small or fusion_ends) and row_elements <= SMALL_ROWS
+    return (small or _ends_fusion(layer)) and row_elements <= SMALL_ROWS
+
+
+def _ends_fusion(layer: list[Eqn]) -> bool:
+    return any(not ("elementwise" in e.prim.traits or "view" in e.prim.traits
+                    or e.prim is broadcast_in_dim_p) for e in layer)
+
+
+def _carries_big_and_fused(run: list[Eqn], period: int) -> bool:
+    """What `_worth_it` would refuse, seen from the first two layers alone (a carry is
+    a value of the first that the second reads): a big carry between layers that fuse.
+    Checked first: the elementwise chains of a long composition (gammaln's 1,700
+    equations) offer hundreds of runs, each refused only there."""
+    if _ends_fusion(run[:period]):
+        return False
+    first = {v for e in run[:period] for v in e.outputs}
+    return any(a in first and a.type.size > SMALL
+               for e in run[period:2 * period] for a in e.inputs)
 
 
 # ------------------------------------------------------------- rewriting

@@ -11,6 +11,7 @@ import numpy as np
 from .. import numpy as rnp
 from ..ops import elementwise as ew
 from ..control_flow import custom_jvp
+from ..control_flow.custom import rules_when_needed
 from ..ops.elementwise import GILES_64
 from . import lgamma
 from .digamma import digamma as digamma_float64
@@ -252,8 +253,9 @@ def _ndtri_tail(q, steps: int = 4):
 
 # derivatives from the result, not through the polynomials and Newton steps:
 # ndtri' = 1 / pdf(ndtri), erfinv' = sqrt(pi) / 2 exp(erfinv²)
-_ndtri_rule, _erfinv_rule = custom_jvp(_ndtri), custom_jvp(_erfinv)
-_erfinv_giles_rule = custom_jvp(lambda y: _erfinv(y, newton=False))
+_ndtri_rule = rules_when_needed(custom_jvp(_ndtri))
+_erfinv_rule = rules_when_needed(custom_jvp(_erfinv))
+_erfinv_giles_rule = rules_when_needed(custom_jvp(lambda y: _erfinv(y, newton=False)))
 
 
 @_ndtri_rule.defjvp
@@ -366,8 +368,8 @@ def _trigamma(x):
     return _where(refl & (rnp.rint(x) == x), np.inf, out)
 
 
-_gammaln_rule = custom_jvp(lgamma.gammaln)
-_digamma_rule = custom_jvp(digamma_float64)
+_gammaln_rule = rules_when_needed(custom_jvp(lgamma.gammaln))
+_digamma_rule = rules_when_needed(custom_jvp(digamma_float64))
 _gammaln_rule.defjvp(lambda p, t: (_gammaln_rule(p[0]), t[0] * _digamma_rule(p[0])))
 _digamma_rule.defjvp(lambda p, t: (_digamma_rule(p[0]), t[0] * _trigamma(p[0])))
 
