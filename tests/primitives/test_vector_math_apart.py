@@ -45,8 +45,14 @@ def arguments(name: str, dtype, n: int = 203) -> tuple[np.ndarray, ...]:
     return tuple(one(-6, 6) for _ in range(2 if name in BINARY else 1))
 
 
+# the quick run's sample: a kernel of each family (trig's slow path, two arguments,
+# float32 widened to float64's kernels, the exp/log tables); -m slow runs them all
+QUICK = {"sin", "pow", "erf", "exp", "arcsin", "arctan2"}
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-@pytest.mark.parametrize("name", APART)
+@pytest.mark.parametrize("name", [n if n in QUICK else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in APART])
 def test_same_bits_on_every_path(name, dtype):
     f = function(name)
     xs = arguments(name, dtype)
