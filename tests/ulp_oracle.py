@@ -5,17 +5,21 @@ mpmath costs about 20 µs a point, so a million points take 20 s. Given NumPy's 
 too (`near=`), the reference is computed in long double first (x87's 64-bit significand
 here: glibc's long double functions are within a few of its ulps, 2^-11 of a double's)
 and mpmath redoes only the points whose rounding that error could change: near a
-midpoint of the target's floats, and the zeros, infinities and NaNs. The result is the
-same array, bit for bit (test_math_functions.py holds it)."""
+midpoint of the target's floats, and the zeros, infinities and NaNs. mpmath itself
+computes each point to FIRST bits, and to PRECISION only where those leave the rounding
+in doubt (Ziv's strategy). The result is the same array, bit for bit
+(test_math_functions.py holds both)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import mpmath
 import numpy as np
 
 PRECISION = 200  # bits: far more than any float64 result needs to round correctly
+FIRST = 128  # bits computed first (mpmath's sin takes 8 µs so, 50 at PRECISION): enough
+# to round all but the points within 2^-40 of a spacing of a midpoint (_decided)
 
 
 # long double's error, at most, in its own ulps (glibc documents at most a few)
@@ -56,15 +60,42 @@ def _margin(dtype) -> float:
 
 def _by_mpmath(fn: Callable, *xs: np.ndarray, dtype) -> np.ndarray:
     out = np.empty(np.broadcast(*xs).shape, np.float64)
-    with mpmath.workprec(PRECISION):
-        for i, args in enumerate(zip(*(np.broadcast_to(x, out.shape).ravel() for x in xs))):
-            try:
-                value = fn(*(mpmath.mpf(float(a)) for a in args))
-                out.flat[i] = _rounded(mpmath.re(value), dtype) if mpmath.im(value) == 0 \
-                    else np.nan
-            except (ValueError, ZeroDivisionError, OverflowError):
-                out.flat[i] = np.nan
+    for i, args in enumerate(zip(*(np.broadcast_to(x, out.shape).ravel() for x in xs))):
+        args = [mpmath.mpf(float(a)) for a in args]
+        rounded, value = _point(fn, args, dtype, FIRST)
+        if value is None or not _decided(value, rounded, dtype):
+            rounded, _ = _point(fn, args, dtype, PRECISION)
+        out.flat[i] = rounded
     return out.astype(dtype)  # exact: each value is one of dtype's already
+
+
+def _point(fn: Callable, args: list, dtype, bits: int) -> tuple[float, Any]:
+    """fn(*args) at `bits` of precision, rounded to dtype, and the value itself (None
+    where fn has no real value: NaN)."""
+    with mpmath.workprec(bits):
+        try:
+            value = fn(*args)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return np.nan, None
+        if mpmath.im(value) != 0:
+            return np.nan, None
+        value = mpmath.re(value)
+        return _rounded(value, dtype), value
+
+
+def _decided(value, rounded: float, dtype) -> bool:
+    """Whether `value`, computed to FIRST bits, is so far from a midpoint of dtype's
+    floats (more than 2^-40 of a spacing: its error is below 2^-60) that any more precise
+    value rounds to `rounded` too. Zeros, infinities: PRECISION decides."""
+    if not mpmath.isfinite(value) or rounded == 0 or not np.isfinite(rounded):
+        return False
+    scalar = np.dtype(dtype).type
+    r = scalar(abs(rounded))
+    below = abs(value) < abs(rounded)  # then the spacing below r (half above at 2^k)
+    spacing = np.spacing(np.nextafter(r, scalar(0)) if below else r)
+    with mpmath.workprec(FIRST):
+        t = abs(value - mpmath.mpf(rounded)) / mpmath.mpf(float(spacing))
+        return t < 0.5 - mpmath.ldexp(1, -40)
 
 
 def _rounded(value, dtype) -> float:

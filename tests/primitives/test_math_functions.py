@@ -187,6 +187,25 @@ def test_the_oracle_rounds_subnormal_results_once():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_oracle_at_first_precision_is_its_precision_bit_for_bit(dtype, monkeypatch):
+    """Points rounded from FIRST bits are those PRECISION gives (digamma and loggamma
+    next to their zeros, sin of huge arguments, subnormal results, a point at 2^k)."""
+    import mpmath
+    import ulp_oracle
+
+    rng = np.random.default_rng(8)
+    x = np.concatenate([rng.uniform(-20, 20, 150), 2.0 ** rng.uniform(-1074, 1000, 100),
+                        [-2.4570247382208006, -0.5040830082644554, 1.4616321449683622,
+                         1e22, 2.0 ** -1074, 0.0, 1.0, 2.0]]).astype(dtype)
+    fns = [mpmath.digamma, lambda v: mpmath.re(mpmath.loggamma(v)), mpmath.sin,
+           lambda v: v * mpmath.ldexp(mpmath.mpf(0.6875), -1070)]
+    fast = [correctly_rounded(fn, x, dtype=dtype) for fn in fns]
+    monkeypatch.setattr(ulp_oracle, "FIRST", ulp_oracle.PRECISION)
+    for fn, got in zip(fns, fast):
+        np.testing.assert_array_equal(got, correctly_rounded(fn, x, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", ["exp", "cos", "log1p", "tan", "power", "arctan2"])
 def test_the_oracle_in_long_double_is_mpmaths_bit_for_bit(name, dtype):
     """The fast path (long double, mpmath where its rounding could differ) returns what
