@@ -28,17 +28,21 @@ DTYPES = [np.float64, np.float32]
 
 
 def erfinv_newton(x: mpmath.mpf) -> mpmath.mpf:
-    """mpmath's erfinv(x) (to its working precision), ten times faster: Newton's steps on
-    erf(y) = x from SciPy's double, each doubling the correct bits (mpmath's own erfinv
-    takes 0.6 ms a point: the 10^5-point tests' minutes)."""
+    """mpmath's erfinv(x) to the working precision, three times faster: Newton's steps on
+    erf(y) = x from SciPy's double, each doubling the correct bits, in 64 more bits
+    (next to ±1, erf(y) - x cancels up to 53 of them and exp(y^2) scales what is left
+    by up to 2^50). mpmath's own erfinv takes 0.6 ms a point: the 10^5-point tests'
+    minutes."""
     if not mpmath.isfinite(x) or x == 0 or abs(x) >= 1:  # NaN, ±1 (poles), 0
         return mpmath.erfinv(x)
-    y = mpmath.mpf(float(sc.erfinv(float(x))))
-    for _ in range(8):
-        step = (mpmath.erf(y) - x) * mpmath.sqrt(mpmath.pi) / 2 * mpmath.exp(y * y)
-        y -= step
-        if abs(step) <= abs(y) * mpmath.ldexp(1, -mpmath.mp.prec + 8):
-            return y
+    goal = mpmath.mp.prec
+    with mpmath.workprec(goal + 64):
+        y = mpmath.mpf(float(sc.erfinv(float(x))))
+        for _ in range(8):
+            step = (mpmath.erf(y) - x) * mpmath.sqrt(mpmath.pi) / 2 * mpmath.exp(y * y)
+            y -= step
+            if abs(step) <= abs(y) * mpmath.ldexp(1, -goal):
+                return y
     raise AssertionError(f"erfinv_newton({x}) did not converge")
 
 
