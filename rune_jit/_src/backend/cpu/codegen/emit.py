@@ -112,20 +112,12 @@ def _distinct(module: ir.Module, operands: list) -> _Distinct:
     return _Distinct(module, operands, name=str(len(module.metadata)))
 
 
-def _loop_id(module: ir.Module, group: ir.MDValue | None, width: int) -> ir.MDValue:
+def _loop_id(module: ir.Module, group: ir.MDValue) -> ir.MDValue:
     """A loop's ID (itself first, by LLVM's convention) saying its steps are independent
-    in the accesses of `group`, and asking for vectors of `width` lanes (if not 0: a loop
-    calling a kernel compiled apart, whose variant of that width costs a call per two
-    registers, where the widest the vectorizer picks by itself costs one per register)."""
+    in the accesses of `group`."""
     node = _distinct(module, [])
-    hints = []
-    if group is not None:
-        hints.append(module.add_metadata([
-            ir.MetaDataString(module, "llvm.loop.parallel_accesses"), group]))
-    if width:
-        hints.append(module.add_metadata([
-            ir.MetaDataString(module, "llvm.loop.vectorize.width"), ir.Constant(I32, width)]))
-    node.operands = (node, *hints)
+    node.operands = (node, module.add_metadata([
+        ir.MetaDataString(module, "llvm.loop.parallel_accesses"), group]))
     return node
 
 
@@ -273,21 +265,18 @@ class Fn:
         outer_group = self.access_group
         if parallel:
             self.access_group = _distinct(self.module, [])
-        outer_width, self.module.rune_loop_width = getattr(self.module, "rune_loop_width", 0), 0
         try:
             new = list(body(list(phis)))
         finally:
             self.loops -= 1
             self.loop_blocks.pop()
             group, self.access_group = self.access_group, outer_group
-            width, self.module.rune_loop_width = self.module.rune_loop_width, outer_width
         latch = b.block
         for p, v in zip(phis, new):
             p.add_incoming(v, latch)
         back = b.branch(header)
-        if parallel or width:
-            back.set_metadata("llvm.loop", _loop_id(self.module, group if parallel else None,
-                                                    width))
+        if parallel:
+            back.set_metadata("llvm.loop", _loop_id(self.module, group))
         b.position_at_end(after)
         return list(phis)
 

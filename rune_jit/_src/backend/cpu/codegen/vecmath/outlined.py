@@ -16,13 +16,11 @@ compile time of every program that calls it (docs/accuracy.md, "Functions compil
 apart", has the figures, and what stays inline and why).
 
 Which widths. A call is named with two variants (`call`): one register of float64 and
-two for a float64 kernel, two and four for a float32 one (its operands widened), and the
-loop that makes it asks for the widest (emit.py's loops: `llvm.loop.vectorize.width`),
-so that each call does two registers' work: at one register (the vectorizer's own choice
-for float64) the call and the constants it reloads made power, erf and erfc 12 to 14 %
-slower than inlined; at two they are 21 to 34 % faster (with AVX-512, the only targets
-that ask; with AVX2 the width makes no difference, and log, log2 and log10 stay inlined:
-`min_bits`). The
+two for a float64 kernel, two and four for a float32 one (its operands widened); the loop
+vectorizer takes the one of its own width. (Asking each loop for two registers a call
+(`llvm.loop.vectorize.width`) made power, erf and erfc 21 to 34 % faster on AVX-512, but
+a loop that asks and does not vectorize makes LLVM print its analysis, always: the tour
+printed three such remarks. Not asked.) The
 narrower variant serves a vectorized remainder and a float32 loop whose values the
 library widened (erf's). No other width is named (each is a kernel to compile): a call at another width falls back
 to the scalar definition, lane by lane. Every definition computes the same operations
@@ -124,9 +122,6 @@ def call(b: ir.IRBuilder, name: str, widths: tuple[int, ...], *xs: ir.Value) -> 
         vector = _declared(b.module, name, ir.VectorType(t, width), len(xs))
         module_functions.keep(b.module, vector)
         variants.append(f"_ZGV_LLVM_N{width}{'v' * len(xs)}_{fn.name}({vector.name})")
-    if engine.vector_bits() >= 512:  # elsewhere the width gains nothing, and a loop that
-        # asks for one and still does not vectorize makes LLVM print a remark (aarch64)
-        b.module.rune_loop_width = max(getattr(b.module, "rune_loop_width", 0), max(widths))
     inst = b.call(fn, list(xs))
     set.add(inst.attributes, f'"vector-function-abi-variant"="{",".join(variants)}"')
     return inst
