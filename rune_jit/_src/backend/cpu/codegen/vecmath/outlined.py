@@ -15,17 +15,17 @@ takes. The others are apart for compile time: inlined, each added 5 to 25 ms to 
 compile time of every program that calls it (docs/accuracy.md, "Functions compiled
 apart", has the figures, and what stays inline and why).
 
-Which widths. A call is named with two variants (`call`): one register of float64 and
-two for a float64 kernel, two and four for a float32 one (its operands widened); the loop
-vectorizer takes the one of its own width. (Asking each loop for two registers a call
-(`llvm.loop.vectorize.width`) made power, erf and erfc 21 to 34 % faster on AVX-512, but
+Which widths. A call names two vector variants (`call`): one and two registers of
+float64 for a float64 kernel, two and four for a float32 one (its operands widened); the
+loop vectorizer takes the one of its own width, and the other serves a vectorized
+remainder or a float32 loop whose values the library widened (erf's). No other width is
+named (each is a kernel to compile): a call at another width falls back to the scalar
+definition, lane by lane. Every definition computes the same operations on each lane,
+so an element gets the same bits on every path; a vector register (a lane block) calls
+the definition of its own type. (Asking each loop for two registers a call,
+`llvm.loop.vectorize.width`, made power, erf and erfc 21 to 34 % faster on AVX-512, but
 a loop that asks and does not vectorize makes LLVM print its analysis, always: the tour
-printed three such remarks. Not asked.) The
-narrower variant serves a vectorized remainder and a float32 loop whose values the
-library widened (erf's). No other width is named (each is a kernel to compile): a call at another width falls back
-to the scalar definition, lane by lane. Every definition computes the same operations
-on each lane, so an element gets the same bits on every path; a vector register (a
-lane block) calls the definition of its own type.
+printed three such remarks. Not asked.)
 
 A program only declares the kernels it calls: each definition is a module of its own
 (`module_ir`), compiled once per process and target CPU, kept in the disk cache and
@@ -33,7 +33,7 @@ linked by address (runtime/math_kernels.py), as libmvec's functions are.
 
     >>> x = np.linspace(-4, 4, 1001)
     >>> text = rune.jit(rnp.sin).lower(x).llvm_ir
-    >>> 'declare <8 x double> @"rune_sin_kernel_v8f64"' in text  # 2 registers: AVX2, AVX-512
+    >>> 'declare <8 x double> @"rune_sin_kernel_v8f64"' in text  # two registers' variant
     True
     >>> 'call double @"rune_sin_kernel_f64"' in text  # the loop's remainder
     True
