@@ -239,6 +239,9 @@ def test_library_rules_are_traced_when_a_pass_needs_them():
     assert "jvp rule of gammaln, traced when needed" in repr(jvp_rule(rs.gammaln, x))
     np.testing.assert_allclose(rune.jit(rune.grad(lambda v: rnp.sum(rs.gammaln(v))))(x),
                                sp.digamma(x), rtol=1e-13)
+    in_scan = rune.jit(rune.grad(
+        lambda v: rune.scan(lambda c, r: (c + rs.gammaln(r), None), 0.0, v)[0]))
+    np.testing.assert_allclose(in_scan(x), sp.digamma(x), rtol=1e-13)
     a = np.array([0.5, 2.0, 3.0])
     assert isinstance(jvp_rule(rs.betainc, a, a, x), Region)
     np.testing.assert_allclose(rune.jit(rune.vmap(rune.grad(rs.betainc, 2)))(a, a, x),
