@@ -228,6 +228,30 @@ def test_the_oracle_in_long_double_is_mpmaths_bit_for_bit(name, dtype):
     np.testing.assert_array_equal(np.signbit(fast), np.signbit(slow))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_results_in_doubt_settled_by_the_tested_values_give_the_same_verdict(dtype):
+    """Given `got`, the oracle skips mpmath where long double leaves two neighbours in
+    doubt and `got` is one of them: every point's verdict (within 1 ulp or not) is the
+    one the correctly rounded array gives, for results 0, 1 or 2 ulps off either way."""
+    import mpmath
+
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.uniform(-30, 30, 3000), rng.uniform(-1, 1, 3000)]).astype(dtype)
+    exact = correctly_rounded(mpmath.log1p, x, dtype=dtype)
+    got = exact.copy()
+    for _ in range(2):  # 0, 1 or 2 steps, each way
+        step = rng.integers(-1, 2, x.size)
+        got = np.where(step == 0, got, np.nextafter(got, np.where(step > 0, np.inf, -np.inf)
+                                                    .astype(dtype)))
+    with np.errstate(invalid="ignore"):
+        settled = correctly_rounded(mpmath.log1p, x, dtype=dtype, near=np.log1p, got=got)
+        np.testing.assert_array_equal(ulp_errors(got, settled) <= 1,
+                                      ulp_errors(got, exact) <= 1)
+    moved = ~((settled == exact) | np.isnan(exact))
+    assert (settled[moved] == got[moved]).all()
+    assert moved.any() or dtype == np.float32  # (float32's doubt is 2^-35 of an ulp)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_square_is_a_product_and_numpys_bits(dtype):
     """x ** 2 is x * x (pow's correctly rounded square), not a call of pow: 27 times

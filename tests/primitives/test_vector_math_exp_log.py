@@ -84,7 +84,7 @@ def check(name: str, *xs: np.ndarray, got: np.ndarray, oracle=None, numpy=None,
     numpy = numpy or getattr(np, name)
     with np.errstate(all="ignore"):  # results past float32's range round to inf
         exact = correctly_rounded(oracle or ORACLES[name], *xs, dtype=x.dtype,
-                                  near=numpy if long_double else None)
+                                  near=numpy if long_double else None, got=got)
         numpy = numpy(*xs)
     # where mpmath has no value (1 ** nan, exp(nan)), NumPy's; zeros take NumPy's sign
     exact = np.where(np.isnan(exact), numpy, exact)

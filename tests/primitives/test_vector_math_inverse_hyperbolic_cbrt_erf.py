@@ -22,7 +22,9 @@ DTYPES = [np.float64, np.float32]
 # name -> mpmath's function
 FUNCTIONS = {"arcsinh": mpmath.asinh, "arccosh": mpmath.acosh, "arctanh": mpmath.atanh,
              "cbrt": lambda x: mpmath.sign(x) * mpmath.cbrt(abs(x)), "erf": mpmath.erf,
-             "erfc": mpmath.erfc}
+             "erfc": lambda x: mpmath.ldexp(1, -2000) if x >= 40 else mpmath.erfc(x)}
+# erfc(x) < e^-1600 from x = 40 on: any value that small rounds to +0, and this one costs
+# microseconds where mpmath's takes milliseconds past 1e20 (and overflows past 1e150)
 DERIVATIVES = {"arcsinh": lambda x: 1 / np.sqrt(x * x + 1),
                "arccosh": lambda x: 1 / np.sqrt(x * x - 1),
                "arctanh": lambda x: 1 / (1 - x * x),
