@@ -18,6 +18,7 @@ import rune_jit as rune
 import rune_jit.numpy as rnp
 from rune_jit import config
 from rune_jit._src.backend.cpu.codegen.vecmath import outlined
+from rune_jit._src.backend.cpu.codegen.vecmath.trig import SMALL
 from machine_code import CALL, VECTOR_F64, kernel_apart
 from ulp_oracle import correctly_rounded, ulp_errors
 
@@ -122,6 +123,27 @@ def test_same_bits_on_every_path(name, dtype):
         lambda c: (fn(c[0]), c[1] + 1), (v, np.int64(0)), until=lambda c: c[1] >= 1,
         max_steps=1)[0]))(x)
     np.testing.assert_array_equal(laned, looped)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_small_arguments_skip_the_reduction_with_its_bits(name):
+    """float64 vectors whose lanes are all below trig.SMALL take a branch without the
+    reduction (q = 0, r = x): the bits of the same values in vectors that also hold a
+    large argument (and so reduce), of one value at a time, and of a scan's scalar step,
+    on both sides of the bound."""
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-0.8, 0.8, 500), 2.0 ** -rng.uniform(0, 40, 100),
+                        np.nextafter(SMALL, [0.0, 1.0]), -np.nextafter(SMALL, [0.0, 1.0])])
+    fn = rune.jit(getattr(rnp, name))
+    alone = fn(x)
+    mixed = np.empty(2 * x.size)
+    mixed[0::2], mixed[1::2] = x, 3.0
+    np.testing.assert_array_equal(fn(mixed)[0::2], alone)
+    np.testing.assert_array_equal(np.array([fn(v) for v in x[:50]]), alone[:50])
+    stepped = rune.jit(lambda xs: rune.scan(lambda c, v: (c, getattr(rnp, name)(v)), 0.0,
+                                            xs)[1])(x)
+    np.testing.assert_array_equal(stepped, alone)
+    assert max_ulps(name, x, alone) <= 1.0
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
