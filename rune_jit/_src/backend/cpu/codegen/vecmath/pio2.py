@@ -127,6 +127,12 @@ def _rounded(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value, ir.Value]:
     return b.fsub(t, magic), b.bitcast(t, A.like(v.type, I64))
 
 
+# _exact_here: Fast2Sum(a, b) is exact where a is a multiple of ulp(b), whatever their
+# order. Here b = -t, |t| < 1, so ulp(b) divides 2^-53, and a = r1 = x - n P1 is a
+# multiple of 2^-53 where n != 0 (|x| > 3/4 there; P1's last place is 2^-52); b is 0
+# where n is. Where |a| >= |b| it is Dekker's case. Else |a + b| < 2|b|: a + b is a
+# multiple of ulp(b), so is s (a + b rounded), and |s - a| <= |b| + ulp(b) <= 2^53
+# ulp(b): s - a is exact, and b - (s - a) is the addition's rounding error, exact too.
 def _cody_waite(b: ir.IRBuilder, x: ir.Value) -> Reduced:
     """A subnormal x reduced as 0 (its sin and tan are x, kept by trig.py; its cos 1): the
     arithmetic sees no subnormal (kit.without_tiny). Here, not before the slow path's
@@ -137,7 +143,7 @@ def _cody_waite(b: ir.IRBuilder, x: ir.Value) -> Reduced:
     minus_n = b.fneg(n)
     r1 = fma(b, minus_n, c(PIO2[0]), x)  # exact
     t, t_err = two_prod(b, n, c(PIO2[1]))
-    r2, e = two_sum(b, r1, b.fneg(t))
+    r2, e = fast_two_sum(b, r1, b.fneg(t))  # exact though |r1| < |t| may be: _exact_here
     lo = fma(b, minus_n, c(PIO2[2]), b.fsub(e, t_err))
     return Reduced(q, *fast_two_sum(b, r2, lo))
 
