@@ -1,5 +1,10 @@
 """x reduced by pi/2: x = q pi/2 + r, |r| <= pi/4 (a hair more), r as hi + lo.
 
+|lo| is at most ulp(hi)/2 + 2^-76 (n P2's rounding error and n P3 below 2^30), more than
+ulp(hi) only where hi is tiny; sin and cos of hi + lo need no more (hi + lo to first
+order in lo, whose square is negligible), and tan's division normalizes the sums it
+divides.
+
 Two methods, selected per element (the second runs only if some element of the register
 needs it):
 
@@ -144,8 +149,7 @@ def _cody_waite(b: ir.IRBuilder, x: ir.Value) -> Reduced:
     r1 = fma(b, minus_n, c(PIO2[0]), x)  # exact
     t, t_err = two_prod(b, n, c(PIO2[1]))
     r2, e = fast_two_sum(b, r1, b.fneg(t))  # exact though |r1| < |t| may be: _exact_here
-    lo = fma(b, minus_n, c(PIO2[2]), b.fsub(e, t_err))
-    return Reduced(q, *fast_two_sum(b, r2, lo))
+    return Reduced(q, r2, fma(b, minus_n, c(PIO2[2]), b.fsub(e, t_err)))
 
 
 def _cody_waite_short(b: ir.IRBuilder, x: ir.Value) -> Reduced:
