@@ -12,8 +12,9 @@ needs it):
   Muller, "Elementary Functions", 3rd ed., 2016, ch. 11) for |x| < 2^30: pi/2 as
   three doubles P1 + P2 + P3 (161 bits); x - n P1 is exact in one fused multiply-add
   (it is a multiple of P1's last place, and small), n P2 is taken exactly (a product and
-  its error) and subtracted with 2Sum, so r keeps about 100 correct bits: enough for the
-  closest a double below 2^30 comes to a multiple of pi/2.
+  its error) and subtracted with Fast2Sum (exact here whatever the order: _exact_here),
+  so r keeps about 100 correct bits: enough for the closest a double below 2^30 comes to
+  a multiple of pi/2.
 - **Payne–Hanek** (Payne & Hanek, "Radian reduction for trigonometric functions", SIGNUM
   Newsletter 18, 1983; Muller, ch. 11) for larger |x|, up to the largest double: the
   bits of 2/pi that matter for x = M 2^E (M an integer of 53 bits) start near bit E (the
