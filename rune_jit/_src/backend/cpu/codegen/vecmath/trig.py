@@ -55,14 +55,14 @@ def _sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 
 def _cos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    one = lambda q: b.add(q, A.const_like(q, 1))  # noqa: E731  cos x = sin(x + pi/2)
-    return _by_size(b, x, lambda q, hi, lo: _sin_or_cos(b, one(q), hi, lo))
+    plus_one = lambda q: b.add(q, A.const_like(q, 1))  # noqa: E731  cos x = sin(x + pi/2)
+    return _by_size(b, x, lambda q, hi, lo: _sin_or_cos(b, plus_one(q), hi, lo))
 
 
 def _tan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """sin r / cos r for even q, -cos r / sin r for odd q."""
     def finish(q, hi, lo):
-        _, s, c = _pairs(b, q, hi, lo)
+        s, c = _pairs(b, hi, lo)
         num, den = _quadrant_pick(b, q, c, s), _quadrant_pick(b, q, s, c)
         return _negated_if(b, _bit(b, q, 1), b.fadd(*_divide(b, num, den)))
     return _keep_tiny(b, x, _by_size(b, x, finish))
@@ -122,27 +122,22 @@ def _reduced_short(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value, ir
 def _sin_or_cos(b: ir.IRBuilder, q: ir.Value, hi: ir.Value, lo: ir.Value) -> ir.Value:
     """sin x for x = q pi/2 + hi + lo: ±sin r or ±cos r, each lane computing only the one
     its quadrant needs (one polynomial, its coefficients chosen per lane, as SLEEF does),
-    as head + tail rounded once. The tails are _sin_pair's and _cos_pair's, summed in
-    another order for cos: sin r = hi + (hi z S(z) + lo w), cos r = w + (z^2 C(z) + (w's
-    and z's rounding errors - lo hi)), w = 1 - z/2 rounded."""
+    as head + tail rounded once: _sin_pair's and _cos_pair's."""
     c = lambda value: A.const_like(hi, value)  # noqa: E731
     odd = _bit(b, q, 1)
     z = b.fmul(hi, hi)
-    half_z = b.fmul(z, c(0.5))
-    w = b.fsub(c(1.0), half_z)
-    w_err = b.fsub(b.fsub(c(1.0), w), half_z)  # exact
-    cos_err = fma(b, fma(b, hi, hi, b.fneg(z)), c(-0.5), w_err)  # -0: lo w's sign kept
+    w, cos_err = _cos_head(b, hi, z)
+    # sin's lo w, or cos's -lo hi plus cos_err (-0 added keeps lo w's sign)
     corr = fma(b, lo, b.select(odd, b.fneg(hi), w), b.select(odd, cos_err, c(-0.0)))
     poly = two_chains(b, z, [b.select(odd, c(cos), c(sin)) for cos, sin in zip(COS7, SIN)])
     tail = fma(b, b.fmul(b.select(odd, z, hi), z), poly, corr)
     return _negated_if(b, _bit(b, q, 2), b.fadd(b.select(odd, w, hi), tail))
 
 
-def _pairs(b: ir.IRBuilder, q: ir.Value, hi: ir.Value, lo: ir.Value
-           ) -> tuple[ir.Value, Pair, Pair]:
-    """q, sin r and cos r for r = hi + lo."""
+def _pairs(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value) -> tuple[Pair, Pair]:
+    """sin r and cos r for r = hi + lo."""
     z = b.fmul(hi, hi)
-    return q, _sin_pair(b, hi, lo, z), _cos_pair(b, hi, lo, z)
+    return _sin_pair(b, hi, lo, z), _cos_pair(b, hi, lo, z)
 
 
 def _sin_pair(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value, z: ir.Value) -> Pair:
@@ -153,16 +148,20 @@ def _sin_pair(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value, z: ir.Value) -> Pair:
 
 
 def _cos_pair(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value, z: ir.Value) -> Pair:
-    """cos(hi + lo) = w + tail, w = 1 - z/2 rounded; the tail has w's rounding error, z's
-    (hi^2 - z, exact by a fused multiply-add), the polynomial, and -lo sin hi (as -lo hi)."""
+    """cos(hi + lo) = w + (z^2 COS(z) + the rest of 1 - hi^2/2 - lo sin hi), sin hi taken
+    as hi."""
+    w, rest = _cos_head(b, hi, z)
+    return w, fma(b, b.fmul(z, z), two_chains(b, z, COS), fma(b, lo, b.fneg(hi), rest))
+
+
+def _cos_head(b: ir.IRBuilder, hi: ir.Value, z: ir.Value) -> Pair:
+    """1 - hi^2/2 as w + rest: w = 1 - z/2 rounded, rest its rounding error (exact) less
+    half z's (hi^2 - z, exact by a fused multiply-add)."""
     c = lambda value: A.const_like(hi, value)  # noqa: E731
     half_z = b.fmul(z, c(0.5))
     w = b.fsub(c(1.0), half_z)
-    w_err = b.fsub(b.fsub(c(1.0), w), half_z)  # exact
-    z_err = fma(b, hi, hi, b.fneg(z))
-    correction = fma(b, z_err, c(0.5), b.fmul(hi, lo))
-    poly = fma(b, b.fmul(z, z), two_chains(b, z, COS), b.fneg(correction))
-    return w, b.fadd(w_err, poly)
+    w_err = b.fsub(b.fsub(c(1.0), w), half_z)
+    return w, fma(b, fma(b, hi, hi, b.fneg(z)), c(-0.5), w_err)
 
 
 def _divide(b: ir.IRBuilder, num: Pair, den: Pair) -> Pair:
