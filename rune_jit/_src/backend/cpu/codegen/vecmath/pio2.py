@@ -125,11 +125,13 @@ def reduce_pio2(b: ir.IRBuilder, x: ir.Value, short: bool = False) -> Reduced:
     return Reduced(*out)
 
 
-def _rounded(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """v rounded to an integer (|v| < 2^51), as a double and as bits whose low bits are
-    that integer's (two's complement): no conversion, defined for any v."""
+def _rounded(b: ir.IRBuilder, v: ir.Value, factor: ir.Value | None = None
+             ) -> tuple[ir.Value, ir.Value]:
+    """v (or v factor, not rounded first: one operation less on the kernel's longest
+    chain) rounded to an integer (|v| < 2^51), as a double and as bits whose low bits
+    are that integer's (two's complement): no conversion, defined for any v."""
     magic = A.const_like(v, ROUND)
-    t = b.fadd(v, magic)
+    t = b.fadd(v, magic) if factor is None else fma(b, v, factor, magic)
     return b.fsub(t, magic), b.bitcast(t, A.like(v.type, I64))
 
 
@@ -145,7 +147,7 @@ def _cody_waite(b: ir.IRBuilder, x: ir.Value) -> Reduced:
     call, so that no more values live across it (a spill in every call: 10 % slower)."""
     x = without_tiny(b, x)[1]
     c = lambda value: A.const_like(x, value)  # noqa: E731
-    n, q = _rounded(b, b.fmul(x, c(TWO_OVER_PI)))
+    n, q = _rounded(b, x, c(TWO_OVER_PI))
     minus_n = b.fneg(n)
     r1 = fma(b, minus_n, c(PIO2[0]), x)  # exact
     t, t_err = two_prod(b, n, c(PIO2[1]))
