@@ -5,7 +5,7 @@ x = q pi/2 + r with r as hi + lo (pio2.py), then sin r and cos r as unevaluated 
 relative errors 2e-21 and 6e-20), put together by q mod 4: sin x is ±sin r or ±cos r,
 rounded once from head + tail, each lane computing the one it needs (one polynomial,
 its coefficients chosen per lane; with pio2.py's shorter sums, sin of 10^6 elements
-1.16 -> 0.80 ms); tan x is sin r / cos r or -cos r / sin r, a division of
+1.08 -> 0.78 ms); tan x is sin r / cos r or -cos r / sin r, a division of
 the two sums with its remainder (a fused multiply-add) carried. float32 has kernels of
 its own, computed in float64 (a shorter reduction, shorter polynomials, no tails) and
 rounded once. Within 1 ulp in both (docs/accuracy.md has the measured figures); NaN and
