@@ -33,9 +33,9 @@ def in_float64(body: Callable, float64, float32) -> Callable:
     return run
 
 
-def c(x: ir.Value, value: float) -> ir.Constant:
-    """`value` in x's type (every lane)."""
-    return A.const_like(x, value)
+def c(x: ir.Value, value: float | ir.Value) -> ir.Value:
+    """`value` in x's type (every lane); a value (a coefficient chosen per lane) as it is."""
+    return value if isinstance(value, ir.Value) else A.const_like(x, value)
 
 
 def fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:

@@ -1,5 +1,10 @@
 """x reduced by pi/2: x = q pi/2 + r, |r| <= pi/4 (a hair more), r as hi + lo.
 
+|lo| is at most ulp(hi)/2 + 2^-76 (n P2's rounding error and n P3 below 2^30), more than
+ulp(hi) only where hi is tiny; sin and cos of hi + lo need no more (hi + lo to first
+order in lo, whose square is negligible), and tan's division normalizes the sums it
+divides.
+
 Two methods, selected per element (the second runs only if some element of the register
 needs it):
 
@@ -7,8 +12,9 @@ needs it):
   Muller, "Elementary Functions", 3rd ed., 2016, ch. 11) for |x| < 2^30: pi/2 as
   three doubles P1 + P2 + P3 (161 bits); x - n P1 is exact in one fused multiply-add
   (it is a multiple of P1's last place, and small), n P2 is taken exactly (a product and
-  its error) and subtracted with 2Sum, so r keeps about 100 correct bits: enough for the
-  closest a double below 2^30 comes to a multiple of pi/2.
+  its error) and subtracted with Fast2Sum (exact here whatever the order: _exact_here),
+  so r keeps about 100 correct bits: enough for the closest a double below 2^30 comes to
+  a multiple of pi/2.
 - **Payne–Hanek** (Payne & Hanek, "Radian reduction for trigonometric functions", SIGNUM
   Newsletter 18, 1983; Muller, ch. 11) for larger |x|, up to the largest double: the
   bits of 2/pi that matter for x = M 2^E (M an integer of 53 bits) start near bit E (the
@@ -119,27 +125,34 @@ def reduce_pio2(b: ir.IRBuilder, x: ir.Value, short: bool = False) -> Reduced:
     return Reduced(*out)
 
 
-def _rounded(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """v rounded to an integer (|v| < 2^51), as a double and as bits whose low bits are
-    that integer's (two's complement): no conversion, defined for any v."""
+def _rounded(b: ir.IRBuilder, v: ir.Value, factor: ir.Value | None = None
+             ) -> tuple[ir.Value, ir.Value]:
+    """v (or v factor, not rounded first: one operation less on the kernel's longest
+    chain) rounded to an integer (|v| < 2^51), as a double and as bits whose low bits
+    are that integer's (two's complement): no conversion, defined for any v."""
     magic = A.const_like(v, ROUND)
-    t = b.fadd(v, magic)
+    t = b.fadd(v, magic) if factor is None else fma(b, v, factor, magic)
     return b.fsub(t, magic), b.bitcast(t, A.like(v.type, I64))
 
 
+# _exact_here: Fast2Sum(a, b) is exact where a is a multiple of ulp(b), whatever their
+# order. Here b = -t, |t| < 1, so ulp(b) divides 2^-53, and a = r1 = x - n P1 is a
+# multiple of 2^-53 where n != 0 (|x| > 3/4 there; P1's last place is 2^-52); b is 0
+# where n is. Where |a| >= |b| it is Dekker's case. Else |a + b| < 2|b|: a + b is a
+# multiple of ulp(b), so is s (a + b rounded), and |s - a| <= |b| + ulp(b) <= 2^53
+# ulp(b): s - a is exact, and b - (s - a) is the addition's rounding error, exact too.
 def _cody_waite(b: ir.IRBuilder, x: ir.Value) -> Reduced:
     """A subnormal x reduced as 0 (its sin and tan are x, kept by trig.py; its cos 1): the
     arithmetic sees no subnormal (kit.without_tiny). Here, not before the slow path's
     call, so that no more values live across it (a spill in every call: 10 % slower)."""
     x = without_tiny(b, x)[1]
     c = lambda value: A.const_like(x, value)  # noqa: E731
-    n, q = _rounded(b, b.fmul(x, c(TWO_OVER_PI)))
+    n, q = _rounded(b, x, c(TWO_OVER_PI))
     minus_n = b.fneg(n)
     r1 = fma(b, minus_n, c(PIO2[0]), x)  # exact
     t, t_err = two_prod(b, n, c(PIO2[1]))
-    r2, e = two_sum(b, r1, b.fneg(t))
-    lo = fma(b, minus_n, c(PIO2[2]), b.fsub(e, t_err))
-    return Reduced(q, *fast_two_sum(b, r2, lo))
+    r2, e = fast_two_sum(b, r1, b.fneg(t))  # exact though |r1| < |t| may be: _exact_here
+    return Reduced(q, r2, fma(b, minus_n, c(PIO2[2]), b.fsub(e, t_err)))
 
 
 def _cody_waite_short(b: ir.IRBuilder, x: ir.Value) -> Reduced:

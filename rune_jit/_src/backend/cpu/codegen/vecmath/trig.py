@@ -3,7 +3,9 @@
 x = q pi/2 + r with r as hi + lo (pio2.py), then sin r and cos r as unevaluated sums
 (a head and a small tail) from minimax polynomials on |r| <= pi/4 (tools/minimax_trig.py:
 relative errors 2e-21 and 6e-20), put together by q mod 4: sin x is ±sin r or ±cos r,
-rounded once from head + tail; tan x is sin r / cos r or -cos r / sin r, a division of
+rounded once from head + tail, each lane computing the one it needs (one polynomial,
+its coefficients chosen per lane; with pio2.py's shorter sums, sin of 10^6 elements
+1.08 -> 0.78 ms); tan x is sin r / cos r or -cos r / sin r, a division of
 the two sums with its remainder (a fused multiply-add) carried. float32 has kernels of
 its own, computed in float64 (a shorter reduction, shorter polynomials, no tails) and
 rounded once. Within 1 ulp in both (docs/accuracy.md has the measured figures); NaN and
@@ -41,6 +43,7 @@ SIN_SHORT = (-2.4760454810822077e-08, 2.7555339661330374e-06, -0.000198412637286
              0.008333333325077857, -0.1666666666663035)  # float32's, to 5e-15
 COS_SHORT = (-2.717479018403001e-07, 2.4798960740543404e-05, -0.0013888880659470746,
              0.04166666655342846, -0.4999999999948939)  # cos r = 1 + r^2 COS_SHORT(r^2), to 7e-14
+COS7 = (0.0,) + COS  # as long as SIN, for one polynomial of either
 TINY = 2.0 ** -27  # below, sin x and tan x round to x
 SMALL = 0.78  # below pi/4: x 2/pi rounds to q = 0 (_by_size)
 
@@ -48,30 +51,28 @@ Pair = tuple[ir.Value, ir.Value]  # head + tail
 
 
 def _sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _keep_tiny(b, x, _by_size(
-        b, x, lambda q, s, c: _signed(b, q, _quadrant_pick(b, q, c, s))))
+    return _keep_tiny(b, x, _by_size(b, x, lambda q, hi, lo: _sin_or_cos(b, q, hi, lo)))
 
 
 def _cos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    def finish(q, s, c):
-        q = b.add(q, A.const_like(q, 1))  # cos x = sin(x + pi/2)
-        return _signed(b, q, _quadrant_pick(b, q, c, s))
-    return _by_size(b, x, finish)
+    plus_one = lambda q: b.add(q, A.const_like(q, 1))  # noqa: E731  cos x = sin(x + pi/2)
+    return _by_size(b, x, lambda q, hi, lo: _sin_or_cos(b, plus_one(q), hi, lo))
 
 
 def _tan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """sin r / cos r for even q, -cos r / sin r for odd q."""
-    def finish(q, s, c):
+    def finish(q, hi, lo):
+        s, c = _pairs(b, hi, lo)
         num, den = _quadrant_pick(b, q, c, s), _quadrant_pick(b, q, s, c)
         return _negated_if(b, _bit(b, q, 1), b.fadd(*_divide(b, num, den)))
     return _keep_tiny(b, x, _by_size(b, x, finish))
 
 
 def _by_size(b: ir.IRBuilder, x: ir.Value, finish) -> ir.Value:
-    """finish(q, sin r, cos r) for x = q pi/2 + r: where every lane is below SMALL, r is
-    x itself and q is 0 (what the reduction gives there, bit for bit), so a branch skips
-    the reduction, whose latency a recurrence through sin would wait for each step (W7);
-    else x reduced."""
+    """finish(q, hi, lo) for x = q pi/2 + hi + lo: where every lane is below SMALL, hi is
+    x itself and q and lo are 0 (what the reduction gives there, bit for bit), so a
+    branch skips the reduction, whose latency a recurrence through sin would wait for
+    each step (W7); else x reduced."""
     small = b.fcmp_ordered("<", A.intrinsic(b, "fabs", x), A.const_like(x, SMALL))
     if A.lanes(x.type) is not None:
         small = A.intrinsic(b, "vector.reduce.and", small, ret=I1)
@@ -79,10 +80,10 @@ def _by_size(b: ir.IRBuilder, x: ir.Value, finish) -> ir.Value:
     b.cbranch(small, near, reduce)
     b.position_at_end(near)
     zero = A.constant(A.like(x.type, I64), 0)
-    results = [(finish(*_pairs(b, zero, x, A.const_like(x, 0.0))), b.block)]
+    results = [(finish(zero, x, A.const_like(x, 0.0)), b.block)]
     b.branch(join)
     b.position_at_end(reduce)
-    results.append((finish(*_pairs(b, *reduce_pio2(b, x))), b.block))
+    results.append((finish(*reduce_pio2(b, x)), b.block))
     b.branch(join)
     b.position_at_end(join)
     phi = b.phi(results[0][0].type)
@@ -118,11 +119,25 @@ def _reduced_short(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value, ir
             fma(b, z, horner(b, z, COS_SHORT), one))
 
 
-def _pairs(b: ir.IRBuilder, q: ir.Value, hi: ir.Value, lo: ir.Value
-           ) -> tuple[ir.Value, Pair, Pair]:
-    """q, sin r and cos r for r = hi + lo."""
+def _sin_or_cos(b: ir.IRBuilder, q: ir.Value, hi: ir.Value, lo: ir.Value) -> ir.Value:
+    """sin x for x = q pi/2 + hi + lo: ±sin r or ±cos r, each lane computing only the one
+    its quadrant needs (one polynomial, its coefficients chosen per lane, as SLEEF does),
+    as head + tail rounded once: _sin_pair's and _cos_pair's."""
+    c = lambda value: A.const_like(hi, value)  # noqa: E731
+    odd = _bit(b, q, 1)
     z = b.fmul(hi, hi)
-    return q, _sin_pair(b, hi, lo, z), _cos_pair(b, hi, lo, z)
+    w, cos_err = _cos_head(b, hi, z)
+    # sin's lo w, or cos's -lo hi plus cos_err (-0 added keeps lo w's sign)
+    corr = fma(b, lo, b.select(odd, b.fneg(hi), w), b.select(odd, cos_err, c(-0.0)))
+    poly = two_chains(b, z, [b.select(odd, c(cos), c(sin)) for cos, sin in zip(COS7, SIN)])
+    tail = fma(b, b.fmul(b.select(odd, z, hi), z), poly, corr)
+    return _negated_if(b, _bit(b, q, 2), b.fadd(b.select(odd, w, hi), tail))
+
+
+def _pairs(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value) -> tuple[Pair, Pair]:
+    """sin r and cos r for r = hi + lo."""
+    z = b.fmul(hi, hi)
+    return _sin_pair(b, hi, lo, z), _cos_pair(b, hi, lo, z)
 
 
 def _sin_pair(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value, z: ir.Value) -> Pair:
@@ -133,16 +148,20 @@ def _sin_pair(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value, z: ir.Value) -> Pair:
 
 
 def _cos_pair(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value, z: ir.Value) -> Pair:
-    """cos(hi + lo) = w + tail, w = 1 - z/2 rounded; the tail has w's rounding error, z's
-    (hi^2 - z, exact by a fused multiply-add), the polynomial, and -lo sin hi (as -lo hi)."""
+    """cos(hi + lo) = w + (z^2 COS(z) + the rest of 1 - hi^2/2 - lo sin hi), sin hi taken
+    as hi."""
+    w, rest = _cos_head(b, hi, z)
+    return w, fma(b, b.fmul(z, z), two_chains(b, z, COS), fma(b, lo, b.fneg(hi), rest))
+
+
+def _cos_head(b: ir.IRBuilder, hi: ir.Value, z: ir.Value) -> Pair:
+    """1 - hi^2/2 as w + rest: w = 1 - z/2 rounded, rest its rounding error (exact) less
+    half z's (hi^2 - z, exact by a fused multiply-add)."""
     c = lambda value: A.const_like(hi, value)  # noqa: E731
     half_z = b.fmul(z, c(0.5))
     w = b.fsub(c(1.0), half_z)
-    w_err = b.fsub(b.fsub(c(1.0), w), half_z)  # exact
-    z_err = fma(b, hi, hi, b.fneg(z))
-    correction = fma(b, z_err, c(0.5), b.fmul(hi, lo))
-    poly = fma(b, b.fmul(z, z), two_chains(b, z, COS), b.fneg(correction))
-    return w, b.fadd(w_err, poly)
+    w_err = b.fsub(b.fsub(c(1.0), w), half_z)
+    return w, fma(b, fma(b, hi, hi, b.fneg(z)), c(-0.5), w_err)
 
 
 def _divide(b: ir.IRBuilder, num: Pair, den: Pair) -> Pair:
@@ -159,11 +178,6 @@ def _quadrant_pick(b: ir.IRBuilder, q: ir.Value, odd: Pair, even: Pair) -> Pair:
     """`odd` where q is odd, else `even`."""
     is_odd = _bit(b, q, 1)
     return b.select(is_odd, odd[0], even[0]), b.select(is_odd, odd[1], even[1])
-
-
-def _signed(b: ir.IRBuilder, q: ir.Value, pair: Pair) -> ir.Value:
-    """head + tail rounded, negated where q mod 4 is 2 or 3."""
-    return _negated_if(b, _bit(b, q, 2), b.fadd(*pair))
 
 
 def _negated_if(b: ir.IRBuilder, condition: ir.Value, v: ir.Value) -> ir.Value:
