@@ -324,13 +324,15 @@ def test_iree_runs_the_loop_corpus_as_the_native_code_does(name):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("iree loops")  # its programs are the corpus's, compiled ahead
 def test_iree_runs_most_of_a_quick_loop_sample():
     """Loops of every kind under every transformation run under IREE and agree with the
     native code (the gaps are a minority)."""
+    compiled_ahead("loops")
     outcomes = []
     for name in QUICK_LOOPS:
         f, x = LOOP_CORPUS[name]()
-        outcomes.append(agrees_with_iree(f, (x,), 1e-9))
+        outcomes.append(agrees_with_iree(f, (x,), 1e-9, ahead=True))
     assert outcomes.count("agree") >= 6, outcomes
 
 
