@@ -202,8 +202,49 @@ def convert(em: Emitter, x: Value, dtype: np.dtype) -> str:
 
 
 def _power(em, x, y):
-    op = "powf" if _kind(x) == "f" else "ipowi"
-    return em.op(f"math.{op} {x}, {y} : {scalar_type(x.type.dtype)}")
+    """NumPy's (C's) pow. MLIR's math.powf is only defined for positive bases (IREE
+    computes exp(y log x): NaN for every negative x, and for 1 ** inf), so it takes |x|,
+    and C's sign, negative bases' integer exponents and special cases are selected
+    around it."""
+    if _kind(x) != "f":
+        return em.op(f"math.ipowi {x}, {y} : {scalar_type(x.type.dtype)}")
+    dt = x.type.dtype
+    f, c = (lambda name: _v(name, x)), (lambda value: em.const(value, dt))
+    ax, ay, half_y = f(_abs(em, x)), f(_abs(em, y)), f(_bin(em, "mulf", y, c(0.5)))
+    m = f(em.op(f"math.powf {ax}, {y} : {scalar_type(dt)}"))
+    fraction = compare(em, "ne", f(_un(em, "math.floor", y)), y)  # NaN too; not ±inf
+    odd = _all(em, compare(em, "ne", f(_un(em, "math.floor", half_y)), half_y),
+               compare(em, "eq", f(_un(em, "math.floor", y)), y))
+    r = f(select(em, _v(_all(em, _signbit(em, x), odd), x, np.bool_), f(_neg(em, m)), m))
+    nan = _all(em, compare(em, "lt", x, c(0.0)), compare(em, "gt", x, c(-np.inf)),
+               compare(em, "lt", ay, c(np.inf)), fraction)  # a finite negative base
+    r = f(select(em, _v(nan, x, np.bool_), c(np.nan), r))
+    one = _any(em, compare(em, "eq", x, c(1.0)), compare(em, "eq", y, c(0.0)),
+               _all(em, compare(em, "eq", ax, c(1.0)), compare(em, "eq", ay, c(np.inf))))
+    return select(em, _v(one, x, np.bool_), c(1.0), r)
+
+
+def _all(em, *predicates: str) -> str:
+    return _fold(em, "andi", predicates)
+
+
+def _any(em, *predicates: str) -> str:
+    return _fold(em, "ori", predicates)
+
+
+def _fold(em, op: str, predicates) -> str:
+    out = predicates[0]
+    for p in predicates[1:]:
+        out = em.op(f"arith.{op} {out}, {p} : i1")
+    return out
+
+
+def _signbit(em, x):
+    """x's sign bit (set for -0 and negative NaNs), as an i1."""
+    bits = np.dtype(f"int{x.type.dtype.itemsize * 8}")
+    as_int = _v(em.op(f"arith.bitcast {x} : {scalar_type(x.type.dtype)} to "
+                      f"{scalar_type(bits)}"), x, bits)
+    return compare(em, "lt", as_int, em.const(0, bits))
 
 
 def _hypot(em, x, y):
