@@ -101,7 +101,8 @@ def _by_mpmath(fn: Callable, *xs: np.ndarray, dtype) -> np.ndarray:
         if value is None or not _decided(value, rounded, dtype):
             rounded, _ = _point(fn, args, dtype, PRECISION)
         out.flat[i] = rounded
-    return out.astype(dtype)  # exact: each value is one of dtype's already
+    with np.errstate(over="ignore"):  # past dtype's range: inf, as rounding makes it
+        return out.astype(dtype)  # else exact: each value is one of dtype's already
 
 
 def _point(fn: Callable, args: list, dtype, bits: int) -> tuple[float, Any]:
@@ -123,7 +124,7 @@ def _decided(value, rounded: float, dtype) -> bool:
     floats (more than 2^-40 of a spacing: its error is below 2^-60) that any more precise
     value rounds to `rounded` too. Zeros, infinities: PRECISION decides. Exact, in
     integers at one power of two (mpmath's arithmetic cost as much as the function)."""
-    r, top = abs(rounded), np.finfo(dtype).max
+    r, top = abs(rounded), float(np.finfo(dtype).max)
     if not mpmath.isfinite(value) or r == 0 or not r <= top:
         return False  # (a float32 result past float32's range included)
     _, man, exp, _ = value._mpf_
