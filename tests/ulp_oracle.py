@@ -46,8 +46,9 @@ def correctly_rounded(fn: Callable, *xs: np.ndarray, dtype=np.float64,
         out = wide.astype(dtype)
         doubt = _in_doubt(wide, out, dtype)
         if got is not None:
-            settled = _settled_by(np.broadcast_to(got, shape).ravel(), out, doubt)
-            out[settled] = np.broadcast_to(got, shape).ravel()[settled]
+            got = np.broadcast_to(got, shape).ravel()
+            settled = _settled_by(got, out, doubt)
+            out[settled] = got[settled]
             doubt = np.where(settled, 0, doubt)
     redo = (doubt != 0) | ((~np.isfinite(out) | (out == 0)) & ~_beyond(wide, dtype)) \
         | np.isnan(wide)

@@ -210,18 +210,19 @@ def _power(em, x, y):
         return em.op(f"math.ipowi {x}, {y} : {scalar_type(x.type.dtype)}")
     dt = x.type.dtype
     f, c = (lambda name: _v(name, x)), (lambda value: em.const(value, dt))
+    p = lambda name: _v(name, x, np.bool_)  # noqa: E731
     ax, ay, half_y = f(_abs(em, x)), f(_abs(em, y)), f(_bin(em, "mulf", y, c(0.5)))
     m = f(em.op(f"math.powf {ax}, {y} : {scalar_type(dt)}"))
-    fraction = compare(em, "ne", f(_un(em, "math.floor", y)), y)  # NaN too; not ±inf
-    odd = _all(em, compare(em, "ne", f(_un(em, "math.floor", half_y)), half_y),
-               compare(em, "eq", f(_un(em, "math.floor", y)), y))
-    r = f(select(em, _v(_all(em, _signbit(em, x), odd), x, np.bool_), f(_neg(em, m)), m))
+    floor_y = f(_un(em, "math.floor", y))
+    odd = _all(em, compare(em, "eq", floor_y, y),  # a whole y (±inf too), y / 2 not
+               compare(em, "ne", f(_un(em, "math.floor", half_y)), half_y))
+    r = f(select(em, p(_all(em, _signbit(em, x), odd)), f(_neg(em, m)), m))
     nan = _all(em, compare(em, "lt", x, c(0.0)), compare(em, "gt", x, c(-np.inf)),
-               compare(em, "lt", ay, c(np.inf)), fraction)  # a finite negative base
-    r = f(select(em, _v(nan, x, np.bool_), c(np.nan), r))
+               compare(em, "lt", ay, c(np.inf)), compare(em, "ne", floor_y, y))
+    r = f(select(em, p(nan), c(np.nan), r))  # a finite negative base, a fractional y
     one = _any(em, compare(em, "eq", x, c(1.0)), compare(em, "eq", y, c(0.0)),
                _all(em, compare(em, "eq", ax, c(1.0)), compare(em, "eq", ay, c(np.inf))))
-    return select(em, _v(one, x, np.bool_), c(1.0), r)
+    return select(em, p(one), c(1.0), r)
 
 
 def _all(em, *predicates: str) -> str:
