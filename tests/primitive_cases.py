@@ -84,6 +84,12 @@ def _ranks(rng, shape: tuple) -> np.ndarray:
     return np.reshape(rng.permutation(n) - n // 2, shape)
 
 
+def _whole_at_even(v: np.ndarray) -> np.ndarray:
+    """v, rounded down at its even flat positions (a 0-d v: whole)."""
+    even = np.arange(v.size).reshape(v.shape) % 2 == 0
+    return np.where(even, np.floor(v), v)
+
+
 # Each domain draws (float values, integer values); bools are random where a domain
 # allows False and all True where it needs nonzero values.
 DOMAINS = {
@@ -94,6 +100,9 @@ DOMAINS = {
     "nonzero": (lambda r, s: r.choice([-1, 1], s) * r.uniform(0.5, 2.5, s),
                 lambda r, s: r.choice([-1, 1], s) * r.integers(1, 6, s)),
     "exponent": (lambda r, s: r.uniform(-2, 2, s), lambda r, s: r.integers(0, 4, s)),
+    # whole float exponents too, for negative bases (IREE's powf gave NaN for them)
+    "whole_or_not": (lambda r, s: _whole_at_even(r.uniform(-2, 4, s)),
+                     lambda r, s: r.integers(0, 4, s)),
     "small": (lambda r, s: r.uniform(-1, 1, s), lambda r, s: r.integers(-1, 2, s)),
     "special": (lambda r, s: r.choice([0.5, -1.0, np.nan, np.inf, -np.inf], s),
                 lambda r, s: r.integers(-5, 6, s)),
@@ -110,7 +119,7 @@ DOMAINS = {
     # products far above 1, whose rounding error an fma keeps (float16 holds them too)
     "large": (lambda r, s: r.uniform(100.0, 250.0, s), lambda r, s: r.integers(100, 250, s)),
 }
-RANDOM_BOOLS = ("any", "coarse", "exponent", "small", "special")
+RANDOM_BOOLS = ("any", "coarse", "exponent", "whole_or_not", "small", "special")
 # Domains of a fixed dtype, whatever the dtype under test.
 FIXED = {
     "pred": lambda r, s: r.random(s) < 0.5,
@@ -298,7 +307,7 @@ UNARY = {  # rune_jit.numpy name: (primitive, domain)
 BINARY = {  # rune_jit.numpy name: (primitive, domains)
     "add": ("add", ()), "multiply": ("mul", ()), "subtract": ("sub", ()),
     "maximum": ("max", ("coarse", "coarse")), "minimum": ("min", ("coarse", "coarse")),
-    "power": ("pow", ("pos", "exponent")), "divide": ("div", ("any", "nonzero")),
+    "power": ("pow", ("nonzero", "whole_or_not")), "divide": ("div", ("any", "nonzero")),
     "floor_divide": ("floor_divide", ("any", "nonzero")),
     "remainder": ("remainder", ("any", "nonzero")), "arctan2": ("arctan2", ()),
     "less": ("lt", ("coarse", "coarse")), "less_equal": ("le", ("coarse", "coarse")),
