@@ -14,7 +14,7 @@ vector (outlined.py), so that the slow reduction of huge arguments runs only for
 vector that has one. float64 registers whose lanes are all below SMALL skip the
 reduction (a branch: it gives q = 0 and r = x there), and the polynomials are two
 chains of half the length: a recurrence through sin waits for the kernel's latency
-every step (bench W7: 17.5 -> 9.9 ms).
+every step (bench W7: 17.5 -> 9.6 ms).
 
     >>> x = np.array([-0.0, 0.5, 3.0, 1e22, np.inf])
     >>> np.round(rune.jit(rnp.sin)(x), 6)
